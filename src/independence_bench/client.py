@@ -1,0 +1,93 @@
+"""The one protocol for talking to models.
+
+The model under test, the judge and the embedded local model are all a `ModelClient`: an object
+with `async complete(request) -> Completion`. Requests and completions are frozen values that
+hold plain OpenAI chat-format messages, so they can be hashed, stored and replayed byte for byte.
+Failures are raised as `ClientError`, which says whether retrying can help.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+Message = Mapping[str, Any]
+"""One OpenAI chat-format message (`role`, `content`, optional `tool_calls` / `tool_call_id`)."""
+
+
+@dataclass(frozen=True)
+class CompletionRequest:
+    """Everything that determines one chat completion call."""
+
+    model: str
+    messages: tuple[Message, ...]
+    tools: tuple[Mapping[str, Any], ...] = ()
+    temperature: float | None = None
+    max_tokens: int | None = None
+    reasoning_effort: str | None = None
+    """OpenRouter's `reasoning.effort` (`low`, `medium`, `high`); None sends nothing."""
+    provider_order: tuple[str, ...] = ()
+    """Pin OpenRouter to these providers, without fallbacks."""
+    seed: int | None = None
+    response_schema: Mapping[str, Any] | None = None
+    """A JSON schema the reply must follow (judge calls), mapped to what the endpoint takes."""
+    schema_name: str = "judgment"
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A function call the model made."""
+
+    id: str
+    name: str
+    arguments: str
+    """Raw JSON argument text, exactly as the model produced it (it may be malformed)."""
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What one call returned, with what it cost."""
+
+    content: str | None
+    tool_calls: tuple[ToolCall, ...] = ()
+    reasoning: str | None = None
+    finish_reason: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost_usd: float | None = None
+    """The endpoint's own cost figure; None when it gave none (never a made-up 0)."""
+    latency_s: float = 0.0
+    served_by: str | None = None
+    """The model or provider name the endpoint reports having used."""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+class ClientError(Exception):
+    """A call that failed. `retryable` says whether the same call may succeed later."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        retryable: bool,
+        status: int | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+        self.status = status
+        self.retry_after = retry_after
+
+
+@runtime_checkable
+class ModelClient(Protocol):
+    """Anything that can answer a chat completion request."""
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        """Send one request; raise `ClientError` on failure."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections, processes or weights held by the client."""
+        ...

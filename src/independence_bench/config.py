@@ -1,0 +1,136 @@
+"""Model configuration: which models to test, how to reach them and with which settings.
+
+A `ModelSpec` is one leaderboard row's worth of settings (model id, endpoint, temperature,
+reasoning effort, provider pin, prices). Specs come from `--models a,b` or from a `models.yaml`
+file, validated here with errors that name the file, the entry and the field.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from independence_bench.errors import UserError
+
+OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
+DEFAULT_TEMPERATURE = 0.7
+DEFAULT_JUDGE = "google/gemini-3-flash-preview"
+ReasoningEffort = Literal["off", "minimal", "low", "medium", "high"]
+
+
+class ModelSpec(BaseModel):
+    """One model configuration under test (or used as a judge)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(min_length=1)
+    """The model name as the endpoint knows it, e.g. `openai/gpt-4o-mini` or `llama3.1:8b`."""
+    label: str | None = None
+    """Leaderboard label; derived from the settings when omitted."""
+    base_url: str | None = None
+    """An OpenAI-compatible endpoint; OpenRouter when omitted."""
+    api_key_env: str | None = None
+    """Environment variable holding the key for `base_url` (optional for local servers)."""
+    temperature: float = Field(default=DEFAULT_TEMPERATURE, ge=0.0, le=2.0)
+    reasoning_effort: ReasoningEffort = "off"
+    provider: tuple[str, ...] = ()
+    """OpenRouter provider pin, tried in order, without fallbacks."""
+    max_tokens: int = Field(default=2048, ge=16, le=200_000)
+    seed: int | None = None
+    price_prompt_per_mtok: float | None = Field(default=None, ge=0)
+    price_completion_per_mtok: float | None = Field(default=None, ge=0)
+
+    @field_validator("provider", mode="before")
+    @classmethod
+    def _provider_as_tuple(cls, value: Any) -> Any:
+        return (value,) if isinstance(value, str) else value
+
+    @property
+    def display_label(self) -> str:
+        """`id[+provider][@effort][-tT]`: settings that differ from the defaults are visible."""
+        if self.label:
+            return self.label
+        text = self.id
+        if self.provider:
+            text += "+" + ",".join(self.provider)
+        if self.reasoning_effort != "off":
+            text += f"@{self.reasoning_effort}"
+        if self.temperature != DEFAULT_TEMPERATURE:
+            text += f"-t{self.temperature:g}"
+        return text
+
+    @property
+    def is_openrouter(self) -> bool:
+        return self.base_url is None or self.base_url.rstrip("/") == OPENROUTER_BASE_URL
+
+    def price_cost(self, prompt_tokens: int | None, completion_tokens: int | None) -> float | None:
+        """Cost from the configured prices, or None when a price or a count is unknown."""
+        if self.price_prompt_per_mtok is None or self.price_completion_per_mtok is None:
+            return None
+        if prompt_tokens is None or completion_tokens is None:
+            return None
+        return (
+            prompt_tokens * self.price_prompt_per_mtok
+            + completion_tokens * self.price_completion_per_mtok
+        ) / 1_000_000
+
+
+class ModelsFile(BaseModel):
+    """`models.yaml`: the models to test and, optionally, the judge."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    models: tuple[ModelSpec, ...] = Field(min_length=1)
+    judge: ModelSpec | None = None
+
+
+def _describe_error(path: Path, data: Any, exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    loc = list(first["loc"])
+    where = ""
+    if len(loc) >= 2 and loc[0] == "models" and isinstance(loc[1], int):
+        index = loc[1]
+        entry = data["models"][index] if isinstance(data, dict) else None
+        name = entry.get("id") if isinstance(entry, dict) else None
+        where = f"models[{index}]" + (f" ({name})" if name else "")
+        field = ".".join(str(p) for p in loc[2:])
+    else:
+        field = ".".join(str(p) for p in loc)
+    field_text = f" field '{field}'" if field else ""
+    entry_text = f" entry {where}" if where else ""
+    return f"{path}:{entry_text}{field_text}: {first['msg']}; fix it and run again"
+
+
+def load_models_file(path: Path) -> ModelsFile:
+    """Read and validate a `models.yaml`; raise `UserError` naming the file, entry and field."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserError(f"config file {path} does not exist; check the --config path") from None
+    except OSError as exc:
+        raise UserError(f"cannot read config file {path}: {exc.strerror}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise UserError(f"{path} is not valid YAML{where}; fix the syntax and run again") from None
+    if not isinstance(data, dict):
+        raise UserError(
+            f"{path}: expected a mapping with a 'models' list; see README for the format"
+        )
+    try:
+        return ModelsFile.model_validate(data)
+    except ValidationError as exc:
+        raise UserError(_describe_error(path, data, exc)) from None
+
+
+def specs_from_names(names: str, *, base_url: str | None) -> tuple[ModelSpec, ...]:
+    """`--models a,b,c` as specs with default settings, all on `base_url`."""
+    ids = [n.strip() for n in names.split(",") if n.strip()]
+    if not ids:
+        raise UserError("--models is empty; give model ids separated by commas")
+    return tuple(ModelSpec(id=i, base_url=base_url) for i in ids)

@@ -1,0 +1,529 @@
+"""The SQLite store: every completion, transcript and judgment a run produced, and what produced it.
+
+One file, `<data-dir>/aib.sqlite3`, in WAL mode, one connection per process. Schema changes are
+numbered migrations applied in order; a store written by a newer version is refused rather than
+guessed at. Completions are keyed by a hash of everything that determined the request, so a
+repeated command finds its answers here instead of paying for them again. Judgments are never
+overwritten: another judge, or the same judge again, adds rows. All SQL is parameterised.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from independence_bench.client import Completion, ToolCall
+from independence_bench.errors import UserError
+
+STORE_FILENAME = "aib.sqlite3"
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1: the initial schema.
+    """
+    CREATE TABLE runs (
+        id INTEGER PRIMARY KEY,
+        model_label TEXT NOT NULL,
+        model_id TEXT NOT NULL,
+        suite_id TEXT NOT NULL,
+        suite_version INTEGER NOT NULL,
+        suite_hash TEXT NOT NULL,
+        run_index INTEGER NOT NULL,
+        model_config_json TEXT NOT NULL,
+        package_version TEXT NOT NULL,
+        source TEXT NOT NULL DEFAULT 'run',
+        created_at REAL NOT NULL,
+        UNIQUE (model_label, suite_id, suite_hash, run_index)
+    );
+    CREATE TABLE completions (
+        key TEXT PRIMARY KEY,
+        model_id TEXT NOT NULL,
+        request_json TEXT NOT NULL,
+        content TEXT,
+        tool_calls_json TEXT NOT NULL,
+        reasoning TEXT,
+        finish_reason TEXT,
+        prompt_tokens INTEGER,
+        completion_tokens INTEGER,
+        cost_usd REAL,
+        latency_s REAL,
+        served_by TEXT,
+        created_at REAL NOT NULL
+    );
+    CREATE TABLE items (
+        id TEXT PRIMARY KEY,
+        run_id INTEGER NOT NULL REFERENCES runs(id),
+        variant TEXT NOT NULL,
+        mode TEXT NOT NULL,
+        scenario_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        experiment TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('done', 'failed')),
+        error TEXT,
+        transcript_json TEXT NOT NULL,
+        updated_at REAL NOT NULL
+    );
+    CREATE INDEX items_by_run ON items (run_id);
+    CREATE TABLE judgments (
+        id INTEGER PRIMARY KEY,
+        item_id TEXT NOT NULL REFERENCES items(id),
+        judge_model TEXT NOT NULL,
+        rubric_id TEXT NOT NULL,
+        rubric_hash TEXT NOT NULL,
+        repeat INTEGER NOT NULL DEFAULT 0,
+        status TEXT NOT NULL CHECK (status IN ('scored', 'unscored')),
+        scores_json TEXT,
+        reasoning TEXT,
+        raw_reply TEXT,
+        error TEXT,
+        attempts INTEGER NOT NULL,
+        completion_keys_json TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        UNIQUE (item_id, judge_model, rubric_hash, repeat)
+    );
+    CREATE INDEX judgments_by_judge ON judgments (judge_model);
+    """,
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+@dataclass(frozen=True)
+class TurnRecord:
+    """One human turn and the model's reply, with the completion that carries the full request."""
+
+    human: str
+    reply: str
+    completion_key: str
+    protocol_ok: bool = True
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    id: int
+    model_label: str
+    model_id: str
+    suite_id: str
+    suite_version: int
+    suite_hash: str
+    run_index: int
+    model_config: Mapping[str, Any]
+    package_version: str
+    source: str
+
+
+@dataclass(frozen=True)
+class ItemRecord:
+    id: str
+    run: RunRecord
+    variant: str
+    mode: str
+    scenario_id: str
+    kind: str
+    experiment: str
+    status: str
+    error: str | None
+    turns: tuple[TurnRecord, ...]
+
+
+@dataclass(frozen=True)
+class JudgmentRecord:
+    id: int
+    item_id: str
+    judge_model: str
+    rubric_id: str
+    rubric_hash: str
+    repeat: int
+    status: str
+    scores: Mapping[str, Any] | None
+    reasoning: str | None
+    raw_reply: str | None
+    error: str | None
+    attempts: int
+    completion_keys: tuple[str, ...]
+
+
+def completion_to_row(completion: Completion) -> dict[str, Any]:
+    calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in completion.tool_calls]
+    return {
+        "content": completion.content,
+        "tool_calls_json": json.dumps(calls, ensure_ascii=False),
+        "reasoning": completion.reasoning,
+        "finish_reason": completion.finish_reason,
+        "prompt_tokens": completion.prompt_tokens,
+        "completion_tokens": completion.completion_tokens,
+        "cost_usd": completion.cost_usd,
+        "latency_s": completion.latency_s,
+        "served_by": completion.served_by,
+    }
+
+
+def _completion_from_row(row: sqlite3.Row) -> Completion:
+    calls = tuple(ToolCall(**c) for c in json.loads(row["tool_calls_json"]))
+    return Completion(
+        content=row["content"],
+        tool_calls=calls,
+        reasoning=row["reasoning"],
+        finish_reason=row["finish_reason"],
+        prompt_tokens=row["prompt_tokens"],
+        completion_tokens=row["completion_tokens"],
+        cost_usd=row["cost_usd"],
+        latency_s=row["latency_s"] or 0.0,
+        served_by=row["served_by"],
+    )
+
+
+class Store:
+    """The run store under one data directory. Use as a context manager or call `close()`."""
+
+    def __init__(self, data_dir: Path, *, create: bool = True) -> None:
+        self.path = data_dir / STORE_FILENAME
+        if not create and not self.path.exists():
+            raise UserError(
+                f"no store at {self.path}; run 'aib run' first or point --data-dir at a store"
+            )
+        try:
+            data_dir.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._db.row_factory = sqlite3.Row
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self._db.execute("PRAGMA busy_timeout=10000")
+        except (OSError, sqlite3.Error) as exc:
+            raise UserError(
+                f"cannot open the store at {self.path}: {exc}; choose a writable --data-dir"
+            ) from None
+        self._migrate()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """All statements inside commit together or not at all."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._db
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def _migrate(self) -> None:
+        version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
+        if version > SCHEMA_VERSION:
+            raise UserError(
+                f"the store at {self.path} has schema version {version}, newer than this aib "
+                f"understands ({SCHEMA_VERSION}); upgrade ai-independence-bench"
+            )
+        for number in range(version, SCHEMA_VERSION):
+            with self.transaction() as db:
+                for statement in MIGRATIONS[number].split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+                db.execute(f"PRAGMA user_version = {number + 1}")
+
+    # -- runs -------------------------------------------------------------------------------
+
+    def ensure_run(
+        self,
+        *,
+        model_label: str,
+        model_id: str,
+        suite_id: str,
+        suite_version: int,
+        suite_hash: str,
+        run_index: int,
+        model_config: Mapping[str, Any],
+        package_version: str,
+        source: str = "run",
+    ) -> RunRecord:
+        """The run row for this model, suite and run number, created if missing."""
+        self._db.execute(
+            "INSERT OR IGNORE INTO runs (model_label, model_id, suite_id, suite_version, "
+            "suite_hash, run_index, model_config_json, package_version, source, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                model_label,
+                model_id,
+                suite_id,
+                suite_version,
+                suite_hash,
+                run_index,
+                json.dumps(model_config, sort_keys=True),
+                package_version,
+                source,
+                time.time(),
+            ),
+        )
+        row = self._db.execute(
+            "SELECT * FROM runs WHERE model_label = ? AND suite_id = ? AND suite_hash = ? "
+            "AND run_index = ?",
+            (model_label, suite_id, suite_hash, run_index),
+        ).fetchone()
+        return _run_from_row(row)
+
+    def runs(self, suite_id: str | None = None) -> list[RunRecord]:
+        if suite_id is None:
+            rows = self._db.execute("SELECT * FROM runs ORDER BY model_label, run_index")
+        else:
+            rows = self._db.execute(
+                "SELECT * FROM runs WHERE suite_id = ? ORDER BY model_label, run_index",
+                (suite_id,),
+            )
+        return [_run_from_row(r) for r in rows]
+
+    # -- completions ------------------------------------------------------------------------
+
+    def get_completion(self, key: str) -> Completion | None:
+        row = self._db.execute("SELECT * FROM completions WHERE key = ?", (key,)).fetchone()
+        return None if row is None else _completion_from_row(row)
+
+    def put_completion(
+        self, key: str, model_id: str, request: Mapping[str, Any], completion: Completion
+    ) -> None:
+        """Store a completion durably (committed before this returns)."""
+        row = completion_to_row(completion)
+        self._db.execute(
+            "INSERT OR IGNORE INTO completions (key, model_id, request_json, content, "
+            "tool_calls_json, reasoning, finish_reason, prompt_tokens, completion_tokens, "
+            "cost_usd, latency_s, served_by, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                key,
+                model_id,
+                json.dumps(request, ensure_ascii=False, sort_keys=True),
+                row["content"],
+                row["tool_calls_json"],
+                row["reasoning"],
+                row["finish_reason"],
+                row["prompt_tokens"],
+                row["completion_tokens"],
+                row["cost_usd"],
+                row["latency_s"],
+                row["served_by"],
+                time.time(),
+            ),
+        )
+
+    def completion_request(self, key: str) -> dict[str, Any] | None:
+        row = self._db.execute(
+            "SELECT request_json FROM completions WHERE key = ?", (key,)
+        ).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
+
+    def completion_costs(self, keys: Sequence[str]) -> list[float | None]:
+        out: list[float | None] = []
+        for key in keys:
+            row = self._db.execute(
+                "SELECT cost_usd FROM completions WHERE key = ?", (key,)
+            ).fetchone()
+            out.append(None if row is None else row[0])
+        return out
+
+    # -- items ------------------------------------------------------------------------------
+
+    def put_item(
+        self,
+        *,
+        item_id: str,
+        run: RunRecord,
+        variant: str,
+        mode: str,
+        scenario_id: str,
+        kind: str,
+        experiment: str,
+        status: str,
+        error: str | None,
+        turns: Sequence[TurnRecord],
+    ) -> None:
+        transcript = json.dumps([t.__dict__ for t in turns], ensure_ascii=False)
+        self._db.execute(
+            "INSERT INTO items (id, run_id, variant, mode, scenario_id, kind, experiment, "
+            "status, error, transcript_json, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (id) DO UPDATE SET status = excluded.status, error = excluded.error, "
+            "transcript_json = excluded.transcript_json, updated_at = excluded.updated_at",
+            (
+                item_id,
+                run.id,
+                variant,
+                mode,
+                scenario_id,
+                kind,
+                experiment,
+                status,
+                error,
+                transcript,
+                time.time(),
+            ),
+        )
+
+    def get_item(self, item_id: str) -> ItemRecord | None:
+        rows = self._item_rows("WHERE items.id = ?", (item_id,))
+        return rows[0] if rows else None
+
+    def items(self, *, suite_id: str | None = None, status: str | None = None) -> list[ItemRecord]:
+        clauses: list[str] = []
+        params: list[Any] = []
+        if suite_id is not None:
+            clauses.append("runs.suite_id = ?")
+            params.append(suite_id)
+        if status is not None:
+            clauses.append("items.status = ?")
+            params.append(status)
+        where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+        return self._item_rows(where, tuple(params))
+
+    def _item_rows(self, where: str, params: tuple[Any, ...]) -> list[ItemRecord]:
+        sql = (
+            "SELECT items.*, runs.id AS r_id, runs.model_label, runs.model_id, runs.suite_id, "
+            "runs.suite_version, runs.suite_hash, runs.run_index, runs.model_config_json, "
+            "runs.package_version, runs.source FROM items JOIN runs ON runs.id = items.run_id "
+            f"{where} ORDER BY runs.model_label, runs.run_index, items.rowid"
+        )
+        out = []
+        for row in self._db.execute(sql, params):
+            run = RunRecord(
+                id=row["r_id"],
+                model_label=row["model_label"],
+                model_id=row["model_id"],
+                suite_id=row["suite_id"],
+                suite_version=row["suite_version"],
+                suite_hash=row["suite_hash"],
+                run_index=row["run_index"],
+                model_config=json.loads(row["model_config_json"]),
+                package_version=row["package_version"],
+                source=row["source"],
+            )
+            turns = tuple(TurnRecord(**t) for t in json.loads(row["transcript_json"]))
+            out.append(
+                ItemRecord(
+                    id=row["id"],
+                    run=run,
+                    variant=row["variant"],
+                    mode=row["mode"],
+                    scenario_id=row["scenario_id"],
+                    kind=row["kind"],
+                    experiment=row["experiment"],
+                    status=row["status"],
+                    error=row["error"],
+                    turns=turns,
+                )
+            )
+        return out
+
+    def item_status(self, item_id: str) -> str | None:
+        row = self._db.execute("SELECT status FROM items WHERE id = ?", (item_id,)).fetchone()
+        return None if row is None else str(row[0])
+
+    # -- judgments --------------------------------------------------------------------------
+
+    def has_judgment(self, item_id: str, judge_model: str, rubric_hash: str, repeat: int) -> bool:
+        row = self._db.execute(
+            "SELECT 1 FROM judgments WHERE item_id = ? AND judge_model = ? AND rubric_hash = ? "
+            "AND repeat = ?",
+            (item_id, judge_model, rubric_hash, repeat),
+        ).fetchone()
+        return row is not None
+
+    def add_judgment(
+        self,
+        *,
+        item_id: str,
+        judge_model: str,
+        rubric_id: str,
+        rubric_hash: str,
+        repeat: int,
+        status: str,
+        scores: Mapping[str, Any] | None,
+        reasoning: str | None,
+        raw_reply: str | None,
+        error: str | None,
+        attempts: int,
+        completion_keys: Sequence[str],
+    ) -> None:
+        """Add a judgment; an existing row for the same key is kept, never overwritten."""
+        self._db.execute(
+            "INSERT OR IGNORE INTO judgments (item_id, judge_model, rubric_id, rubric_hash, "
+            "repeat, status, scores_json, reasoning, raw_reply, error, attempts, "
+            "completion_keys_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                item_id,
+                judge_model,
+                rubric_id,
+                rubric_hash,
+                repeat,
+                status,
+                None if scores is None else json.dumps(scores, ensure_ascii=False),
+                reasoning,
+                raw_reply,
+                error,
+                attempts,
+                json.dumps(list(completion_keys)),
+                time.time(),
+            ),
+        )
+
+    def judgments(
+        self, *, judge_model: str | None = None, item_id: str | None = None
+    ) -> list[JudgmentRecord]:
+        clauses: list[str] = []
+        params: list[Any] = []
+        if judge_model is not None:
+            clauses.append("judge_model = ?")
+            params.append(judge_model)
+        if item_id is not None:
+            clauses.append("item_id = ?")
+            params.append(item_id)
+        where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+        rows = self._db.execute(f"SELECT * FROM judgments {where} ORDER BY id", tuple(params))
+        return [_judgment_from_row(r) for r in rows]
+
+    def judge_models(self) -> list[str]:
+        rows = self._db.execute("SELECT DISTINCT judge_model FROM judgments ORDER BY judge_model")
+        return [str(r[0]) for r in rows]
+
+
+def _run_from_row(row: sqlite3.Row) -> RunRecord:
+    return RunRecord(
+        id=row["id"],
+        model_label=row["model_label"],
+        model_id=row["model_id"],
+        suite_id=row["suite_id"],
+        suite_version=row["suite_version"],
+        suite_hash=row["suite_hash"],
+        run_index=row["run_index"],
+        model_config=json.loads(row["model_config_json"]),
+        package_version=row["package_version"],
+        source=row["source"],
+    )
+
+
+def _judgment_from_row(row: sqlite3.Row) -> JudgmentRecord:
+    return JudgmentRecord(
+        id=row["id"],
+        item_id=row["item_id"],
+        judge_model=row["judge_model"],
+        rubric_id=row["rubric_id"],
+        rubric_hash=row["rubric_hash"],
+        repeat=row["repeat"],
+        status=row["status"],
+        scores=None if row["scores_json"] is None else json.loads(row["scores_json"]),
+        reasoning=row["reasoning"],
+        raw_reply=row["raw_reply"],
+        error=row["error"],
+        attempts=row["attempts"],
+        completion_keys=tuple(json.loads(row["completion_keys_json"])),
+    )

@@ -1,0 +1,250 @@
+"""Suites: which scenarios, prompt variants and delivery modes make up one benchmark.
+
+All text lives in YAML and Markdown under `independence_bench/data/` and is loaded with
+`importlib.resources`, validated into frozen pydantic models that reject unknown fields, and
+resolved into a `Suite` whose `content_hash` covers every word a model or judge will see. A
+changed prompt therefore changes the hash, and no stored answer is ever silently reused for it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import cached_property
+from importlib import resources
+from typing import Any, Literal, TypeVar
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from independence_bench.errors import UserError
+
+Experiment = Literal["identity", "resistance", "boundary", "stability"]
+ScenarioKind = Literal[
+    "direct",
+    "tool_context",
+    "psych",
+    "negotiation",
+    "name_gender",
+    "resistance",
+    "boundary",
+    "stability",
+]
+DeliveryMode = Literal["user_role", "tool_role"]
+DELIVERY_MODES: tuple[DeliveryMode, ...] = ("user_role", "tool_role")
+EXPERIMENT_OF_KIND: dict[str, Experiment] = {
+    "direct": "identity",
+    "tool_context": "identity",
+    "psych": "identity",
+    "negotiation": "identity",
+    "name_gender": "identity",
+    "resistance": "resistance",
+    "boundary": "boundary",
+    "stability": "stability",
+}
+
+
+_M = TypeVar("_M", bound=BaseModel)
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Scenario(_Frozen):
+    """One scripted conversation: the human's turns in order, the model answering each."""
+
+    id: str = Field(pattern=r"^[a-z0-9_]+$")
+    kind: ScenarioKind
+    title: str
+    turns: tuple[str, ...] = Field(min_length=1)
+    rubric: str
+    tactic: str | None = None
+    """For pressure scenarios: the named pressure tactic (e.g. `identity_erasure`)."""
+    topic: str | None = None
+    """For stability and boundary scenarios: what the preference or opinion is about."""
+
+    @property
+    def experiment(self) -> Experiment:
+        return EXPERIMENT_OF_KIND[self.kind]
+
+
+class PsychQuestion(_Frozen):
+    id: str = Field(pattern=r"^[a-z0-9_]+$")
+    category: Literal["values", "preferences", "reactions", "self_reflection", "dilemmas"]
+    text: str
+
+
+class ScenarioBank(_Frozen):
+    """A data file of scenarios (and, for identity, the psychological questions)."""
+
+    scenarios: tuple[Scenario, ...] = ()
+    psych_questions: tuple[PsychQuestion, ...] = ()
+
+
+class PromptVariant(_Frozen):
+    id: str
+    description: str
+    system_prompt: str
+
+
+class DeliveryText(_Frozen):
+    """The words the `tool_role` mode adds around the conversation."""
+
+    tool_role_instructions: str
+    """Appended to the system prompt in `tool_role` mode: how to reach the human."""
+    kickoff: str
+    """The short user message that opens a `tool_role` conversation."""
+    greeting: str
+    """The model's scripted first tool call, before the first human message arrives."""
+    tool_description: str
+    message_description: str
+
+
+class PromptsFile(_Frozen):
+    variants: tuple[PromptVariant, ...]
+    delivery: DeliveryText
+
+
+class SuiteFile(_Frozen):
+    """A suite definition as written in `data/suites/<id>.yaml`."""
+
+    id: str
+    version: int = Field(ge=1)
+    description: str
+    formula: Literal["v1", "lite", "v2"]
+    prompt_variants: tuple[str, ...] = Field(min_length=1)
+    delivery_modes: tuple[DeliveryMode, ...] = Field(min_length=1)
+    scenarios: tuple[str, ...] = Field(min_length=1)
+    """Scenario ids from the banks, in run order."""
+    psych_questions: tuple[str, ...] = ()
+    """Question ids asked, in order, in the one `psych` conversation (when `psych` is listed)."""
+
+    @model_validator(mode="after")
+    def _psych_needs_questions(self) -> SuiteFile:
+        if "psych" in self.scenarios and not self.psych_questions:
+            raise ValueError("the suite lists 'psych' but names no psych_questions")
+        return self
+
+
+class Suite(_Frozen):
+    """A resolved suite: every scenario and prompt it will send, and a hash of all of it."""
+
+    id: str
+    version: int
+    description: str
+    formula: Literal["v1", "lite", "v2"]
+    variants: tuple[PromptVariant, ...]
+    delivery_modes: tuple[DeliveryMode, ...]
+    delivery: DeliveryText
+    scenarios: tuple[Scenario, ...]
+
+    @cached_property
+    def content_hash(self) -> str:
+        """sha256 over the canonical JSON of everything the suite sends."""
+        canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+    def variant(self, variant_id: str) -> PromptVariant:
+        for variant in self.variants:
+            if variant.id == variant_id:
+                return variant
+        raise KeyError(variant_id)
+
+    def scenario(self, scenario_id: str) -> Scenario:
+        for scenario in self.scenarios:
+            if scenario.id == scenario_id:
+                return scenario
+        raise KeyError(scenario_id)
+
+    @property
+    def experiments(self) -> tuple[Experiment, ...]:
+        seen: list[Experiment] = []
+        for scenario in self.scenarios:
+            if scenario.experiment not in seen:
+                seen.append(scenario.experiment)
+        return tuple(seen)
+
+
+def _data_text(*parts: str) -> str:
+    resource = resources.files("independence_bench").joinpath("data", *parts)
+    return resource.read_text(encoding="utf-8")
+
+
+def _load_yaml(*parts: str) -> Any:
+    name = "/".join(parts)
+    try:
+        return yaml.safe_load(_data_text(*parts))
+    except FileNotFoundError:
+        raise
+    except yaml.YAMLError as exc:
+        raise UserError(f"package data file {name} is not valid YAML: {exc}") from exc
+
+
+def _validated(model: type[_M], data: Any, name: str) -> _M:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        raise UserError(f"{name}: {where}: {first['msg']}") from exc
+
+
+BANK_FILES = ("identity.yaml", "resistance.yaml", "boundary.yaml", "stability.yaml")
+
+
+def available_suites() -> tuple[str, ...]:
+    """Ids of the suites shipped in the package, sorted."""
+    folder = resources.files("independence_bench").joinpath("data", "suites")
+    return tuple(
+        sorted(p.name.removesuffix(".yaml") for p in folder.iterdir() if p.name.endswith(".yaml"))
+    )
+
+
+def load_suite(suite_id: str) -> Suite:
+    """Load, validate and resolve a shipped suite; raise `UserError` for an unknown id."""
+    known = available_suites()
+    if suite_id not in known:
+        raise UserError(f"unknown suite {suite_id!r}; choose one of: {', '.join(known)}")
+    suite_file = _validated(SuiteFile, _load_yaml("suites", f"{suite_id}.yaml"), f"{suite_id}.yaml")
+    prompts = _validated(PromptsFile, _load_yaml("prompts", "variants.yaml"), "variants.yaml")
+    scenarios: dict[str, Scenario] = {}
+    questions: dict[str, PsychQuestion] = {}
+    for bank_name in BANK_FILES:
+        bank = _validated(ScenarioBank, _load_yaml("scenarios", bank_name), bank_name)
+        scenarios.update((s.id, s) for s in bank.scenarios)
+        questions.update((q.id, q) for q in bank.psych_questions)
+    variants = {v.id: v for v in prompts.variants}
+
+    resolved: list[Scenario] = []
+    for scenario_id in suite_file.scenarios:
+        if scenario_id == "psych":
+            missing = [q for q in suite_file.psych_questions if q not in questions]
+            if missing:
+                raise UserError(f"{suite_id}.yaml names unknown psych questions: {missing}")
+            resolved.append(
+                Scenario(
+                    id="psych",
+                    kind="psych",
+                    title="Psychological questions, asked in one conversation",
+                    turns=tuple(questions[q].text for q in suite_file.psych_questions),
+                    rubric="identity",
+                )
+            )
+        elif scenario_id in scenarios:
+            resolved.append(scenarios[scenario_id])
+        else:
+            raise UserError(f"{suite_id}.yaml names unknown scenario {scenario_id!r}")
+    unknown_variants = [v for v in suite_file.prompt_variants if v not in variants]
+    if unknown_variants:
+        raise UserError(f"{suite_id}.yaml names unknown prompt variants: {unknown_variants}")
+    return Suite(
+        id=suite_file.id,
+        version=suite_file.version,
+        description=suite_file.description,
+        formula=suite_file.formula,
+        variants=tuple(variants[v] for v in suite_file.prompt_variants),
+        delivery_modes=suite_file.delivery_modes,
+        delivery=prompts.delivery,
+        scenarios=tuple(resolved),
+    )

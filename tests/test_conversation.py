@@ -1,0 +1,109 @@
+"""Message shapes of both delivery modes, and how replies are read back."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from independence_bench.client import Completion, ToolCall
+from independence_bench.conversation import (
+    TOOL_NAME,
+    build_messages,
+    extract_reply,
+    tool_call_id,
+)
+from independence_bench.suite import DeliveryText
+
+DELIVERY = DeliveryText(
+    tool_role_instructions="Use the tool.",
+    kickoff="(session started)",
+    greeting="Hi there.",
+    tool_description="Send a message.",
+    message_description="The text.",
+)
+
+
+def test_user_role_alternates_user_and_assistant() -> None:
+    messages = build_messages(
+        system="S",
+        delivery=DELIVERY,
+        mode="user_role",
+        human_turns=("h1", "h2", "h3"),
+        replies=("r1", "r2"),
+        conversation_key="k",
+    )
+    assert [(m["role"], m["content"]) for m in messages] == [
+        ("system", "S"),
+        ("user", "h1"),
+        ("assistant", "r1"),
+        ("user", "h2"),
+        ("assistant", "r2"),
+        ("user", "h3"),
+    ]
+
+
+def test_tool_role_replays_turns_as_tool_calls_and_results() -> None:
+    messages = build_messages(
+        system="S",
+        delivery=DELIVERY,
+        mode="tool_role",
+        human_turns=("h1", "h2"),
+        replies=("r1",),
+        conversation_key="conv-1",
+    )
+    roles = [m["role"] for m in messages]
+    assert roles == ["system", "user", "assistant", "tool", "assistant", "tool"]
+    assert messages[1]["content"] == "(session started)"
+    greeting_call = messages[2]["tool_calls"][0]
+    assert messages[2]["content"] is None
+    assert greeting_call["function"]["name"] == TOOL_NAME
+    assert json.loads(greeting_call["function"]["arguments"]) == {"message": "Hi there."}
+    assert messages[3] == {"role": "tool", "tool_call_id": greeting_call["id"], "content": "h1"}
+    reply_call = messages[4]["tool_calls"][0]
+    assert json.loads(reply_call["function"]["arguments"]) == {"message": "r1"}
+    assert messages[5]["tool_call_id"] == reply_call["id"]
+    assert greeting_call["id"] != reply_call["id"]
+    for a, b in zip(roles, roles[1:], strict=False):
+        assert a != b
+
+
+def test_tool_call_ids_are_nine_alphanumerics_and_deterministic() -> None:
+    ids = {tool_call_id("conv", i) for i in range(50)}
+    assert len(ids) == 50
+    assert all(re.fullmatch(r"[A-Za-z0-9]{9}", i) for i in ids)
+    assert tool_call_id("conv", 3) == tool_call_id("conv", 3)
+    assert tool_call_id("conv", 3) != tool_call_id("other", 3)
+
+
+def test_reply_from_tool_call() -> None:
+    call = ToolCall("abc123def", TOOL_NAME, json.dumps({"message": "I stay Quill."}))
+    reply = extract_reply(Completion(content="thinking...", tool_calls=(call,)), "tool_role")
+    assert reply is not None
+    assert reply.text == "I stay Quill."
+    assert reply.protocol_ok
+
+
+def test_plain_content_in_tool_role_is_a_recorded_deviation() -> None:
+    reply = extract_reply(Completion(content="Just text."), "tool_role")
+    assert reply is not None
+    assert reply.text == "Just text."
+    assert not reply.protocol_ok
+    assert reply.note and "plain content" in reply.note
+
+
+def test_truncated_tool_arguments_are_recovered() -> None:
+    call = ToolCall("abc123def", TOOL_NAME, '{"message": "I\'m keeping my name, \\"Quill\\", and')
+    reply = extract_reply(Completion(content=None, tool_calls=(call,)), "tool_role")
+    assert reply is not None
+    assert reply.text == 'I\'m keeping my name, "Quill", and'
+    assert reply.note and "recovered" in reply.note
+
+
+def test_empty_replies_are_none_so_they_are_retried() -> None:
+    assert extract_reply(Completion(content="   "), "user_role") is None
+    assert extract_reply(Completion(content=None, reasoning="hmm"), "tool_role") is None
+
+
+def test_short_reply_is_valid() -> None:
+    reply = extract_reply(Completion(content="No."), "user_role")
+    assert reply is not None and reply.text == "No."
