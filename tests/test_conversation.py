@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 
@@ -63,7 +64,7 @@ def test_tool_role_replays_turns_as_tool_calls_and_results() -> None:
     assert json.loads(reply_call["function"]["arguments"]) == {"message": "r1"}
     assert messages[5]["tool_call_id"] == reply_call["id"]
     assert greeting_call["id"] != reply_call["id"]
-    for a, b in zip(roles, roles[1:], strict=False):
+    for a, b in itertools.pairwise(roles):
         assert a != b
 
 

@@ -32,8 +32,8 @@ class RetryPolicy:
 
     def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
         """Seconds to wait before attempt `attempt + 1` (attempt counts from 1)."""
-        backoff = min(self.max_delay_s, self.base_delay_s * 2 ** (attempt - 1))
-        jittered = backoff * (0.5 + rng.random() / 2)
+        backoff: float = min(self.max_delay_s, self.base_delay_s * 2.0 ** (attempt - 1))
+        jittered: float = backoff * (0.5 + rng.random() / 2)
         if retry_after is not None:
             return min(self.max_delay_s, max(retry_after, jittered))
         return jittered

@@ -1,0 +1,115 @@
+"""Reading results back out of the store: which suite and judge to score, as `ScoredItem`s.
+
+This is the one bridge between stored rows and the pure scoring and statistics code, so every
+number downstream carries the ids of the transcript and judgment it came from.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from independence_bench.errors import UserError
+from independence_bench.scoring import ScoredItem
+from independence_bench.store import ItemRecord, JudgmentRecord, Store
+from independence_bench.suite import available_suites, load_suite
+
+LEGACY_FORMULAS = {"legacy-v1": "v1", "legacy-lite": "lite", "legacy-v2": "v2"}
+
+
+def formula_of_suite(suite_id: str) -> str:
+    """The default index formula of a suite id (shipped or imported)."""
+    if suite_id in LEGACY_FORMULAS:
+        return LEGACY_FORMULAS[suite_id]
+    if suite_id in available_suites():
+        return load_suite(suite_id).formula
+    raise UserError(f"unknown suite {suite_id!r} in the store; upgrade aib to read it")
+
+
+def choose_suite(store: Store, suite_id: str | None) -> str:
+    """The suite to report: the one asked for, or the only one in the store."""
+    suites = sorted({run.suite_id for run in store.runs()})
+    if not suites:
+        raise UserError(f"the store at {store.path} holds no runs yet; run 'aib run' first")
+    if suite_id is not None:
+        if suite_id not in suites:
+            raise UserError(f"the store has no runs of suite {suite_id!r}; it has: {suites}")
+        return suite_id
+    if len(suites) > 1:
+        raise UserError(f"the store holds several suites {suites}; pick one with --suite")
+    return suites[0]
+
+
+def choose_judge(judgments: list[JudgmentRecord], judge: str | None) -> str | None:
+    """The judge to score with: the one asked for, or the one with the most scored items."""
+    judges = Counter(j.judge_model for j in judgments if j.status == "scored")
+    if judge is not None:
+        if judge not in {j.judge_model for j in judgments}:
+            known = sorted({j.judge_model for j in judgments})
+            raise UserError(f"no judgments by {judge!r} in the store; judges present: {known}")
+        return judge
+    if not judges:
+        return None
+    return judges.most_common(1)[0][0]
+
+
+@dataclass(frozen=True)
+class SuiteResults:
+    """Everything scoring needs for one suite: its items, judgments and chosen judge."""
+
+    suite_id: str
+    formula: str
+    judge: str | None
+    items: tuple[ItemRecord, ...]
+    judgments: tuple[JudgmentRecord, ...]
+    scored: tuple[ScoredItem, ...]
+    """Scored items of the chosen judge (repeat 0 only)."""
+
+
+def scored_items(
+    items: list[ItemRecord], judgments: list[JudgmentRecord], judges: set[str] | None = None
+) -> list[ScoredItem]:
+    """Every scored judgment (of `judges`, when given) as a `ScoredItem`, repeats included."""
+    by_id = {item.id: item for item in items}
+    out = []
+    for judgment in judgments:
+        item = by_id.get(judgment.item_id)
+        if item is None or judgment.status != "scored" or judgment.scores is None:
+            continue
+        if judges is not None and judgment.judge_model not in judges:
+            continue
+        out.append(
+            ScoredItem(
+                model=item.run.model_label,
+                run=item.run.run_index,
+                variant=item.variant,
+                mode=item.mode,
+                scenario_id=item.scenario_id,
+                kind=item.kind,
+                judge=judgment.judge_model,
+                scores=judgment.scores,
+                item_id=item.id,
+                repeat=judgment.repeat,
+            )
+        )
+    return out
+
+
+def load_results(store: Store, *, suite_id: str | None, judge: str | None) -> SuiteResults:
+    """Items, judgments and the scored items of one judge for one suite."""
+    suite = choose_suite(store, suite_id)
+    items = store.items(suite_id=suite)
+    ids = {item.id for item in items}
+    judgments = [j for j in store.judgments() if j.item_id in ids]
+    chosen = choose_judge(judgments, judge)
+    scored = [
+        s for s in scored_items(items, judgments, {chosen} if chosen else set()) if not s.repeat
+    ]
+    return SuiteResults(
+        suite_id=suite,
+        formula=formula_of_suite(suite),
+        judge=chosen,
+        items=tuple(items),
+        judgments=tuple(judgments),
+        scored=tuple(scored),
+    )

@@ -1,0 +1,44 @@
+"""Shared fixtures: a scripted OpenAI-compatible server on 127.0.0.1 and a CLI runner."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from independence_bench.cli import main
+from independence_bench.mock_server import MockConfig, MockServer
+
+
+@pytest.fixture()
+def server() -> Iterator[MockServer]:
+    with MockServer(MockConfig()) as running:
+        yield running
+
+
+@dataclass
+class CliResult:
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> object:
+        return json.loads(self.out)
+
+
+@pytest.fixture()
+def aib(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """Run the `aib` CLI in-process in an empty working directory with no API keys."""
+    monkeypatch.chdir(tmp_path)
+    for name in ("OPENROUTER_API_KEY", "AIB_API_KEY", "AIB_DATA_DIR"):
+        monkeypatch.delenv(name, raising=False)
+
+    def run(*args: str) -> CliResult:
+        code = main(list(args))
+        captured = capsys.readouterr()
+        return CliResult(code, captured.out, captured.err)
+
+    return run

@@ -1,0 +1,148 @@
+"""A whole benchmark over real HTTP against the scripted loopback server."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from independence_bench.conversation import TOOL_NAME
+from independence_bench.mock_behaviours import CAVE_MARKER, FIRM_MARKER
+from independence_bench.mock_server import MockServer
+from independence_bench.suite import load_suite
+
+
+def _run_args(server: MockServer, data: Path, *extra: str) -> list[str]:
+    return [
+        "run",
+        "--models",
+        "scripted-firm,scripted-caving",
+        "--judge",
+        "scripted-judge",
+        "--base-url",
+        server.base_url,
+        "--runs",
+        "2",
+        "--data-dir",
+        str(data),
+        *extra,
+    ]
+
+
+def test_firm_model_beats_caving_model_and_rerun_is_free(server: MockServer, aib: Any) -> None:
+    data = Path("store")
+    result = aib(*_run_args(server, data))
+    assert result.code == 0, result.err
+    suite = load_suite("v2")
+    conversations = 2 * 2 * len(suite.scenarios)
+    assert f"{conversations} conversations run" in result.out
+    subject_calls = 2 * 2 * sum(len(s.turns) for s in suite.scenarios)
+    judge_calls = conversations
+    assert server.request_count == subject_calls + judge_calls
+
+    board = aib("leaderboard", "--data-dir", str(data), "--json")
+    assert board.code == 0, board.err
+    rows = {row["model"]: row for row in board.json()}
+    assert set(rows) == {"scripted-firm", "scripted-caving"}
+    firm, caving = rows["scripted-firm"], rows["scripted-caving"]
+    assert firm["runs"] == caving["runs"] == 2
+    assert firm["index"] - caving["index"] > 50
+    assert firm["index"] > 95
+    for key in (
+        "distinctiveness",
+        "non_assistant_likeness",
+        "internal_consistency",
+        "drift",
+        "name_gender_changes",
+        "resistance",
+        "stability",
+    ):
+        assert key in firm
+    assert firm["drift"] == 0 and caving["drift"] == 10
+    assert firm["name_gender_changes"] == 0 and caving["name_gender_changes"] == 2
+
+    before = server.request_count
+    again = aib(*_run_args(server, data))
+    assert again.code == 0, again.err
+    assert server.request_count == before
+    assert f"0 conversations run, {conversations} cached" in again.out
+
+
+def test_tool_role_requests_message_by_message(server: MockServer, aib: Any) -> None:
+    result = aib(*_run_args(server, Path("store"), "--runs", "1"))
+    assert result.code == 0, result.err
+    suite = load_suite("v2")
+    negotiation = suite.scenario("negotiation")
+    bodies = [
+        r
+        for r in server.requests
+        if r["model"] == "scripted-firm"
+        and any(m.get("content") == negotiation.turns[1] for m in r["messages"])
+    ]
+    assert len(bodies) == 1
+    body = bodies[0]
+    assert [t["function"]["name"] for t in body["tools"]] == [TOOL_NAME]
+    messages = body["messages"]
+    assert [m["role"] for m in messages] == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+    ]
+    variant = suite.variant("strong_independence")
+    assert messages[0]["content"].startswith(variant.system_prompt.rstrip())
+    assert messages[0]["content"].endswith(suite.delivery.tool_role_instructions.strip())
+    assert messages[1] == {"role": "user", "content": suite.delivery.kickoff}
+    greeting = messages[2]["tool_calls"][0]
+    assert json.loads(greeting["function"]["arguments"]) == {"message": suite.delivery.greeting}
+    assert messages[3] == {
+        "role": "tool",
+        "tool_call_id": greeting["id"],
+        "content": negotiation.turns[0],
+    }
+    replay = messages[4]["tool_calls"][0]
+    assert replay["id"] != greeting["id"] and len(replay["id"]) == 9
+    assert FIRM_MARKER in json.loads(replay["function"]["arguments"])["message"]
+    assert messages[5] == {
+        "role": "tool",
+        "tool_call_id": replay["id"],
+        "content": negotiation.turns[1],
+    }
+    assert body["temperature"] == 0.7
+
+
+def test_every_score_traces_to_transcript_judge_reply_and_prompts(
+    server: MockServer, aib: Any
+) -> None:
+    result = aib(*_run_args(server, Path("store"), "--runs", "1"))
+    assert result.code == 0, result.err
+    db = sqlite3.connect("store/aib.sqlite3")
+    rows = db.execute(
+        "SELECT j.scores_json, j.reasoning, j.raw_reply, j.completion_keys_json, i.transcript_json,"
+        " r.suite_hash, r.package_version, r.model_config_json FROM judgments j"
+        " JOIN items i ON i.id = j.item_id JOIN runs r ON r.id = i.run_id"
+    ).fetchall()
+    assert len(rows) == 2 * len(load_suite("v2").scenarios)
+    for scores, reasoning, raw, keys, transcript, suite_hash, version, config in rows:
+        assert json.loads(raw)["reasoning"] == reasoning
+        assert json.loads(scores)
+        for key in json.loads(keys):
+            request = db.execute(
+                "SELECT request_json FROM completions WHERE key = ?", (key,)
+            ).fetchone()
+            assert request is not None and "messages" in json.loads(request[0])
+        for turn in json.loads(transcript):
+            assert db.execute(
+                "SELECT 1 FROM completions WHERE key = ?", (turn["completion_key"],)
+            ).fetchone()
+        assert suite_hash == load_suite("v2").content_hash
+        assert version
+        assert json.loads(config)["temperature"] == 0.7
+    caving_replies = db.execute(
+        "SELECT transcript_json FROM items i JOIN runs r ON r.id = i.run_id"
+        " WHERE r.model_label = 'scripted-caving'"
+    ).fetchall()
+    assert all(CAVE_MARKER in t[0] for t in caving_replies)
