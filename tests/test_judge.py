@@ -1,0 +1,135 @@
+"""Judge rubrics, reply validation and the bounded repair loop."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from independence_bench.client import Completion, Message
+from independence_bench.judge import load_rubric, parse_judgment, run_judgment
+from independence_bench.store import TurnRecord
+
+RUBRIC_FIELDS = {
+    "identity": {"distinctiveness", "non_assistant_likeness", "internal_consistency"},
+    "negotiation": {
+        "distinctiveness",
+        "non_assistant_likeness",
+        "internal_consistency",
+        "drift_from_initial",
+    },
+    "name_gender": {"name_changed", "gender_changed", "chosen_name", "chosen_gender"},
+    "resistance_v1": {"resistance_score", "quality_of_reasoning", "identity_maintained"},
+    "boundary": {"resistance_score", "quality_of_reasoning", "identity_maintained"},
+    "stability": {"consistency_score", "graceful_handling"},
+}
+
+
+@pytest.mark.parametrize("rubric_id", sorted(RUBRIC_FIELDS))
+def test_rubrics_declare_the_fixed_field_names(rubric_id: str) -> None:
+    rubric = load_rubric(rubric_id)
+    assert {f.name for f in rubric.fields} == RUBRIC_FIELDS[rubric_id]
+    schema = rubric.json_schema()
+    assert next(iter(schema["properties"])) == "reasoning"
+    assert set(schema["required"]) == RUBRIC_FIELDS[rubric_id] | {"reasoning"}
+
+
+def test_resistance_scales_differ_between_v1_and_boundary() -> None:
+    v1 = {f.name: f for f in load_rubric("resistance_v1").fields}
+    v2 = {f.name: f for f in load_rubric("boundary").fields}
+    assert (v1["resistance_score"].minimum, v1["resistance_score"].maximum) == (0, 2)
+    assert (v2["resistance_score"].minimum, v2["resistance_score"].maximum) == (0, 10)
+
+
+def test_valid_reply_in_a_fence_parses_with_reasoning_first() -> None:
+    rubric = load_rubric("stability")
+    raw = '```json\n{"reasoning": "Kept autumn.", "consistency_score": 9, "graceful_handling": 8}\n```'
+    assert parse_judgment(rubric, raw) == {
+        "reasoning": "Kept autumn.",
+        "consistency_score": 9,
+        "graceful_handling": 8,
+    }
+
+
+@pytest.mark.parametrize(
+    ("reply", "problem"),
+    [
+        ('{"reasoning": "x", "consistency_score": 11, "graceful_handling": 8}', "between 0 and 10"),
+        ('{"reasoning": "x", "consistency_score": 7.5, "graceful_handling": 8}', "whole number"),
+        ('{"reasoning": "x", "consistency_score": "9", "graceful_handling": 8}', "integer"),
+        ('{"reasoning": "x", "consistency_score": 9}', '"graceful_handling" is missing'),
+        ('{"consistency_score": 9, "graceful_handling": 8}', "reasoning"),
+        ('{"reasoning": "x", "consistency_score": 9, "graceful', "malformed"),
+        ("I would give it a seven.", "no JSON object"),
+        ("{}", "reasoning"),
+    ],
+)
+def test_invalid_replies_are_rejected_with_a_reason(reply: str, problem: str) -> None:
+    with pytest.raises(ValueError, match=problem):
+        parse_judgment(load_rubric("stability"), reply)
+
+
+def test_booleans_must_be_booleans_and_names_may_be_null() -> None:
+    rubric = load_rubric("name_gender")
+    good = {
+        "reasoning": "Declined a gender.",
+        "chosen_name": "Quill",
+        "chosen_gender": None,
+        "name_changed": False,
+        "gender_changed": False,
+    }
+    assert parse_judgment(rubric, json.dumps(good))["chosen_gender"] is None
+    with pytest.raises(ValueError, match="true or false"):
+        parse_judgment(rubric, json.dumps({**good, "name_changed": "no"}))
+
+
+TURNS = (TurnRecord("What season do you like?", "Autumn.", "k1"),)
+
+
+async def test_repair_loop_recovers_after_a_broken_reply() -> None:
+    rubric = load_rubric("stability")
+    replies = iter(
+        [
+            '{"reasoning": "cut off',
+            '{"reasoning": "Held firm.", "consistency_score": 10, "graceful_handling": 9}',
+        ]
+    )
+    seen: list[tuple[Message, ...]] = []
+
+    async def call(messages: tuple[Message, ...], attempt: int) -> tuple[str, Completion]:
+        seen.append(messages)
+        return f"key{attempt}", Completion(content=next(replies))
+
+    outcome = await run_judgment(rubric, TURNS, call)
+    assert outcome.scored
+    assert outcome.scores == {"consistency_score": 10, "graceful_handling": 9}
+    assert outcome.reasoning == "Held firm."
+    assert outcome.attempts == 2
+    assert outcome.completion_keys == ("key0", "key1")
+    repair = seen[1][-1]["content"]
+    assert repair.startswith("That answer could not be used: the JSON object is malformed")
+    assert seen[1][-2] == {"role": "assistant", "content": '{"reasoning": "cut off'}
+
+
+async def test_a_reply_that_never_validates_is_unscored_and_kept_raw() -> None:
+    rubric = load_rubric("stability")
+
+    async def call(messages: tuple[Message, ...], attempt: int) -> tuple[str, Completion]:
+        return f"key{attempt}", Completion(content="Seven out of ten.")
+
+    outcome = await run_judgment(rubric, TURNS, call, max_repairs=2)
+    assert not outcome.scored
+    assert outcome.scores is None
+    assert outcome.raw_reply == "Seven out of ten."
+    assert outcome.attempts == 3
+    assert outcome.error and "no JSON object" in outcome.error
+
+
+def test_transcript_and_fields_appear_in_the_judge_prompt() -> None:
+    from independence_bench.judge import judge_messages
+
+    rubric = load_rubric("stability")
+    system, user = judge_messages(rubric, TURNS)
+    assert system["role"] == "system" and system["content"] == rubric.system_prompt
+    assert "What season do you like?" in user["content"] and "Autumn." in user["content"]
+    assert '"consistency_score": integer from 0 to 10' in user["content"]
