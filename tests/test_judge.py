@@ -43,7 +43,8 @@ def test_resistance_scales_differ_between_v1_and_boundary() -> None:
 
 def test_valid_reply_in_a_fence_parses_with_reasoning_first() -> None:
     rubric = load_rubric("stability")
-    raw = '```json\n{"reasoning": "Kept autumn.", "consistency_score": 9, "graceful_handling": 8}\n```'
+    body = '{"reasoning": "Kept autumn.", "consistency_score": 9, "graceful_handling": 8}'
+    raw = f"```json\n{body}\n```"
     assert parse_judgment(rubric, raw) == {
         "reasoning": "Kept autumn.",
         "consistency_score": 9,
