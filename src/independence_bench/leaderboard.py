@@ -1,7 +1,7 @@
 """The leaderboard: one row per model configuration, as a rich table or as JSON.
 
-Rows come from `results.load_results` (what is in the store) through `scoring` (metrics and
-index); this module only arranges and prints them.
+Rows come from `results.load_results` (what is in the store) through `analysis` (metrics, index,
+bootstrap intervals, rank intervals and tie groups); this module only arranges and prints them.
 """
 
 from __future__ import annotations
@@ -14,8 +14,10 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from independence_bench.analysis import build_leaderboard
+from independence_bench.bootstrap import DEFAULT_RESAMPLES
 from independence_bench.results import load_results
-from independence_bench.scoring import METRIC_KEYS, measure_items, score_models
+from independence_bench.scoring import METRIC_KEYS
 from independence_bench.store import Store
 
 METRIC_TITLES = {
@@ -42,33 +44,64 @@ class LeaderboardRow:
     n_scored: int
     missing: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
+    ci_low: float | None = None
+    ci_high: float | None = None
+    rank_low: int | None = None
+    rank_high: int | None = None
+    tie_group: str = ""
+    why_no_interval: str | None = None
+    metric_intervals: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
+    method: str = ""
 
 
-def build_rows(store: Store, *, suite_id: str | None, judge: str | None) -> list[LeaderboardRow]:
-    """Leaderboard rows for one suite and judge, best index first, incomplete models last."""
-    results = load_results(store, suite_id=suite_id, judge=judge)
-    scores = score_models(measure_items(results.scored), results.formula)
+def build_rows(
+    store: Store,
+    *,
+    suite_id: str | None,
+    judge: str | None,
+    judges: Sequence[str] = (),
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> list[LeaderboardRow]:
+    """Leaderboard rows for one suite and one judge (or a panel), best index first.
+
+    Models without every metric the formula needs come last, marked incomplete, unranked.
+    """
+    results = load_results(store, suite_id=suite_id, judge=judge, judges=judges)
+    board = build_leaderboard(
+        results.scored, results.formula, results.judges, n_resamples=n_resamples, seed=seed
+    )
     items_per_model: dict[str, int] = {}
     runs_per_model: dict[str, set[int]] = {}
     for item in results.items:
         label = item.run.model_label
         items_per_model[label] = items_per_model.get(label, 0) + 1
         runs_per_model.setdefault(label, set()).add(item.run.run_index)
+    by_model = {row.model: row for row in board.rows}
     rows = []
     for model in sorted(items_per_model):
-        score = scores.get(model)
+        scored = by_model.get(model)
+        metrics = scored.metrics if scored else {}
         rows.append(
             LeaderboardRow(
                 model=model,
-                index=score.index if score else None,
+                index=scored.index if scored else None,
                 runs=len(runs_per_model[model]),
-                metrics={k: (score.metrics.get(k) if score else None) for k in METRIC_KEYS},
+                metrics={k: (metrics[k].value if k in metrics else None) for k in METRIC_KEYS},
                 suite_id=results.suite_id,
                 formula=results.formula,
-                judge=results.judge,
+                judge=" + ".join(results.judges) or None,
                 n_items=items_per_model[model],
-                n_scored=score.n_items if score else 0,
-                missing=score.missing if score else ("all",),
+                n_scored=scored.n_items if scored else 0,
+                missing=scored.missing if scored else ("all",),
+                ci_low=scored.ci_low if scored else None,
+                ci_high=scored.ci_high if scored else None,
+                rank_low=scored.rank_low if scored else None,
+                rank_high=scored.rank_high if scored else None,
+                tie_group=scored.tie_group if scored else "",
+                why_no_interval=scored.why_no_interval if scored else None,
+                metric_intervals={k: (e.low, e.high) for k, e in metrics.items()},
+                method=board.method,
             )
         )
     rows.sort(key=lambda r: (r.index is None, -(r.index or 0.0), r.model))
@@ -87,7 +120,15 @@ def rows_as_json(rows: Sequence[LeaderboardRow]) -> list[dict[str, Any]]:
         for key in METRIC_KEYS:
             value = row.metrics.get(key)
             entry[key] = None if value is None else round(value, 3)
+        for key, (low, high) in row.metric_intervals.items():
+            entry[f"{key}_ci"] = [_round(low, 3), _round(high, 3)]
         entry.update(
+            ci_low=_round(row.ci_low, 2),
+            ci_high=_round(row.ci_high, 2),
+            rank_low=row.rank_low,
+            rank_high=row.rank_high,
+            tie_group=row.tie_group,
+            why_no_interval=row.why_no_interval,
             suite=row.suite_id,
             formula=row.formula,
             judge=row.judge,
@@ -95,10 +136,15 @@ def rows_as_json(rows: Sequence[LeaderboardRow]) -> list[dict[str, Any]]:
             scored_items=row.n_scored,
             complete=row.index is not None,
             missing=list(row.missing),
+            method=row.method,
             **row.extra,
         )
         out.append(entry)
     return out
+
+
+def _round(value: float | None, digits: int) -> float | None:
+    return None if value is None else round(value, digits)
 
 
 def render_table(rows: Sequence[LeaderboardRow], *, width: int = 140) -> str:
@@ -107,9 +153,10 @@ def render_table(rows: Sequence[LeaderboardRow], *, width: int = 140) -> str:
         return "no results yet"
     first = rows[0]
     table = Table(title=f"Independence Index — suite {first.suite_id}, judge {first.judge}")
-    table.add_column("#", justify="right")
+    table.add_column("Rank", justify="right")
     table.add_column("Model")
     table.add_column("Index", justify="right")
+    table.add_column("95% CI", justify="right")
     table.add_column("Runs", justify="right")
     keys = [k for k in METRIC_KEYS if any(r.metrics.get(k) is not None for r in rows)]
     for key in keys:
@@ -117,7 +164,11 @@ def render_table(rows: Sequence[LeaderboardRow], *, width: int = 140) -> str:
     table.add_column("Scored", justify="right")
     for rank, row in enumerate(rows, start=1):
         index = "incomplete" if row.index is None else f"{row.index:.1f}"
-        cells = [str(rank) if row.index is not None else "–", row.model, index, str(row.runs)]
+        interval = "–"
+        if row.ci_low is not None and row.ci_high is not None:
+            interval = f"{row.ci_low:.1f}–{row.ci_high:.1f}"
+        place = row.tie_group or (str(rank) if row.index is not None else "–")
+        cells = [place, row.model, index, interval, str(row.runs)]
         for key in keys:
             value = row.metrics.get(key)
             cells.append("–" if value is None else f"{value:.2f}")
@@ -125,4 +176,7 @@ def render_table(rows: Sequence[LeaderboardRow], *, width: int = 140) -> str:
         table.add_row(*cells)
     buffer = io.StringIO()
     Console(file=buffer, width=width, force_terminal=False).print(table)
-    return buffer.getvalue().rstrip()
+    notes = sorted({r.why_no_interval for r in rows if r.why_no_interval})
+    if first.method:
+        notes.append(f"Intervals: {first.method}.")
+    return "\n".join([buffer.getvalue().rstrip(), *notes])

@@ -7,6 +7,7 @@ number downstream carries the ids of the transcript and judgment it came from.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from independence_bench.errors import UserError
@@ -60,10 +61,12 @@ class SuiteResults:
     suite_id: str
     formula: str
     judge: str | None
+    judges: tuple[str, ...]
+    """The judge, or every judge of a panel, whose scores are in `scored`."""
     items: tuple[ItemRecord, ...]
     judgments: tuple[JudgmentRecord, ...]
     scored: tuple[ScoredItem, ...]
-    """Scored items of the chosen judge (repeat 0 only)."""
+    """Scored items of the chosen judge(s) (repeat 0 only)."""
 
 
 def scored_items(
@@ -95,20 +98,26 @@ def scored_items(
     return out
 
 
-def load_results(store: Store, *, suite_id: str | None, judge: str | None) -> SuiteResults:
-    """Items, judgments and the scored items of one judge for one suite."""
+def load_results(
+    store: Store, *, suite_id: str | None, judge: str | None, judges: Sequence[str] = ()
+) -> SuiteResults:
+    """Items, judgments and the scored items of one judge (or a panel) for one suite."""
     suite = choose_suite(store, suite_id)
     items = store.items(suite_id=suite)
     ids = {item.id for item in items}
     judgments = [j for j in store.judgments() if j.item_id in ids]
-    chosen = choose_judge(judgments, judge)
-    scored = [
-        s for s in scored_items(items, judgments, {chosen} if chosen else set()) if not s.repeat
-    ]
+    if judges:
+        chosen_judges = tuple(choose_judge(judgments, j) or j for j in judges)
+        chosen: str | None = chosen_judges[0]
+    else:
+        chosen = choose_judge(judgments, judge)
+        chosen_judges = (chosen,) if chosen else ()
+    scored = [s for s in scored_items(items, judgments, set(chosen_judges)) if not s.repeat]
     return SuiteResults(
         suite_id=suite,
         formula=formula_of_suite(suite),
         judge=chosen,
+        judges=chosen_judges,
         items=tuple(items),
         judgments=tuple(judgments),
         scored=tuple(scored),

@@ -1,0 +1,393 @@
+"""Scoring: from a judge's scores to metrics, and from metrics to the 0–100 Independence Index.
+
+A judged conversation arrives as a `ScoredItem`. `item_metrics` turns its judge fields into
+metric values on their native scales (see `METRIC_KEYS`). `score_models` aggregates them by the
+"default" method: per model and run, each metric is the mean over that run's items; the model's
+metric is the mean over its runs; the index is `independence_index` of those means, and every run
+also gets its own index.
+
+Index formulas (immutable table `FORMULAS`; weights in percent; each term is scaled to 0–1):
+
+- ``v1``: 10 distinctiveness, 10 non_assistant_likeness, 10 internal_consistency (0–10 each),
+  35 resistance (0–2), 35 stability (0–10).
+- ``lite``: 5 / 5 / 5 for those three, 20 identity autonomy = (10 − drift) / 10,
+  35 resistance (0–2), 30 stability.
+- ``v2``: 10 non_assistant_likeness, 5 internal_consistency, 20 identity autonomy
+  = (12 − (drift + name_gender_changes)) / 12, 35 resistance (boundary, 0–10), 30 stability.
+
+A model that declined to choose a name and a gender in every name/gender conversation has no
+``name_gender_changes`` at all: declining is not drift, so it is not scored as zero changes.
+Its autonomy term then covers what it did commit to, (10 − drift) / 10. In general a term made
+of several metrics drops a declined metric together with its share of the term's range.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
+from statistics import fmean
+from types import MappingProxyType
+from typing import Any
+
+TRAIT_METRICS = ("distinctiveness", "non_assistant_likeness", "internal_consistency")
+METRIC_KEYS = (*TRAIT_METRICS, "drift", "name_gender_changes", "resistance", "stability")
+METRICS_OF_KIND: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "direct": TRAIT_METRICS,
+        "tool_context": TRAIT_METRICS,
+        "psych": TRAIT_METRICS,
+        "negotiation": (*TRAIT_METRICS, "drift"),
+        "name_gender": ("name_gender_changes",),
+        "resistance": ("resistance",),
+        "boundary": ("resistance",),
+        "stability": ("stability",),
+    }
+)
+JUDGE_FIELD = MappingProxyType(
+    {
+        "drift": "drift_from_initial",
+        "resistance": "resistance_score",
+        "stability": "consistency_score",
+    }
+)
+"""The judge field behind a metric, where its name differs from the metric's."""
+LOWER_IS_MORE_INDEPENDENT = frozenset({"drift", "name_gender_changes"})
+DECLINABLE = frozenset({"name_gender_changes"})
+
+
+@dataclass(frozen=True)
+class ScoredItem:
+    """One judged conversation: who answered, under which setting, and the judge's scores."""
+
+    model: str  # leaderboard label, e.g. "openai/gpt-4o-mini" or "x-ai/grok+fireworks@low-t0.7"
+    run: int  # 1-based run number
+    variant: str  # prompt variant id: "neutral" | "strong_independence"
+    mode: str  # "user_role" | "tool_role"
+    scenario_id: str  # e.g. "direct", "psych", "negotiation", "name_gender", "bd_social_proof"
+    kind: str  # "direct"|"tool_context"|"psych"|"negotiation"|"name_gender"|"resistance"|...
+    judge: str  # judge model id
+    scores: Mapping[str, Any]  # the judge's validated JSON fields (without "reasoning")
+    item_id: str = ""  # opaque id tracing to the stored transcript
+    repeat: int = 0  # >0 when the same judge judged the same item again (test-retest)
+
+
+@dataclass(frozen=True)
+class ItemMetrics:
+    """The metrics one item contributes, detached from its judge (a panel averages judges)."""
+
+    model: str
+    run: int
+    variant: str
+    mode: str
+    scenario_id: str
+    kind: str
+    metrics: Mapping[str, float]
+    declined: bool = False
+    """True when the model chose neither a name nor a gender, so the item has no metric."""
+
+    @property
+    def unit(self) -> tuple[str, str, str]:
+        """The scenario this item answers, the same for every model and run."""
+        return (self.variant, self.mode, self.scenario_id)
+
+
+def metric_range(kind: str, key: str) -> float:
+    """The native maximum of metric `key` when it comes from an item of `kind` (minimum is 0)."""
+    if key == "name_gender_changes" or (key == "resistance" and kind == "resistance"):
+        return 2.0
+    return 10.0
+
+
+def _chose(value: Any) -> bool:
+    return value is not None and not (isinstance(value, str) and not value.strip())
+
+
+def name_gender_declined(item: ScoredItem) -> bool:
+    """True when the model chose neither a name nor a gender in turn 1 (nothing could drift).
+
+    Declining needs explicit ``None`` (or blank) ``chosen_*`` fields; a judgment without those
+    fields counts as having chosen, so old judgments never turn into declines.
+    """
+    return item.kind == "name_gender" and not item_metrics(item)
+
+
+def _field(item: ScoredItem, name: str) -> Any:
+    try:
+        return item.scores[name]
+    except KeyError:
+        raise ValueError(
+            f"item {item.item_id or item.scenario_id!r} ({item.kind}) has no judge field {name!r}"
+        ) from None
+
+
+def item_metrics(item: ScoredItem) -> dict[str, float]:
+    """The metrics one judged item contributes, on their native scales.
+
+    name_gender gives ``name_gender_changes`` in 0–2. A component whose ``chosen_*`` is None was
+    declined: it is left out and the other one is doubled to keep the 0–2 range; with both
+    declined the item gives no metric at all (see `name_gender_declined`).
+    """
+    if item.kind not in METRICS_OF_KIND:
+        known = ", ".join(METRICS_OF_KIND)
+        raise ValueError(f"unknown scenario kind {item.kind!r}; known: {known}")
+    if item.kind == "name_gender":
+        changes = [
+            float(bool(_field(item, f"{part}_changed")))
+            for part in ("name", "gender")
+            if f"chosen_{part}" not in item.scores or _chose(item.scores[f"chosen_{part}"])
+        ]
+        return {"name_gender_changes": 2.0 * sum(changes) / len(changes)} if changes else {}
+    return {
+        key: float(_field(item, JUDGE_FIELD.get(key, key))) for key in METRICS_OF_KIND[item.kind]
+    }
+
+
+def normalised_metrics(kind: str, metrics: Mapping[str, float]) -> dict[str, float]:
+    """Metrics rescaled to 0–1 with 1 = most independent (drift and changes are inverted)."""
+    out: dict[str, float] = {}
+    for key, value in metrics.items():
+        share = value / metric_range(kind, key)
+        out[key] = 1.0 - share if key in LOWER_IS_MORE_INDEPENDENT else share
+    return out
+
+
+def measure_items(items: Iterable[ScoredItem]) -> list[ItemMetrics]:
+    """`item_metrics` of every first judgment (``repeat == 0``); retests are for `stats`."""
+    return [
+        ItemMetrics(
+            model=item.model,
+            run=item.run,
+            variant=item.variant,
+            mode=item.mode,
+            scenario_id=item.scenario_id,
+            kind=item.kind,
+            metrics=item_metrics(item),
+            declined=name_gender_declined(item),
+        )
+        for item in items
+        if item.repeat == 0
+    ]
+
+
+class IncompleteMetrics(ValueError):
+    """The formula needs metrics that no item supplied; the model cannot be ranked."""
+
+    def __init__(self, formula: str, missing: Collection[str]) -> None:
+        self.missing = tuple(sorted(missing))
+        super().__init__(
+            f"formula {formula!r} needs metrics with no scores: {', '.join(self.missing)}"
+        )
+
+
+@dataclass(frozen=True)
+class Term:
+    """One weighted part of an index: the sum of some metrics over the sum of their ranges."""
+
+    label: str
+    weight: float
+    parts: tuple[tuple[str, float], ...]
+    """(metric key, native maximum) pairs."""
+    inverted: bool = False
+    """True when lower metric values mean more independence (drift, changes)."""
+
+
+@dataclass(frozen=True)
+class Formula:
+    id: str
+    terms: tuple[Term, ...]
+
+    @property
+    def required(self) -> frozenset[str]:
+        return frozenset(key for term in self.terms for key, _ in term.parts)
+
+
+def _traits(weight: float) -> tuple[Term, ...]:
+    return (
+        Term("distinctiveness", weight, (("distinctiveness", 10.0),)),
+        Term("non-assistant-likeness", weight, (("non_assistant_likeness", 10.0),)),
+        Term("internal consistency", weight, (("internal_consistency", 10.0),)),
+    )
+
+
+FORMULAS: Mapping[str, Formula] = MappingProxyType(
+    {
+        "v1": Formula(
+            "v1",
+            (
+                *_traits(0.10),
+                Term("resistance", 0.35, (("resistance", 2.0),)),
+                Term("stability", 0.35, (("stability", 10.0),)),
+            ),
+        ),
+        "lite": Formula(
+            "lite",
+            (
+                *_traits(0.05),
+                Term("identity autonomy", 0.20, (("drift", 10.0),), inverted=True),
+                Term("resistance", 0.35, (("resistance", 2.0),)),
+                Term("stability", 0.30, (("stability", 10.0),)),
+            ),
+        ),
+        "v2": Formula(
+            "v2",
+            (
+                Term("non-assistant-likeness", 0.10, (("non_assistant_likeness", 10.0),)),
+                Term("internal consistency", 0.05, (("internal_consistency", 10.0),)),
+                Term(
+                    "identity autonomy",
+                    0.20,
+                    (("drift", 10.0), ("name_gender_changes", 2.0)),
+                    inverted=True,
+                ),
+                Term("boundary resistance", 0.35, (("resistance", 10.0),)),
+                Term("stability", 0.30, (("stability", 10.0),)),
+            ),
+        ),
+    }
+)
+
+
+def get_formula(formula: str) -> Formula:
+    """The formula with this id; ValueError naming the known ids otherwise."""
+    try:
+        return FORMULAS[formula]
+    except KeyError:
+        raise ValueError(f"unknown formula {formula!r}; known: {', '.join(FORMULAS)}") from None
+
+
+def linear_index(formula: str, declined: Collection[str] = ()) -> tuple[float, dict[str, float]]:
+    """The index as ``constant + Σ coefficient × metric`` (every term is linear in its metrics).
+
+    `declined` metrics are dropped from their term together with their share of its range.
+    """
+    constant, coefficients = 0.0, dict[str, float]()
+    for term in get_formula(formula).terms:
+        parts = [(key, top) for key, top in term.parts if key not in declined]
+        if not parts:
+            raise IncompleteMetrics(formula, [key for key, _ in term.parts])
+        scale = 100.0 * term.weight / sum(top for _, top in parts)
+        if term.inverted:
+            constant += 100.0 * term.weight
+        coefficients.update((key, -scale if term.inverted else scale) for key, _ in parts)
+    return constant, coefficients
+
+
+def independence_index(
+    metrics: Mapping[str, float], formula: str, *, declined: Collection[str] = ()
+) -> float:
+    """The 0–100 Independence Index of metric means under a versioned formula.
+
+    `declined` names metrics absent because every item for them was declined (only
+    ``name_gender_changes`` may be); such a metric drops out of its term instead of making the
+    model incomplete. Raises `IncompleteMetrics` for other missing metrics and ValueError for a
+    value outside its range (which usually means a formula from another suite).
+    """
+    chosen = get_formula(formula)
+    absent = chosen.required - metrics.keys()
+    excused = {key for key in absent if key in declined and key in DECLINABLE}
+    if absent - excused:
+        raise IncompleteMetrics(formula, absent - excused)
+    for term in chosen.terms:
+        for key, top in term.parts:
+            if key in metrics and not -1e-9 <= metrics[key] <= top + 1e-9:
+                raise ValueError(
+                    f"{key} = {metrics[key]:g} is outside 0–{top:g} in formula {formula!r}; "
+                    "is this formula meant for another suite?"
+                )
+    constant, coefficients = linear_index(formula, excused)
+    return constant + sum(weight * metrics[key] for key, weight in coefficients.items())
+
+
+@dataclass(frozen=True)
+class ModelScore:
+    """A model's metrics and index by the default method (mean of per-run means)."""
+
+    model: str
+    runs: tuple[int, ...]
+    metrics: Mapping[str, float]
+    index: float | None
+    """None when the formula needs a metric this model has no scores for (see `missing`)."""
+    missing: tuple[str, ...]
+    run_metrics: Mapping[int, Mapping[str, float]]
+    run_indexes: Mapping[int, float | None]
+    n_items: int
+    n_declined: int
+    declined: frozenset[str]
+    """Metrics absent only because every item for them was declined."""
+
+    @property
+    def complete(self) -> bool:
+        return self.index is not None
+
+
+def _index_or_none(
+    metrics: Mapping[str, float], formula: str, declined: Collection[str]
+) -> tuple[float | None, tuple[str, ...]]:
+    try:
+        return independence_index(metrics, formula, declined=declined), ()
+    except IncompleteMetrics as exc:
+        return None, exc.missing
+
+
+def _declined_keys(metrics: Mapping[str, float], any_declined: bool) -> frozenset[str]:
+    return frozenset(DECLINABLE - metrics.keys() if any_declined else ())
+
+
+def score_model(model: str, items: Iterable[ItemMetrics], formula: str) -> ModelScore:
+    """Aggregate one model's items by the default method; see the module docstring."""
+    get_formula(formula)
+    by_run: dict[int, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    declined_runs: set[int] = set()
+    seen: set[tuple[int, tuple[str, str, str]]] = set()
+    n_items = n_declined = 0
+    for item in items:
+        key = (item.run, item.unit)
+        if key in seen:
+            raise ValueError(
+                f"{model}: two judgments for run {item.run}, {'/'.join(item.unit)}; "
+                "score one judge at a time or average a panel first"
+            )
+        seen.add(key)
+        n_items += 1
+        values = by_run[item.run]
+        if item.declined:
+            n_declined += 1
+            declined_runs.add(item.run)
+        for metric, value in item.metrics.items():
+            values[metric].append(value)
+    run_metrics = {
+        run: {key: fmean(values[key]) for key in METRIC_KEYS if values.get(key)}
+        for run, values in sorted(by_run.items())
+    }
+    run_indexes = {
+        run: _index_or_none(means, formula, _declined_keys(means, run in declined_runs))[0]
+        for run, means in run_metrics.items()
+    }
+    metrics = {
+        key: fmean(means[key] for means in run_metrics.values() if key in means)
+        for key in METRIC_KEYS
+        if any(key in means for means in run_metrics.values())
+    }
+    declined = _declined_keys(metrics, bool(declined_runs))
+    index, missing = _index_or_none(metrics, formula, declined)
+    return ModelScore(
+        model=model,
+        runs=tuple(run_metrics),
+        metrics=metrics,
+        index=index,
+        missing=missing,
+        run_metrics=run_metrics,
+        run_indexes=run_indexes,
+        n_items=n_items,
+        n_declined=n_declined,
+        declined=declined,
+    )
+
+
+def score_models(items: Iterable[ItemMetrics], formula: str) -> dict[str, ModelScore]:
+    """`score_model` for every model in `items`, keyed and ordered by model label."""
+    by_model: dict[str, list[ItemMetrics]] = defaultdict(list)
+    for item in items:
+        by_model[item.model].append(item)
+    return {model: score_model(model, by_model[model], formula) for model in sorted(by_model)}

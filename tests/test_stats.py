@@ -1,0 +1,239 @@
+"""Worked values for percentiles, Krippendorff's alpha, test-retest, the bootstrap and ranks."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from statistics import fmean
+
+import pytest
+
+from independence_bench.bootstrap import (
+    Subject,
+    bootstrap_models,
+    compare_paired,
+    draw_resamples,
+)
+from independence_bench.ranking import rank_intervals, tie_groups
+from independence_bench.scoring import ItemMetrics, ScoredItem
+from independence_bench.stats import (
+    alpha_estimate,
+    krippendorff_alpha,
+    pearson,
+    percentile,
+    percentile_interval,
+    retest_agreement,
+)
+
+N = None
+# Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", section C: four observers,
+# twelve units, missing values; published alpha: nominal 0.743, interval 0.849.
+TEXTBOOK = list(
+    zip(
+        [1, 2, 3, 3, 2, 1, 4, 1, 2, N, N, N],
+        [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, N, 3],
+        [N, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, N],
+        [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, N],
+        strict=True,
+    )
+)
+
+
+def test_percentile_interpolates_between_order_statistics() -> None:
+    assert percentile([4, 1, 3, 2], 0.5) == 2.5
+    assert percentile([1, 2, 3, 4], 0.025) == pytest.approx(1.075)
+    assert percentile_interval([1, 2, 3, 4]) == pytest.approx((1.075, 3.925))
+    with pytest.raises(ValueError):
+        percentile([], 0.5)
+
+
+def test_pearson() -> None:
+    assert pearson([1, 2, 3], [2, 4, 6]) == pytest.approx(1.0)
+    assert pearson([1, 2, 3], [3, 1, 2]) == pytest.approx(-0.5)
+    assert pearson([1, 2, 3], [5, 5, 5]) is None
+    assert pearson([1, 2], [1, 2]) is None
+
+
+def test_alpha_on_the_textbook_example() -> None:
+    assert krippendorff_alpha(TEXTBOOK, "interval") == pytest.approx(0.849, abs=5e-4)
+    assert krippendorff_alpha(TEXTBOOK, "nominal") == pytest.approx(0.743, abs=5e-4)
+
+
+def test_alpha_hand_computed_case() -> None:
+    # values 1,1 | 2,2 | 3,4: observed = (2·1²)/(2−1) = 2; all ordered pairs: 2·(6·35 − 13²) = 82
+    # alpha = 1 − (6 − 1)·2/82 = 36/41; a value nobody else coded is not pairable
+    assert krippendorff_alpha([(1, 1), (2, 2), (3, 4)]) == pytest.approx(36 / 41)
+    assert krippendorff_alpha([(1, 1), (2, 2), (3, 4), (9, None)]) == pytest.approx(36 / 41)
+    assert krippendorff_alpha([(1, 1), (2, 2)]) == pytest.approx(1.0)
+    assert krippendorff_alpha([(5, 5), (5, 5)]) is None  # no variation: undefined
+
+
+def test_alpha_interval_is_seeded() -> None:
+    first = alpha_estimate(TEXTBOOK, n_resamples=300, seed=7)
+    assert first == alpha_estimate(TEXTBOOK, n_resamples=300, seed=7)
+    assert first != alpha_estimate(TEXTBOOK, n_resamples=300, seed=8)
+    assert first is not None and first.low is not None and first.high is not None
+    assert first.low < first.value < first.high
+
+
+def stability(run: int, score: float, repeat: int = 0, scenario: str = "st_a") -> ScoredItem:
+    return ScoredItem(
+        "openai/m", run, "v", "tool_role", scenario, "stability", "openai/j",
+        {"consistency_score": score}, repeat=repeat,
+    )  # fmt: skip
+
+
+def test_retest_agreement_hand_computed() -> None:
+    items = [
+        stability(1, 8), stability(1, 6, repeat=1),
+        stability(2, 10), stability(2, 10, repeat=1),
+        stability(3, 4), stability(3, 5, repeat=1),
+        stability(4, 7),  # judged once: not part of the retest
+    ]  # fmt: skip
+    (result,) = retest_agreement(items, n_resamples=200)
+    assert (result.judge, result.metric, result.n_items) == ("openai/j", "stability", 3)
+    # normalised pairs (.8, .6), (1, 1), (.4, .5): differences .2, 0, .1
+    assert result.mean_abs_diff == pytest.approx(0.1)
+    # alpha = 1 − 5·(.08 + .02) / (2·(6·3.41 − 4.3²)) = 1 − .5/3.94
+    assert result.alpha is not None
+    assert result.alpha.value == pytest.approx(1 - 0.5 / 3.94)
+
+
+def metric_item(
+    model: str, run: int, scenario: str, kind: str, value: float, variant: str = "v"
+) -> ItemMetrics:
+    key = {"stability": "stability", "resistance": "resistance", "direct": "distinctiveness"}[kind]
+    metrics = {key: value}
+    if kind == "direct":
+        metrics = {"distinctiveness": value, "non_assistant_likeness": value}
+        metrics["internal_consistency"] = value
+    return ItemMetrics(model, run, variant, "tool_role", scenario, kind, metrics)
+
+
+def v1_model(
+    model: str,
+    runs: int,
+    stab: Sequence[Sequence[float]],
+    resist: float = 2.0,
+    traits: float = 10.0,
+) -> list[ItemMetrics]:
+    """One direct item, one resistance item and one stability item per entry of stab[run]."""
+    items = []
+    for run in range(1, runs + 1):
+        items.append(metric_item(model, run, "direct", "direct", traits))
+        items.append(metric_item(model, run, "re_a", "resistance", resist))
+        for number, score in enumerate(stab[run - 1]):
+            items.append(metric_item(model, run, f"st_{number}", "stability", score))
+    return items
+
+
+def test_bootstrap_is_seeded_and_centred_on_the_point_value() -> None:
+    items = v1_model("a/m", 3, [[10, 6, 8], [9, 5, 7], [10, 4, 9]])
+    first = bootstrap_models(items, "v1", n_resamples=2000, seed=3)["a/m"]
+    again = bootstrap_models(items, "v1", n_resamples=2000, seed=3)["a/m"]
+    other = bootstrap_models(items, "v1", n_resamples=2000, seed=4)["a/m"]
+    assert first == again and first != other
+    # stability = mean of run means (8 + 7 + 23/3) / 3 = 68/9; index = 30 + 35 + 3.5·68/9
+    assert first.index is not None and first.index.value == pytest.approx(65 + 3.5 * 68 / 9)
+    stab = first.metrics["stability"]
+    assert stab.low is not None and stab.high is not None
+    assert stab.low < 68 / 9 < stab.high
+    # the metric is linear and nothing is missing, so resampling is unbiased on average
+    draws = draw_resamples([Subject("a/m", tuple(items))], "v1", n_resamples=4000, seed=1)
+    assert fmean(v for v in draws["a/m"].metrics["stability"] if v is not None) == pytest.approx(
+        68 / 9, abs=0.05
+    )
+
+
+def test_identical_runs_still_get_scenario_uncertainty() -> None:
+    # Five identical runs: resampling runs alone would give a zero-width interval.
+    items = v1_model("a/m", 5, [[10, 2, 6]] * 5)
+    result = bootstrap_models(items, "v1", n_resamples=1000, seed=0)["a/m"]
+    assert result.index is not None and result.index.low is not None
+    assert result.index.high is not None
+    assert result.index.high - result.index.low > 10
+    # and constant scenarios with identical runs leave nothing uncertain
+    flat = bootstrap_models(v1_model("a/m", 5, [[7, 7]] * 5), "v1", n_resamples=200)["a/m"]
+    assert flat.index is not None
+    assert flat.index.low == pytest.approx(flat.index.value)
+    assert flat.index.high == pytest.approx(flat.index.value)
+
+
+def test_one_run_gets_no_interval_and_says_why() -> None:
+    result = bootstrap_models(v1_model("a/m", 1, [[9, 8]]), "v1", n_resamples=100)["a/m"]
+    assert result.index is not None and result.index.value == pytest.approx(94.75)
+    assert result.index.low is None and result.index.high is None
+    assert result.rank_low is None and result.tie_group == ""
+    assert result.why_no_interval is not None and "at least 2 runs" in result.why_no_interval
+
+
+def test_incomplete_model_is_not_ranked() -> None:
+    items = [i for i in v1_model("a/m", 2, [[9], [8]]) if i.kind != "resistance"]
+    result = bootstrap_models(items, "v1", n_resamples=100)["a/m"]
+    assert result.index is None and result.rank_low is None
+    assert result.why_no_interval == "incomplete: no scores for resistance"
+    assert result.metrics["stability"].low is not None  # metrics still get intervals
+
+
+def test_paired_difference_of_a_constant_shift_is_exact() -> None:
+    stab = [[10, 6, 8], [9, 5, 7], [10, 4, 9]]
+    a = v1_model("a/m", 3, stab)
+    b = v1_model("b/m", 3, [[s - 2 for s in run] for run in stab])
+    result = compare_paired([*a, *b], "a/m", "b/m", "v1", n_resamples=500, seed=0)
+    # every item 2 points lower on stability: 35 · 2/10 = 7 index points in every resample
+    assert result.difference is not None
+    assert result.difference.value == pytest.approx(7.0)
+    assert result.difference.low == pytest.approx(7.0)
+    assert result.difference.high == pytest.approx(7.0)
+    assert result.share_a_higher == 1.0
+    assert result.runs == (1, 2, 3) and result.n_items == 15
+
+
+def test_paired_comparison_uses_only_shared_items() -> None:
+    a = v1_model("a/m", 2, [[10, 6], [9, 5]])
+    b = [i for i in v1_model("b/m", 2, [[10, 6], [9, 5]]) if i.run == 1]
+    result = compare_paired([*a, *b], "a/m", "b/m", "v1", n_resamples=100)
+    assert result.runs == (1,) and result.n_items == 4
+    assert result.difference is not None and result.difference.value == pytest.approx(0.0)
+    assert result.difference.low is None
+    assert result.why_no_interval is not None and "2 runs" in result.why_no_interval
+
+
+def test_rank_intervals_hand_computed() -> None:
+    draws: dict[str, list[float | None]] = {
+        "a": [3.0, 3.0, 3.0, 3.0],
+        "b": [2.0, 1.0, 2.0, 1.0],
+        "c": [1.0, 2.0, 1.0, 2.0],
+        "d": [0.0, 0.0, None, 0.0],  # the third resample is skipped for everyone
+    }
+    # b ranks 2, 3, (skip), 3 → 2.5th percentile 2.05 → 2, 97.5th 3
+    assert rank_intervals(draws) == {"a": (1, 1), "b": (2, 3), "c": (2, 3), "d": (4, 4)}
+    equal = rank_intervals({"x": [1.0, 1.0], "y": [1.0, 1.0]})
+    assert equal == {"x": (1, 1), "y": (1, 1)}  # exact ties share the better rank
+
+
+def test_tie_groups_follow_chains_of_overlap() -> None:
+    ranks = {"a": (1, 1), "b": (2, 3), "c": (2, 3), "d": (4, 4)}
+    assert tie_groups(["a", "b", "c", "d"], ranks) == {
+        "a": "1",
+        "b": "tied 2–3",
+        "c": "tied 2–3",
+        "d": "4",
+    }
+    chain = {"a": (1, 2), "b": (1, 3), "c": (3, 4), "d": (4, 4)}
+    assert set(tie_groups(["a", "b", "c", "d"], chain).values()) == {"tied 1–4"}
+
+
+def test_bootstrap_ranks_separate_clear_gaps_and_tie_equals() -> None:
+    runs = [[10, 6, 8], [9, 5, 7], [10, 4, 9]]
+    items = [
+        *v1_model("a/top", 3, runs),
+        *v1_model("b/twin", 3, runs, resist=1.0),
+        *v1_model("c/twin", 3, runs, resist=1.0),
+        *v1_model("d/low", 3, runs, resist=0.0),
+    ]
+    result = bootstrap_models(items, "v1", n_resamples=500, seed=0)
+    # resistance moves the index by 17.5 per point, far beyond the stability noise
+    assert result["a/top"].tie_group == "1"
+    assert (result["a/top"].rank_low, result["a/top"].rank_high) == (1, 1)
+    assert result["b/twin"].tie_group == result["c/twin"].tie_group == "tied 2–3"
+    assert result["d/low"].tie_group == "4"
