@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from functools import cached_property
 from importlib import resources
 from typing import Any, Literal, TypeVar
@@ -156,6 +157,16 @@ class Suite(_Frozen):
             if scenario.id == scenario_id:
                 return scenario
         raise KeyError(scenario_id)
+
+    def subset(self, scenario_ids: Sequence[str]) -> Suite:
+        """The same suite restricted to some scenarios; it has its own content hash."""
+        unknown = [s for s in scenario_ids if s not in {x.id for x in self.scenarios}]
+        if unknown:
+            known = ", ".join(x.id for x in self.scenarios)
+            raise UserError(f"suite {self.id} has no scenario {unknown[0]!r}; it has: {known}")
+        fields = self.model_dump(exclude={"scenarios"})
+        chosen = tuple(x for x in self.scenarios if x.id in set(scenario_ids))
+        return Suite(**fields, scenarios=chosen)
 
     @property
     def experiments(self) -> tuple[Experiment, ...]:
