@@ -1,0 +1,34 @@
+"""Which models a run uses when nothing is named: the embedded ones, only without a key."""
+
+from __future__ import annotations
+
+from independence_bench.local_models import DEFAULT_JUDGE, DEFAULT_SUBJECT, LocalModels
+from independence_bench.workflows import RunOptions, offline_run, resolve_models
+
+
+def test_no_models_and_no_key_means_the_embedded_subject_and_judge() -> None:
+    options = RunOptions(env={})
+    assert offline_run(options)
+    specs, judge = resolve_models(options)
+    assert [s.id for s in specs] == [DEFAULT_SUBJECT]
+    assert judge is not None and judge.id == DEFAULT_JUDGE and judge.temperature == 0.0
+    assert specs[0].seed == 0  # seeded, so a run is reproducible on the same build
+
+
+def test_a_key_an_endpoint_or_named_models_turn_the_offline_default_off() -> None:
+    assert not offline_run(RunOptions(env={"OPENROUTER_API_KEY": "k"}))
+    assert not offline_run(RunOptions(env={}, base_url="http://127.0.0.1:1/v1"))
+    assert not offline_run(RunOptions(env={}, models="a"))
+
+
+def test_local_clients_are_made_once_per_model_and_only_for_local_names() -> None:
+    specs, judge = resolve_models(RunOptions(env={}))
+    assert judge is not None
+    local = LocalModels((*specs, judge), {})
+    (factory,) = local.factories()
+    first = factory(specs[0])
+    again = factory(specs[0])
+    assert first is not None and again is not None
+    assert first[1] is again[1] and first[2] == 1
+    assert factory(specs[0].model_copy(update={"id": "openai/gpt-4o-mini"})) is None
+    assert LocalModels((), {}).factories() == ()
