@@ -1,0 +1,116 @@
+"""The adaptive concurrency limit of one endpoint: back off on 429s, recover slowly (AIMD).
+
+An `AdaptiveLimiter` replaces a fixed `asyncio.Semaphore` behind the same `async with limiter:`
+usage. It starts at the configured concurrency. A rate-limit reply (HTTP 429) halves the limit,
+once per "generation": the other calls already in flight were sent under the old limit, so their
+429s say nothing new and do not halve it again. Each full window of successes (as many as the
+current limit) raises it by one, up to the configured maximum, so a free tier that throttles all
+afternoon settles near what it allows instead of oscillating. Lowering the limit never blocks
+or cancels a call in flight; new calls simply wait until enough of them finish.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from dataclasses import dataclass
+from types import TracebackType
+
+
+@dataclass
+class Permit:
+    """One call's place under the limit; tells the limiter how the call went."""
+
+    limiter: AdaptiveLimiter
+    generation: int
+
+    def throttled(self) -> None:
+        """The call got HTTP 429."""
+        self.limiter.on_throttled(self.generation)
+
+    def succeeded(self) -> None:
+        """The endpoint answered (any reply that was not a rate-limit or server error)."""
+        self.limiter.on_success()
+
+
+class AdaptiveLimiter:
+    """An AIMD concurrency limit between `min_limit` and `max_limit` calls in flight."""
+
+    def __init__(self, max_limit: int, *, min_limit: int = 1, decrease: float = 0.5) -> None:
+        if max_limit < 1 or not 1 <= min_limit <= max_limit:
+            raise ValueError(f"need 1 <= min_limit <= max_limit, got {min_limit}, {max_limit}")
+        if not 0.0 < decrease < 1.0:
+            raise ValueError(f"decrease must be within (0, 1), got {decrease}")
+        self.max_limit = max_limit
+        self.min_limit = min_limit
+        self.limit = max_limit
+        """Calls allowed in flight right now."""
+        self.lowest = max_limit
+        """The lowest the limit has been (reported by benchmarks and tests)."""
+        self.in_flight = 0
+        self.throttles = 0
+        """429 replies seen."""
+        self._decrease = decrease
+        self._generation = 0
+        self._successes = 0
+        self._changed = asyncio.Condition()
+
+    async def __aenter__(self) -> Permit:
+        async with self._changed:
+            await self._changed.wait_for(lambda: self.in_flight < self.limit)
+            self.in_flight += 1
+        return Permit(self, self._generation)
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        async with self._changed:
+            self.in_flight -= 1
+            # A success inside the block may have raised the limit: wake every waiter that fits.
+            self._changed.notify(max(1, self.limit - self.in_flight))
+
+    def on_throttled(self, generation: int) -> None:
+        """Multiplicative decrease, at most once per generation of calls."""
+        self.throttles += 1
+        if generation != self._generation:
+            return
+        self._generation += 1
+        self._successes = 0
+        self.limit = max(self.min_limit, int(self.limit * self._decrease))
+        self.lowest = min(self.lowest, self.limit)
+
+    def on_success(self) -> None:
+        """Additive increase: one more slot after a full window of successes.
+
+        Called while the call still holds its permit, so the release that follows wakes the
+        waiters a raised limit lets in.
+        """
+        if self.limit >= self.max_limit:
+            return
+        self._successes += 1
+        if self._successes >= self.limit:
+            self._successes = 0
+            self.limit += 1
+
+    def describe(self) -> str:
+        """`12/16`: the current limit over the configured one."""
+        return f"{self.limit}/{self.max_limit}"
+
+
+def describe_limits(limiters: Iterable[tuple[str, AdaptiveLimiter]]) -> str:
+    """The progress display's text: `limit 12/16`, or one `name 12/16` per endpoint."""
+    pairs = list(limiters)
+    if not pairs:
+        return ""
+    if len(pairs) == 1:
+        return f"limit {pairs[0][1].describe()}"
+    return "limits " + " · ".join(f"{_short(name)} {lim.describe()}" for name, lim in pairs)
+
+
+def _short(name: str) -> str:
+    """`http://127.0.0.1:8000/v1` → `127.0.0.1:8000`."""
+    host = name.split("://", 1)[-1]
+    return host.split("/", 1)[0]

@@ -1,0 +1,48 @@
+"""Keeping API keys out of everything aib writes: error texts, the store, output, tracebacks.
+
+Keys live only in the environment mapping handed to a `ClientPool` and in the SDK clients made
+from it. What can carry them further is text from outside: an error body from a proxy that
+echoes the `Authorization` header, an SDK message, a traceback. A `Redactor` replaces every
+known secret value, and anything shaped like a bearer token or an `sk-` key, with
+`[redacted]`. It is applied where such text enters (the HTTP client's errors) and where text
+leaves (the CLI's error lines and tracebacks); model replies are not touched.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+REDACTED = "[redacted]"
+MIN_SECRET_CHARS = 8
+"""Shorter values (e.g. `AIB_API_KEY=none`) are not treated as secrets."""
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
+_SHAPES = (
+    re.compile(r"(?i)\bBearer\s+[A-Za-z0-9._~+/=*-]+"),
+    re.compile(r"\bsk-[A-Za-z0-9_*-]{6,}"),
+)
+
+
+def secrets_in_env(env: Mapping[str, str]) -> tuple[str, ...]:
+    """Values of variables whose names say they are secrets (`*_KEY`, `*_TOKEN`, …)."""
+    return tuple(
+        value
+        for name, value in env.items()
+        if _SECRET_NAME.search(name) and len(value.strip()) >= MIN_SECRET_CHARS
+    )
+
+
+class Redactor:
+    """Replaces known secrets and key-shaped strings in a text with `[redacted]`."""
+
+    def __init__(self, secrets: Iterable[str | None] = ()) -> None:
+        values = {s.strip() for s in secrets if s and len(s.strip()) >= MIN_SECRET_CHARS}
+        # Longest first, so a key that contains another is replaced whole.
+        self._secrets = sorted(values, key=len, reverse=True)
+
+    def __call__(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, REDACTED)
+        for shape in _SHAPES:
+            text = shape.sub(REDACTED, text)
+        return text

@@ -1,0 +1,105 @@
+"""The adaptive per-endpoint limit: halve on 429s, recover one slot per window, never deadlock."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from pathlib import Path
+
+from rich.console import Console
+
+from independence_bench.config import ModelSpec
+from independence_bench.endpoints import ClientPool, RetryPolicy
+from independence_bench.engine import Engine, RunPlan
+from independence_bench.mock_server import MockConfig, MockServer
+from independence_bench.progress import RichProgress
+from independence_bench.ratelimit import AdaptiveLimiter, describe_limits
+from independence_bench.store import Store
+from independence_bench.suite import load_suite
+
+
+async def test_a_429_halves_the_limit_once_per_generation_of_calls() -> None:
+    limiter = AdaptiveLimiter(16)
+    permits = [await limiter.__aenter__() for _ in range(6)]
+    for permit in permits:  # six calls sent under the old limit all come back 429
+        permit.throttled()
+    assert limiter.limit == 8 and limiter.throttles == 6
+    later = await asyncio.wait_for(limiter.__aenter__(), 1)  # sent after the decrease
+    later.throttled()  # so its 429 is news
+    assert limiter.limit == 4
+    for _ in range(7):
+        await limiter.__aexit__(None, None, None)
+    assert limiter.in_flight == 0 and limiter.lowest == 4
+
+
+async def test_the_limit_recovers_one_slot_per_window_of_successes() -> None:
+    limiter = AdaptiveLimiter(4)
+    permit = await limiter.__aenter__()
+    permit.throttled()
+    await limiter.__aexit__(None, None, None)
+    assert limiter.limit == 2
+    successes = []
+    while limiter.limit < 4:
+        async with limiter as permit:
+            permit.succeeded()
+        successes.append(limiter.limit)
+    assert successes == [2, 3, 3, 3, 4]  # 2 successes to reach 3, then 3 to reach 4
+    async with limiter as permit:
+        permit.succeeded()
+    assert limiter.limit == 4  # never above the configured concurrency
+
+
+async def test_lowering_the_limit_below_the_calls_in_flight_does_not_deadlock() -> None:
+    limiter = AdaptiveLimiter(8, min_limit=1)
+    peak = 0
+
+    async def call(index: int) -> None:
+        nonlocal peak
+        async with limiter as permit:
+            peak = max(peak, limiter.in_flight)
+            assert limiter.in_flight <= max(limiter.limit, 8)
+            await asyncio.sleep(0.001)
+            if index % 3 == 0:
+                permit.throttled()
+            else:
+                permit.succeeded()
+
+    await asyncio.wait_for(asyncio.gather(*(call(i) for i in range(300))), timeout=10)
+    assert limiter.in_flight == 0
+    assert limiter.lowest == 1 and peak == 8
+
+
+async def test_a_throttling_endpoint_brings_the_limit_down_and_the_run_completes(
+    tmp_path: Path,
+) -> None:
+    config = MockConfig(latency_s=0.01, max_in_flight=3)
+    with MockServer(config) as server:
+        pool = ClientPool(env={}, concurrency=24)
+        subject = ModelSpec(id="scripted-firm", base_url=server.base_url)
+        judge = ModelSpec(id="scripted-judge", base_url=server.base_url, temperature=0.0)
+        retry = RetryPolicy(max_attempts=30, base_delay_s=0.002, max_delay_s=0.02)
+        try:
+            with Store(tmp_path) as store:
+                engine = Engine(store, pool, retry=retry)
+                plan = RunPlan(suite=load_suite("v2"), models=(subject,), judge=judge, runs=2)
+                summary = await engine.run(plan)
+            limiter = pool.endpoints()[0].limiter
+        finally:
+            await pool.aclose()
+    assert summary.items_failed == 0 and summary.judge_failed == 0
+    assert limiter.throttles > 0
+    assert limiter.lowest <= 6, "the limit never came down towards what the server allows"
+    assert server.request_count - limiter.throttles == summary.calls
+
+
+def test_the_progress_display_shows_the_current_limit() -> None:
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=True, width=120)
+    limiter = AdaptiveLimiter(16)
+    limiter.limit = 5
+    with RichProgress(console, limits=lambda: describe_limits([("http://x/v1", limiter)])) as p:
+        p.planned(10, 10)
+        p.advance("item_done")
+    assert "limit 5/16" in buffer.getvalue()
+    both = describe_limits([("http://a:1/v1", limiter), ("https://b.example/api", limiter)])
+    assert both == "limits a:1 5/16 · b.example 5/16"
