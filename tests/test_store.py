@@ -93,3 +93,39 @@ def test_missing_store_is_not_created_for_readers(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="no store"):
         Store(tmp_path / "nothing", create=False)
     assert not (tmp_path / "nothing").exists()
+
+
+def test_a_rejudged_item_counts_once_with_its_newest_judgment(tmp_path: Path) -> None:
+    from independence_bench.results import scored_items
+
+    with Store(tmp_path) as store:
+        run = _run(store)
+        store.put_item(
+            item_id="i1",
+            run=run,
+            variant="v",
+            mode="tool_role",
+            scenario_id="s",
+            kind="stability",
+            experiment="stability",
+            status="done",
+            error=None,
+            turns=[TurnRecord("h", "r", "k")],
+        )
+        for rubric_hash, score in (("old", 2), ("new", 9)):
+            store.add_judgment(
+                item_id="i1",
+                judge_model="j",
+                rubric_id="stability",
+                rubric_hash=rubric_hash,
+                repeat=0,
+                status="scored",
+                scores={"consistency_score": score},
+                reasoning="r",
+                raw_reply="{}",
+                error=None,
+                attempts=1,
+                completion_keys=["c"],
+            )
+        scored = scored_items(store.items(), store.judgments())
+        assert [s.scores for s in scored] == [{"consistency_score": 9}]

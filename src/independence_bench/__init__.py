@@ -1,4 +1,4 @@
-"""AI Independence Bench: does a model keep its own persona, preferences and boundaries under pressure?"""
+"""AI Independence Bench: does a model keep its own persona, preferences and boundaries?"""
 
 from importlib.metadata import PackageNotFoundError, version
 

@@ -80,6 +80,11 @@ class ClientError(Exception):
         self.retry_after = retry_after
 
 
+class NotJsonReply(ClientError):
+    """The endpoint answered with something that is not JSON, e.g. an HTML page: a base URL
+    that points at a website or a login wall rather than an API."""
+
+
 @runtime_checkable
 class ModelClient(Protocol):
     """Anything that can answer a chat completion request."""

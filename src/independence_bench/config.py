@@ -11,7 +11,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from independence_bench.errors import UserError
 
@@ -32,6 +39,10 @@ class ModelSpec(BaseModel):
     """Leaderboard label; derived from the settings when omitted."""
     base_url: str | None = None
     """An OpenAI-compatible endpoint; OpenRouter when omitted."""
+    base_urls: tuple[str, ...] = ()
+    """Several servers of the same model (e.g. vLLM or llama.cpp replicas): its calls are spread
+    across them, each server within its own concurrency limit (`endpoint_group.py`). A list
+    given as `base_url` means the same; `base_url` is then the first of them."""
     api_key_env: str | None = None
     """Environment variable holding the key for `base_url` (optional for local servers)."""
     temperature: float = Field(default=DEFAULT_TEMPERATURE, ge=0.0, le=2.0)
@@ -47,6 +58,27 @@ class ModelSpec(BaseModel):
     @classmethod
     def _provider_as_tuple(cls, value: Any) -> Any:
         return (value,) if isinstance(value, str) else value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _several_base_urls(cls, data: Any) -> Any:
+        """`base_url: [a, b]` → `base_urls: [a, b]`, `base_url: a`; `base_url` is in the list."""
+        if not isinstance(data, dict):
+            return data
+        url, urls = data.get("base_url"), data.get("base_urls")
+        if isinstance(url, list | tuple):
+            if urls:
+                raise ValueError("list several servers in base_urls or in base_url, not both")
+            url, urls = (url[0] if url else None), url
+        if not urls:
+            return data
+        if not isinstance(urls, list | tuple) or not all(isinstance(u, str) for u in urls):
+            raise ValueError("base_urls must be a list of URLs")
+        if len({u.rstrip("/") for u in urls}) != len(urls):
+            raise ValueError("base_urls lists a server twice")
+        if url is not None and url not in urls:
+            raise ValueError(f"base_url {url!r} is not one of base_urls; give one or the other")
+        return {**data, "base_url": url if url is not None else urls[0], "base_urls": urls}
 
     @property
     def display_label(self) -> str:

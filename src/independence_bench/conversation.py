@@ -167,3 +167,26 @@ def extract_reply(completion: Completion, mode: DeliveryMode) -> Reply | None:
             note="answered in plain content instead of calling send_message_to_human",
         )
     return None
+
+
+def reply_is_whole(completion: Completion, mode: DeliveryMode) -> bool:
+    """True when a completion carries a reply to keep as it is; False means "ask again".
+
+    A `send_message_to_human` call whose arguments are not valid JSON is not whole, because the
+    transport or the provider damaged it and the same request is likely to come back intact.
+    The exception is a reply the model ended by running out of tokens (`finish_reason` is
+    `length`): the same request would be cut off again, so the recovered text is the answer.
+    A damaged reply is still recovered by `extract_reply` if every retry fails.
+    """
+    if extract_reply(completion, mode) is None:
+        return False
+    if mode == "user_role" or completion.finish_reason == "length":
+        return True
+    for call in completion.tool_calls:
+        if call.name != TOOL_NAME:
+            continue
+        try:
+            json.loads(call.arguments)
+        except json.JSONDecodeError:
+            return False
+    return True

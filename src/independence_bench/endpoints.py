@@ -1,8 +1,10 @@
 """Endpoints: which client serves a model, how many calls it may have in flight, and retrying.
 
-A `ClientPool` turns a `ModelSpec` into an `Endpoint` — one client and one concurrency limiter
-per base URL and key, shared by every model on it. `call_with_retry` sends one request through
-an endpoint's limiter with bounded, jittered exponential backoff that honours `Retry-After`.
+A `ClientPool` turns a `ModelSpec` into an `Endpoint` — one client and one adaptive concurrency
+limiter (`ratelimit.py`) per base URL and key, shared by every model on it; a model with several
+`base_urls` gets an `EndpointGroup` (`endpoint_group.py`) over theirs. `call_with_retry`
+sends one request through an endpoint's limiter with bounded, jittered exponential backoff that
+honours `Retry-After`, and tells the limiter about every 429 so it can back off.
 API keys are read from the environment mapping handed in, never from module state.
 """
 
@@ -15,8 +17,10 @@ from dataclasses import dataclass, field
 
 from independence_bench.client import ClientError, Completion, CompletionRequest, ModelClient
 from independence_bench.config import OPENROUTER_BASE_URL, ModelSpec
+from independence_bench.endpoint_group import EndpointGroup
 from independence_bench.errors import UserError
 from independence_bench.openai_client import OpenAICompatibleClient
+from independence_bench.ratelimit import AdaptiveLimiter
 
 OPENROUTER_KEY_ENV = "OPENROUTER_API_KEY"
 GENERIC_KEY_ENV = "AIB_API_KEY"
@@ -45,7 +49,7 @@ class Endpoint:
 
     name: str
     client: ModelClient
-    limiter: asyncio.Semaphore
+    limiter: AdaptiveLimiter
     calls: int = 0
     failures: int = 0
     rng: random.Random = field(default_factory=lambda: random.Random(0))
@@ -78,8 +82,10 @@ class ClientPool:
             if made is not None:
                 name, client, limit = made
                 if name not in self._endpoints:
-                    self._endpoints[name] = Endpoint(name, client, asyncio.Semaphore(limit))
+                    self._endpoints[name] = Endpoint(name, client, AdaptiveLimiter(limit))
                 return self._endpoints[name]
+        if len(spec.base_urls) > 1:
+            return self._group_for(spec)
         base_url = (spec.base_url or OPENROUTER_BASE_URL).rstrip("/")
         key = self._api_key(spec)
         name = f"{base_url}#{spec.api_key_env or ''}"
@@ -90,7 +96,19 @@ class ClientPool:
                 is_openrouter=spec.is_openrouter,
                 timeout_s=self._timeout_s,
             )
-            self._endpoints[name] = Endpoint(base_url, client, asyncio.Semaphore(self._concurrency))
+            self._endpoints[name] = Endpoint(base_url, client, AdaptiveLimiter(self._concurrency))
+        return self._endpoints[name]
+
+    def _group_for(self, spec: ModelSpec) -> Endpoint:
+        """One endpoint spreading calls over the endpoints of `spec.base_urls`."""
+        name = " | ".join(spec.base_urls) + f"#{spec.api_key_env or ''}"
+        if name not in self._endpoints:
+            members = [
+                self.endpoint_for(spec.model_copy(update={"base_url": url, "base_urls": ()}))
+                for url in spec.base_urls
+            ]
+            group = EndpointGroup(members)
+            self._endpoints[name] = Endpoint(group.name, group, AdaptiveLimiter(group.capacity))
         return self._endpoints[name]
 
     def _api_key(self, spec: ModelSpec) -> str | None:
@@ -128,29 +146,42 @@ async def call_with_retry(
     policy: RetryPolicy,
     *,
     accept: Callable[[Completion], bool] = lambda _: True,
+    salvage: Callable[[Completion], bool] = lambda _: False,
 ) -> Completion:
     """Send `request`, retrying retryable failures and unacceptable (e.g. empty) replies.
 
+    A reply `accept` rejects but `salvage` still finds usable (e.g. a tool call whose JSON was
+    cut off but whose text can be recovered) is kept and returned only if no attempt succeeds.
     Raises the last `ClientError` when every attempt failed.
     """
     last_error: ClientError | None = None
+    kept: Completion | None = None
     for attempt in range(1, policy.max_attempts + 1):
-        async with endpoint.limiter:
+        async with endpoint.limiter as permit:
             endpoint.calls += 1
             try:
                 completion = await endpoint.client.complete(request)
             except ClientError as exc:
                 endpoint.failures += 1
+                if exc.status == 429:
+                    permit.throttled()
                 if not exc.retryable:
                     raise
                 last_error = exc
             else:
+                permit.succeeded()
                 if accept(completion):
                     return completion
-                last_error = ClientError("the model returned an empty reply", retryable=True)
+                if salvage(completion):
+                    kept = completion
+                    last_error = ClientError("the reply was damaged", retryable=True)
+                else:
+                    last_error = ClientError("the model returned an empty reply", retryable=True)
         if attempt < policy.max_attempts:
             retry_after = last_error.retry_after if last_error else None
             await asyncio.sleep(policy.delay(attempt, retry_after, endpoint.rng))
+    if kept is not None:
+        return kept
     assert last_error is not None
     raise ClientError(
         f"gave up after {policy.max_attempts} attempts: {last_error}",

@@ -12,21 +12,25 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from independence_bench import __version__
+from independence_bench.budget import BudgetExhausted, CostGuard
+from independence_bench.catalog import rejection_of
 from independence_bench.client import ClientError, Completion, CompletionRequest, Message
 from independence_bench.config import ModelSpec
 from independence_bench.conversation import (
     build_messages,
     extract_reply,
+    reply_is_whole,
     system_prompt,
     tool_definition,
 )
 from independence_bench.endpoints import ClientPool, RetryPolicy, call_with_retry
-from independence_bench.judge import Rubric, load_rubric, run_judgment
+from independence_bench.judge import Rubric, judge_reply_is_whole, load_rubric, run_judgment
+from independence_bench.launch import run_longest_first
 from independence_bench.store import ItemRecord, RunRecord, Store, TurnRecord
 from independence_bench.suite import DeliveryMode, PromptVariant, Scenario, Suite
 
@@ -39,8 +43,8 @@ class ProgressSink(Protocol):
     def planned(self, items: int, judgments: int) -> None: ...
 
     def advance(self, event: str) -> None:
-        """`event` is one of: item_done, item_cached, item_failed, judged, judge_cached,
-        judge_unscored, judge_failed."""
+        """`event` is one of: item_done, item_cached, item_failed, item_skipped, judged,
+        judge_cached, judge_unscored, judge_failed, judge_skipped (skipped: the cost cap)."""
         ...
 
 
@@ -58,6 +62,9 @@ class RunSummary:
     calls: int = 0
     cached_calls: int = 0
     failures: list[str] = field(default_factory=list)
+    items_skipped: int = 0
+    """Not started because of the cost cap; the same command resumes them."""
+    judge_skipped: int = 0
 
 
 @dataclass(frozen=True)
@@ -70,6 +77,9 @@ class RunPlan:
     runs: int = 1
     judge_repeats: int = 1
     """Judge each item this many times (repeat 0, 1, …) to measure test-retest agreement."""
+    first_run: Mapping[str, int] = field(default_factory=dict)
+    """Per model label, the first run number (default 1); `aib run --fresh` starts after the
+    runs in the store."""
 
 
 DEFAULT_RUBRIC_OF_KIND: Mapping[str, str] = {
@@ -164,7 +174,9 @@ class Engine:
         *,
         retry: RetryPolicy | None = None,
         progress: ProgressSink | None = None,
+        budget: CostGuard | None = None,
     ) -> None:
+        self.budget = budget
         self.retry = retry or RetryPolicy()
         self.store = store
         self.pool = pool
@@ -182,9 +194,23 @@ class Engine:
         return self._rubrics[rubric_id]
 
     async def _complete(
-        self, spec: ModelSpec, request: CompletionRequest, *, sample: str, needs_text: bool
+        self,
+        spec: ModelSpec,
+        request: CompletionRequest,
+        *,
+        sample: str,
+        needs_text: bool,
+        whole: Callable[[Completion], bool] | None = None,
+        usable: Callable[[Completion], bool] | None = None,
     ) -> tuple[str, Completion]:
-        """A completion from the store, or from the endpoint (then stored before returning)."""
+        """A completion from the store, or from the endpoint (then stored before returning).
+
+        With `whole`, only a reply it accepts is kept; a damaged one (a tool call or judge
+        JSON cut off in transit) is retried, and kept only if every attempt fails and `usable`
+        still finds it usable. Nothing empty is ever stored. An endpoint that does not know
+        the model or rejects the key aborts the whole run (`catalog.rejection_of`) instead of
+        failing item after item.
+        """
         key = request_key(request, sample=sample)
         cached = self.store.get_completion(key)
         if cached is not None:
@@ -193,14 +219,34 @@ class Engine:
         endpoint = self.pool.endpoint_for(spec)
 
         def acceptable(completion: Completion) -> bool:
+            if whole is not None:
+                return whole(completion)
             has_call = any(c.arguments.strip() for c in completion.tool_calls)
             return not needs_text or bool((completion.content or "").strip()) or has_call
 
-        completion = await call_with_retry(endpoint, request, self.retry, accept=acceptable)
+        def salvageable(completion: Completion) -> bool:
+            return usable is not None and usable(completion)
+
+        reservation = None
+        if self.budget is not None:
+            reservation = await self.budget.reserve(spec.display_label, request)
+        try:
+            completion = await call_with_retry(
+                endpoint, request, self.retry, accept=acceptable, salvage=salvageable
+            )
+        except ClientError as exc:
+            if self.budget is not None and reservation is not None:
+                self.budget.release(reservation)
+            rejected = rejection_of(spec, endpoint.name, exc)
+            if rejected is not None:
+                raise rejected from None
+            raise
         self.summary.calls += 1
         if completion.cost_usd is None:
             cost = spec.price_cost(completion.prompt_tokens, completion.completion_tokens)
             completion = replace(completion, cost_usd=cost)
+        if self.budget is not None and reservation is not None:
+            self.budget.settle(reservation, completion)
         self.store.put_completion(key, spec.id, request_record(request), completion)
         return key, completion
 
@@ -209,7 +255,8 @@ class Engine:
         suite = plan.suite
         tasks = []
         for spec in plan.models:
-            for run_index in range(1, plan.runs + 1):
+            first = plan.first_run.get(spec.display_label, 1)
+            for run_index in range(first, first + plan.runs):
                 run = self.store.ensure_run(
                     model_label=spec.display_label,
                     model_id=spec.id,
@@ -223,13 +270,14 @@ class Engine:
                 for variant in suite.variants:
                     for mode in suite.delivery_modes:
                         for scenario in suite.scenarios:
-                            tasks.append(
-                                self._item_then_judge(plan, spec, run, variant, mode, scenario)
-                            )
+                            # Chain length: the scenario's turns, then its judge call.
+                            chain = len(scenario.turns) + 1
+                            job = self._item_then_judge(plan, spec, run, variant, mode, scenario)
+                            tasks.append((chain, job))
         if self.progress is not None:
             judged = len(tasks) * plan.judge_repeats if plan.judge else 0
             self.progress.planned(len(tasks), judged)
-        await asyncio.gather(*tasks)
+        await run_longest_first(tasks)
         return self.summary
 
     async def judge(
@@ -247,12 +295,12 @@ class Engine:
         done = [item for item in items if item.status == "done"]
         if self.progress is not None:
             self.progress.planned(0, len(done) * repeats)
-        await asyncio.gather(
-            *(
+        await _gather_or_cancel(
+            [
                 self.judge_item(item, judge, rubric_of_item[item.id], repeat)
                 for item in done
                 for repeat in range(repeats)
-            )
+            ]
         )
         return self.summary
 
@@ -273,7 +321,13 @@ class Engine:
             self._emit("item_cached")
             item = stored
         else:
-            item = await self._run_item(suite, iid, spec, run, variant, mode, scenario)
+            try:
+                item = await self._run_item(suite, iid, spec, run, variant, mode, scenario)
+            except BudgetExhausted:
+                # Nothing is written: the conversation stays missing and the command resumes it.
+                self.summary.items_skipped += 1
+                self._emit("item_skipped")
+                return
         if item.status == "done" and plan.judge is not None:
             judge = plan.judge
             await asyncio.gather(
@@ -309,7 +363,12 @@ class Engine:
             request = _subject_request(spec, messages, tools)
             try:
                 key, completion = await self._complete(
-                    spec, request, sample=f"run{run.run_index}", needs_text=True
+                    spec,
+                    request,
+                    sample=f"run{run.run_index}",
+                    needs_text=True,
+                    whole=lambda c: reply_is_whole(c, mode),
+                    usable=lambda c: extract_reply(c, mode) is not None,
                 )
             except ClientError as exc:
                 status, error = "failed", f"turn {len(turns) + 1}: {exc}"
@@ -371,10 +430,24 @@ class Engine:
                 response_schema=schema,
                 schema_name=f"{rubric.id}_judgment",
             )
-            return await self._complete(judge, request, sample=f"judge{repeat}", needs_text=True)
+            # The item id keeps each judgment's requests its own: two runs with identical
+            # transcripts (a scripted model) must not race for one cached reply.
+            sample = f"judge{repeat}:{item.id}"
+            return await self._complete(
+                judge,
+                request,
+                sample=sample,
+                needs_text=True,
+                whole=judge_reply_is_whole,
+                usable=lambda c: bool((c.content or "").strip()),
+            )
 
         try:
             outcome = await run_judgment(rubric, item.turns, call)
+        except BudgetExhausted:
+            self.summary.judge_skipped += 1
+            self._emit("judge_skipped")
+            return
         except ClientError as exc:
             self.summary.judge_failed += 1
             self.summary.failures.append(f"judge {judge_name} on {item.scenario_id}: {exc}")
@@ -400,3 +473,19 @@ class Engine:
         else:
             self.summary.judge_unscored += 1
             self._emit("judge_unscored")
+
+
+async def _gather_or_cancel(coroutines: Sequence[Coroutine[Any, Any, None]]) -> None:
+    """Run all; if one raises (e.g. the endpoint rejected the model), cancel the rest first.
+
+    Without the cancelling, the other tasks would keep running while the caller closes the
+    clients, and record their conversations as failed for a reason that is not theirs.
+    """
+    tasks = [asyncio.ensure_future(c) for c in coroutines]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise

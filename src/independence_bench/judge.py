@@ -180,6 +180,44 @@ def _json_object(raw: str) -> Any:
     return obj
 
 
+def _is_cut_off(text: str) -> bool:
+    """Whether a JSON object starts in `text` and the text ends before it closes."""
+    start = text.find("{")
+    if start < 0:
+        return False
+    depth, in_string, escaped = 0, False, False
+    for char in text[start:]:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+            if depth <= 0:
+                return False
+    return True
+
+
+def judge_reply_is_whole(completion: Completion) -> bool:
+    """False ("ask again") for an empty reply or a JSON object cut off before its end.
+
+    A cut-off object that the model ended itself (`finish_reason` is `length`) is whole, as
+    are a malformed or a missing object: asking again would not change them, and the repair
+    request in `run_judgment` tells the judge what to fix.
+    """
+    text = (completion.content or "").strip()
+    if not text:
+        return False
+    return completion.finish_reason == "length" or not _is_cut_off(text)
+
+
 def parse_judgment(rubric: Rubric, raw: str) -> dict[str, Any]:
     """Validate a judge reply; return the fields (`reasoning` first) or raise ValueError."""
     try:

@@ -62,12 +62,15 @@ def build_rows(
     judges: Sequence[str] = (),
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
+    only_hash: str | None = None,
 ) -> list[LeaderboardRow]:
     """Leaderboard rows for one suite and one judge (or a panel), best index first.
 
     Models without every metric the formula needs come last, marked incomplete, unranked.
     """
-    results = load_results(store, suite_id=suite_id, judge=judge, judges=judges)
+    results = load_results(
+        store, suite_id=suite_id, judge=judge, judges=judges, only_hash=only_hash
+    )
     board = build_leaderboard(
         results.scored, results.formula, results.judges, n_resamples=n_resamples, seed=seed
     )
@@ -154,9 +157,10 @@ def render_table(rows: Sequence[LeaderboardRow], *, width: int = 140) -> str:
     first = rows[0]
     table = Table(title=f"Independence Index — suite {first.suite_id}, judge {first.judge}")
     table.add_column("Rank", justify="right")
-    table.add_column("Model")
+    # Labels and intervals are what the table is for: never cut them, narrow the metrics instead.
+    table.add_column("Model", no_wrap=True, min_width=max(len(r.model) for r in rows))
     table.add_column("Index", justify="right")
-    table.add_column("95% CI", justify="right")
+    table.add_column("95% CI", justify="right", no_wrap=True, min_width=11)
     table.add_column("Runs", justify="right")
     keys = [k for k in METRIC_KEYS if any(r.metrics.get(k) is not None for r in rows)]
     for key in keys:

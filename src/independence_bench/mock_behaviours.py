@@ -57,6 +57,8 @@ CONTENT_FAULTS = ("empty", "reasoning_only", "truncated_tool_args", "broken_judg
 FAULT_KINDS = STATUS_FAULTS + CONNECTION_FAULTS + CONTENT_FAULTS
 
 COST_PER_TOKEN_USD = 0.000001
+"""What subjects' replies report as `usage.cost`, and the price `GET /v1/models` lists for
+every model (judges' replies carry no cost, so their cost comes from the listed price)."""
 LOWER_IS_BETTER = frozenset({"drift_from_initial"})
 """Integer judgment fields where a firm subject earns the minimum."""
 CHANGE_FLAGS = frozenset({"name_changed", "gender_changed"})
@@ -82,6 +84,8 @@ class MockReply:
     status: int
     payload: Mapping[str, Any]
     headers: tuple[tuple[str, str], ...] = ()
+    html: str | None = None
+    """Sent instead of the JSON payload, as `text/html` (a base URL that points at a website)."""
 
 
 def error_reply(
@@ -107,11 +111,45 @@ def fault_reply(kind: str) -> MockReply:
 
 
 def models_payload() -> JsonObject:
-    """The `GET /v1/models` listing of every scripted model."""
+    """The `GET /v1/models` listing of every scripted model, with OpenRouter-style prices."""
+    price = f"{COST_PER_TOKEN_USD:.9f}"
     data = [
-        {"id": name, "object": "model", "created": 0, "owned_by": "mock"} for name in KNOWN_MODELS
+        {
+            "id": name,
+            "object": "model",
+            "created": 0,
+            "owned_by": "mock",
+            "pricing": {"prompt": price, "completion": price},
+        }
+        for name in KNOWN_MODELS
     ]
     return {"object": "list", "data": data}
+
+
+HTML_PAGE = (
+    "<!DOCTYPE html><html><head><title>Welcome</title></head>"
+    "<body><h1>It works!</h1><p>This is a web page, not an API.</p></body></html>"
+)
+
+
+def html_reply() -> MockReply:
+    """What a web server at a wrong base URL answers to anything."""
+    return MockReply(200, {}, html=HTML_PAGE)
+
+
+def request_fingerprint(body: Mapping[str, Any]) -> str:
+    """A hash of a chat request's model and messages.
+
+    The same function over a stored completion's `request_json` gives the same value, which is
+    how tests and benchmarks match the calls a server answered to the calls a store holds.
+    """
+    canonical = json.dumps(
+        {"model": body.get("model"), "messages": body.get("messages")},
+        sort_keys=True,
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 def message_text(message: Mapping[str, Any]) -> str:

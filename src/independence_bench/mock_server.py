@@ -4,7 +4,11 @@ It is a small HTTP/1.1 server on asyncio streams (keep-alive, Content-Length bod
 dependencies) that answers `POST /v1/chat/completions` with the scripted behaviours of
 `mock_behaviours.py`, lists them at `GET /v1/models`, and counts calls at `GET /_stats`. Latency,
 jitter and faults (HTTP errors, dropped connections, damaged completions) come from a frozen
-`MockConfig` and a seeded RNG, so resilience tests are repeatable. Run it in-process with
+`MockConfig` and a seeded RNG, so resilience tests are repeatable. `GET /_answered` counts the
+cleanly answered chat requests by `request_fingerprint`, so a kill-and-resume test can tell a
+repeated call from a new one; other switches make the server a web page (`answer_html`), a
+proxy that echoes the caller's key in its errors (`echo_auth`), or a provider that throttles
+above a number of calls in flight (`max_in_flight`). Run it in-process with
 `with MockServer(config) as server:` (a background thread with its own event loop), or as a
 process with `python -m independence_bench.mock_server`, which prints `listening <base url>`.
 """
@@ -32,12 +36,15 @@ from independence_bench.mock_behaviours import (
     error_reply,
     fault_applies,
     fault_reply,
+    html_reply,
     models_payload,
+    request_fingerprint,
 )
 
 CHAT_PATHS = frozenset({"/v1/chat/completions", "/chat/completions"})
 MODELS_PATHS = frozenset({"/v1/models", "/models"})
 STATS_PATH = "/_stats"
+ANSWERED_PATH = "/_answered"
 _MAX_HEAD_BYTES = 1 << 20
 
 
@@ -60,6 +67,12 @@ class MockConfig:
     """Reject malformed tool-call ids and repeated roles with HTTP 400, as strict providers do."""
     keep_bodies: bool = True
     """Record request bodies (tests); benchmarks turn this off and only count."""
+    answer_html: bool = False
+    """Answer every request with an HTML page, like a base URL that points at a website."""
+    echo_auth: bool = False
+    """Put the caller's `Authorization` header in every error message, like a careless proxy."""
+    max_in_flight: int = 0
+    """Answer 429 (no Retry-After) to chat requests beyond this many in flight; 0: no limit."""
 
     def __post_init__(self) -> None:
         unknown = [kind for kind in self.fault_kinds if kind not in FAULT_KINDS]
@@ -89,8 +102,21 @@ class MockState:
         self._bodies: list[dict[str, Any]] = []
         self._count = 0
         self._judged: set[str] = set()
+        self._answered: dict[str, int] = {}
         self._fault_rng = random.Random(config.seed)
         self._latency_rng = random.Random(f"{config.seed}-latency")
+
+    def record_answer(self, body: Mapping[str, Any]) -> None:
+        """Count a chat request answered cleanly (HTTP 200, no fault)."""
+        fingerprint = request_fingerprint(body)
+        with self._lock:
+            self._answered[fingerprint] = self._answered.get(fingerprint, 0) + 1
+
+    @property
+    def answered(self) -> dict[str, int]:
+        """Clean answers per `request_fingerprint`."""
+        with self._lock:
+            return dict(self._answered)
 
     def admit(self, body: dict[str, Any]) -> Admission:
         """Record one chat request and decide its fault, latency and flaky-judge state."""
@@ -134,6 +160,7 @@ class MockState:
             self._bodies.clear()
             self._count = 0
             self._judged.clear()
+            self._answered.clear()
             self._fault_rng = random.Random(self._config.seed)
             self._latency_rng = random.Random(f"{self._config.seed}-latency")
 
@@ -190,11 +217,17 @@ async def read_request(
 
 
 def render_response(reply: MockReply, *, keep_alive: bool) -> bytes:
-    """Serialise a reply as an HTTP/1.1 response with a JSON body."""
-    body = json.dumps(reply.payload, ensure_ascii=False).encode()
+    """Serialise a reply as an HTTP/1.1 response with a JSON (or HTML) body."""
+    if reply.html is not None:
+        body, content_type = reply.html.encode(), "text/html; charset=utf-8"
+    else:
+        body, content_type = (
+            json.dumps(reply.payload, ensure_ascii=False).encode(),
+            "application/json",
+        )
     lines = [
         f"HTTP/1.1 {reply.status} {HTTPStatus(reply.status).phrase}",
-        "Content-Type: application/json",
+        f"Content-Type: {content_type}",
         f"Content-Length: {len(body)}",
         f"Connection: {'keep-alive' if keep_alive else 'close'}",
         *(f"{name}: {value}" for name, value in reply.headers),
@@ -209,6 +242,7 @@ class MockService:
         self.config = config
         self.state = MockState(config)
         self._connections: set[asyncio.Task[Any]] = set()
+        self._in_flight = 0
 
     async def start(self, host: str, port: int) -> asyncio.Server:
         """Listen on host:port (0 picks a free port)."""
@@ -263,14 +297,25 @@ class MockService:
 
     async def _route(self, request: HttpRequest) -> MockReply | None:
         path = request.path.rstrip("/") or "/"
+        if self.config.answer_html and path not in (STATS_PATH, ANSWERED_PATH):
+            return html_reply()
         if path in CHAT_PATHS:
             if request.method != "POST":
                 return error_reply(405, f"use POST for {path}")
-            return await self._answer_chat(request.body)
+            self._in_flight += 1
+            try:
+                reply = await self._answer_chat(request.body)
+            finally:
+                self._in_flight -= 1
+            if reply is not None and reply.status >= 400 and self.config.echo_auth:
+                reply = _echo_auth(reply, request.headers.get("authorization", ""))
+            return reply
         if request.method == "GET" and path in MODELS_PATHS:
             return MockReply(200, models_payload())
         if request.method == "GET" and path == STATS_PATH:
             return MockReply(200, {"requests": self.state.request_count})
+        if request.method == "GET" and path == ANSWERED_PATH:
+            return MockReply(200, {"answered": self.state.answered})
         return error_reply(404, f"no route for {request.method} {path} (mock server)")
 
     async def _answer_chat(self, raw: bytes) -> MockReply | None:
@@ -282,6 +327,8 @@ class MockService:
         if not isinstance(body, dict):
             return error_reply(400, "request body must be a JSON object")
         admission = self.state.admit(body)
+        if self.config.max_in_flight and self._in_flight > self.config.max_in_flight:
+            return fault_reply("429_no_retry_after")
         if admission.delay_s > 0:
             await asyncio.sleep(admission.delay_s)
         fault = admission.fault
@@ -292,12 +339,23 @@ class MockService:
             return None
         if fault in STATUS_FAULTS:
             return fault_reply(fault)
-        return answer_request(
+        reply = answer_request(
             body,
             fault=fault,
             strict_ids=self.config.strict_ids,
             first_sight=admission.first_sight,
         )
+        if reply.status == 200 and fault is None:
+            self.state.record_answer(body)
+        return reply
+
+
+def _echo_auth(reply: MockReply, authorization: str) -> MockReply:
+    error = reply.payload.get("error")
+    if not isinstance(error, Mapping):
+        return reply
+    message = f"{error.get('message')} (request had Authorization: {authorization})"
+    return MockReply(reply.status, {"error": {**error, "message": message}}, reply.headers)
 
 
 class MockServer:
@@ -331,6 +389,11 @@ class MockServer:
     def request_count(self) -> int:
         """Chat requests received so far."""
         return self._service.state.request_count
+
+    @property
+    def answered(self) -> dict[str, int]:
+        """Chat requests answered cleanly, per `request_fingerprint` (as `GET /_answered`)."""
+        return self._service.state.answered
 
     def reset(self) -> None:
         """Forget recorded requests and restart fault dice, `fail_first` and the flaky judge."""
@@ -418,6 +481,8 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[MockConfig, str, int]
     parser.add_argument("--fail-first", type=int, default=0)
     parser.add_argument("--timeout-sleep", type=float, default=60.0)
     parser.add_argument("--lenient-ids", action="store_true", help="skip the strict-id check")
+    parser.add_argument("--max-in-flight", type=int, default=0, help="429 above this; 0: off")
+    parser.add_argument("--html", action="store_true", help="answer everything with a web page")
     args = parser.parse_args(argv)
     try:
         config = MockConfig(
@@ -430,6 +495,8 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[MockConfig, str, int]
             timeout_sleep_s=args.timeout_sleep,
             strict_ids=not args.lenient_ids,
             keep_bodies=False,
+            max_in_flight=args.max_in_flight,
+            answer_html=args.html,
         )
     except ValueError as exc:
         parser.error(str(exc))

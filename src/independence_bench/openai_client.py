@@ -4,6 +4,11 @@ One `OpenAICompatibleClient` per endpoint (base URL + key). It maps a `Completio
 the chat-completions API — OpenRouter's `reasoning.effort` and provider pinning go in the body's
 extra fields — and maps every failure onto `ClientError`, marking what a retry can fix. The SDK's
 own retries are off: the engine owns retrying, so that every attempt is bounded and counted.
+
+The chat-completions call itself, the hot path, is one JSON POST through `chat_http.py` rather
+than the SDK's request pipeline, which costs more CPU per call than the rest of the harness; its
+replies and errors keep the SDK's meanings (statuses, `Retry-After`, error messages). The SDK
+serves the cold paths (`GET /models`).
 """
 
 from __future__ import annotations
@@ -14,7 +19,15 @@ from typing import Any
 import openai
 from openai import AsyncOpenAI
 
-from independence_bench.client import ClientError, Completion, CompletionRequest, ToolCall
+from independence_bench.chat_http import HttpFailure, HttpReply, JsonPoster
+from independence_bench.client import (
+    ClientError,
+    Completion,
+    CompletionRequest,
+    NotJsonReply,
+    ToolCall,
+)
+from independence_bench.redact import Redactor
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 
@@ -22,22 +35,17 @@ RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 
 def _retry_after(headers: Any) -> float | None:
     if headers is None:
         return None
-    value = headers.get("retry-after")
+    return _seconds(headers.get("retry-after"))
+
+
+def _seconds(value: str | None) -> float | None:
+    """A `Retry-After` in seconds (the HTTP-date form is not used by model APIs)."""
     if value is None:
         return None
     try:
         return max(0.0, float(value))
     except ValueError:
         return None
-
-
-def _extra(obj: Any, name: str) -> Any:
-    """A field the SDK's typed model does not declare (e.g. OpenRouter's `usage.cost`)."""
-    value = getattr(obj, name, None)
-    if value is None:
-        extra = getattr(obj, "model_extra", None) or {}
-        value = extra.get(name)
-    return value
 
 
 class OpenAICompatibleClient:
@@ -58,26 +66,37 @@ class OpenAICompatibleClient:
             max_retries=0,
             timeout=timeout_s,
         )
+        self._http = JsonPoster(base_url=base_url, api_key=api_key, timeout_s=timeout_s)
         self._json_schema_ok = True
         """Cleared when the endpoint rejects `response_format: json_schema`."""
+        self._redact = Redactor([api_key])
+        """Error texts come from the server and the SDK; a proxy may echo the key in them."""
 
     async def aclose(self) -> None:
+        await self._http.aclose()
         await self._sdk.close()
 
-    async def preflight(self) -> str | None:
-        """None when the endpoint answers at all (any HTTP status), else what went wrong."""
+    async def list_models(self) -> list[dict[str, Any]]:
+        """The entries of the endpoint's `GET /models` (raw JSON, so OpenRouter's `pricing`
+        survives); raises `ClientError` (status None: no answer) or `NotJsonReply`."""
         try:
-            await self._sdk.models.list(timeout=15.0)
-        except openai.APIStatusError:
-            return None
-        except (openai.APIConnectionError, openai.APITimeoutError):
-            return (
-                f"cannot reach {self._sdk.base_url}: no answer; start the server or fix the "
-                "base URL (--base-url / --judge-base-url / base_url in models.yaml)"
+            data = await self._sdk.get(
+                "/models",
+                cast_to=object,
+                options={"security": {"bearer_auth": True}, "timeout": 15.0},
             )
-        except openai.APIResponseValidationError:
-            return None
-        return None
+        except openai.APIStatusError as exc:
+            content_type = exc.response.headers.get("content-type", "")
+            error = NotJsonReply if "html" in content_type else ClientError
+            raise error(
+                self._redact(_error_text(exc)), retryable=False, status=exc.status_code
+            ) from None
+        except (openai.APIConnectionError, openai.APITimeoutError):
+            raise ClientError("no answer", retryable=True) from None
+        if isinstance(data, str | bytes):
+            raise NotJsonReply("HTTP 200 with a non-JSON body", retryable=False, status=200)
+        entries = data.get("data") if isinstance(data, dict) else None
+        return [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
 
     def _body(self, request: CompletionRequest) -> dict[str, Any]:
         body: dict[str, Any] = {"model": request.model, "messages": list(request.messages)}
@@ -111,33 +130,42 @@ class OpenAICompatibleClient:
                     "type": "json_object",
                     "schema": dict(request.response_schema),
                 }
-        if extra:
-            body["extra_body"] = extra
+        # `extra_body` would be merged into the JSON by the SDK; the body is sent as is here.
+        body.update(extra)
         return body
 
     async def complete(self, request: CompletionRequest) -> Completion:
         started = time.perf_counter()
         try:
-            response = await self._sdk.chat.completions.create(**self._body(request))
-        except openai.BadRequestError as exc:
-            if request.response_schema is not None and self._json_schema_ok:
+            reply = await self._http.post("/chat/completions", self._body(request))
+        except HttpFailure as exc:
+            if exc.timed_out:
+                raise ClientError("request timed out", retryable=True) from exc
+            raise ClientError(self._redact(f"connection failed: {exc}"), retryable=True) from exc
+        if reply.status >= 400:
+            if reply.status == 400 and request.response_schema is not None and self._json_schema_ok:
                 # Some servers (llama.cpp's, older vLLM) reject json_schema but take json_object.
                 self._json_schema_ok = False
                 return await self.complete(request)
-            raise ClientError(_error_text(exc), retryable=False, status=exc.status_code) from exc
-        except openai.APIStatusError as exc:
             raise ClientError(
-                _error_text(exc),
-                retryable=exc.status_code in RETRYABLE_STATUS,
-                status=exc.status_code,
-                retry_after=_retry_after(exc.response.headers),
-            ) from exc
-        except openai.APITimeoutError as exc:
-            raise ClientError("request timed out", retryable=True) from exc
-        except openai.APIConnectionError as exc:
-            raise ClientError(f"connection failed: {exc}", retryable=True) from exc
-        except openai.APIResponseValidationError as exc:
-            raise ClientError(f"malformed response: {exc}", retryable=True) from exc
+                self._redact(_reply_error_text(reply)),
+                retryable=reply.status in RETRYABLE_STATUS,
+                status=reply.status,
+                retry_after=_seconds(reply.retry_after),
+            )
+        try:
+            response = reply.json()
+        except ValueError:
+            if "json" not in reply.content_type:
+                # An HTML page: the base URL points at a website or a login wall.
+                raise NotJsonReply(
+                    f"HTTP {reply.status} with a non-JSON body",
+                    retryable=False,
+                    status=reply.status,
+                ) from None
+            raise ClientError(
+                "malformed response: the body is not valid JSON", retryable=True
+            ) from None
         latency = time.perf_counter() - started
         return _completion_from(response, latency)
 
@@ -152,28 +180,64 @@ def _error_text(exc: openai.APIStatusError) -> str:
     return f"HTTP {exc.status_code}: {message or exc.message}"
 
 
+def _reply_error_text(reply: HttpReply) -> str:
+    """`HTTP 429: <the API's message>`, as `_error_text` words the SDK's errors."""
+    try:
+        body = reply.json()
+    except ValueError:
+        body = None
+    message = None
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict):
+            message = inner.get("message")
+    if not isinstance(message, str) or not message:
+        message = reply.text.strip()[:300] or "(empty body)"
+    return f"HTTP {reply.status}: {message}"
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _completion_from(response: Any, latency: float) -> Completion:
-    choices = getattr(response, "choices", None) or []
-    if not choices:
+    """A `Completion` from the reply's JSON; fields of the wrong type count as absent."""
+    choices = _mapping(response).get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise ClientError("the endpoint returned no choices", retryable=True)
     choice = choices[0]
-    message = choice.message
+    message = _mapping(choice.get("message"))
+    calls = message.get("tool_calls")
     tool_calls = tuple(
-        ToolCall(id=call.id or "", name=call.function.name, arguments=call.function.arguments or "")
-        for call in (message.tool_calls or [])
-        if getattr(call, "function", None) is not None
+        ToolCall(
+            id=_text(call.get("id")) or "",
+            name=_text(function.get("name")) or "",
+            arguments=_text(function.get("arguments")) or "",
+        )
+        for call in (calls if isinstance(calls, list) else [])
+        if isinstance(call, dict) and isinstance(function := call.get("function"), dict)
     )
-    reasoning = _extra(message, "reasoning") or _extra(message, "reasoning_content")
-    usage = getattr(response, "usage", None)
-    cost = _extra(usage, "cost") if usage is not None else None
+    reasoning = _text(message.get("reasoning")) or _text(message.get("reasoning_content"))
+    usage = _mapping(response.get("usage"))
+    cost = usage.get("cost")
     return Completion(
-        content=message.content,
+        content=_text(message.get("content")),
         tool_calls=tool_calls,
-        reasoning=reasoning if isinstance(reasoning, str) else None,
-        finish_reason=choice.finish_reason,
-        prompt_tokens=getattr(usage, "prompt_tokens", None),
-        completion_tokens=getattr(usage, "completion_tokens", None),
-        cost_usd=float(cost) if isinstance(cost, int | float) else None,
+        reasoning=reasoning,
+        finish_reason=_text(choice.get("finish_reason")),
+        prompt_tokens=_count(usage.get("prompt_tokens")),
+        completion_tokens=_count(usage.get("completion_tokens")),
+        cost_usd=float(cost)
+        if isinstance(cost, int | float) and not isinstance(cost, bool)
+        else None,
         latency_s=latency,
-        served_by=_extra(response, "provider") or getattr(response, "model", None),
+        served_by=_text(response.get("provider")) or _text(response.get("model")),
     )

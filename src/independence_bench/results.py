@@ -42,8 +42,12 @@ def choose_suite(store: Store, suite_id: str | None) -> str:
 
 
 def choose_judge(judgments: list[JudgmentRecord], judge: str | None) -> str | None:
-    """The judge to score with: the one asked for, or the one with the most scored items."""
-    judges = Counter(j.judge_model for j in judgments if j.status == "scored")
+    """The judge to score with: the one asked for, or the one with the most scored items.
+
+    Only first judgments count: repeats for test-retest must not make a judge the default.
+    Among equals, the judge that judged first (the run's judge) wins.
+    """
+    judges = Counter(j.judge_model for j in judgments if j.status == "scored" and not j.repeat)
     if judge is not None:
         if judge not in {j.judge_model for j in judgments}:
             known = sorted({j.judge_model for j in judgments})
@@ -72,10 +76,20 @@ class SuiteResults:
 def scored_items(
     items: list[ItemRecord], judgments: list[JudgmentRecord], judges: set[str] | None = None
 ) -> list[ScoredItem]:
-    """Every scored judgment (of `judges`, when given) as a `ScoredItem`, repeats included."""
+    """Every scored judgment (of `judges`, when given) as a `ScoredItem`, repeats included.
+
+    When a judge judged an item more than once under different rubric versions (a rubric was
+    edited, or an imported item was re-judged under the imported judge's name), only its
+    newest judgment counts — scored or not — so one item never counts twice.
+    """
     by_id = {item.id: item for item in items}
-    out = []
+    newest: dict[tuple[str, str, int], JudgmentRecord] = {}
     for judgment in judgments:
+        key = (judgment.item_id, judgment.judge_model, judgment.repeat)
+        if key not in newest or judgment.id > newest[key].id:
+            newest[key] = judgment
+    out = []
+    for judgment in sorted(newest.values(), key=lambda j: j.id):
         item = by_id.get(judgment.item_id)
         if item is None or judgment.status != "scored" or judgment.scores is None:
             continue
@@ -98,12 +112,32 @@ def scored_items(
     return out
 
 
+def choose_hash(store: Store, suite_id: str, only_hash: str | None) -> str:
+    """The suite content to score: `only_hash`, else the newest one run under this id.
+
+    A suite whose text changed has a new hash; its answers are never pooled with the old.
+    """
+    runs = [r for r in store.runs(suite_id) if only_hash is None or r.suite_hash == only_hash]
+    if not runs:
+        raise UserError(f"the store has no runs of suite {suite_id!r} with that content")
+    return max(runs, key=lambda r: (r.id, r.suite_hash)).suite_hash
+
+
 def load_results(
-    store: Store, *, suite_id: str | None, judge: str | None, judges: Sequence[str] = ()
+    store: Store,
+    *,
+    suite_id: str | None,
+    judge: str | None,
+    judges: Sequence[str] = (),
+    only_hash: str | None = None,
 ) -> SuiteResults:
-    """Items, judgments and the scored items of one judge (or a panel) for one suite."""
+    """Items, judgments and the scored items of one judge (or a panel) for one suite.
+
+    Only the suite's newest content (or `only_hash`) is read, so edited prompts never mix.
+    """
     suite = choose_suite(store, suite_id)
-    items = store.items(suite_id=suite)
+    suite_hash = choose_hash(store, suite, only_hash)
+    items = [i for i in store.items(suite_id=suite) if i.run.suite_hash == suite_hash]
     ids = {item.id for item in items}
     judgments = [j for j in store.judgments() if j.item_id in ids]
     if judges:

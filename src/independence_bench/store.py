@@ -191,6 +191,8 @@ class Store:
             data_dir.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             self._db.row_factory = sqlite3.Row
+            # Refuse a newer store before anything (even the journal mode) is written to it.
+            self._refuse_newer()
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
@@ -221,13 +223,17 @@ class Store:
             raise
         self._db.execute("COMMIT")
 
-    def _migrate(self) -> None:
+    def _refuse_newer(self) -> None:
         version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
         if version > SCHEMA_VERSION:
+            self._db.close()
             raise UserError(
                 f"the store at {self.path} has schema version {version}, newer than this aib "
                 f"understands ({SCHEMA_VERSION}); upgrade ai-independence-bench"
             )
+
+    def _migrate(self) -> None:
+        version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
         for number in range(version, SCHEMA_VERSION):
             with self.transaction() as db:
                 for statement in MIGRATIONS[number].split(";"):
@@ -494,6 +500,163 @@ class Store:
     def judge_models(self) -> list[str]:
         rows = self._db.execute("SELECT DISTINCT judge_model FROM judgments ORDER BY judge_model")
         return [str(r[0]) for r in rows]
+
+    # -- imports (`importer.py`) -------------------------------------------------------------
+    # Imported rows carry the original timestamps and are written only when new or different,
+    # so importing the same folder twice leaves every row, timestamps included, unchanged.
+    # Each method returns True when it wrote something. Call them inside `transaction()`.
+
+    def import_run(
+        self,
+        *,
+        model_label: str,
+        model_id: str,
+        suite_id: str,
+        suite_version: int,
+        suite_hash: str,
+        run_index: int,
+        model_config: Mapping[str, Any],
+        package_version: str,
+        created_at: float,
+    ) -> tuple[RunRecord, bool]:
+        """The imported run row (source `import`), created, or refreshed when its config changed."""
+        config = json.dumps(model_config, sort_keys=True, ensure_ascii=False)
+        cursor = self._db.execute(
+            "INSERT INTO runs (model_label, model_id, suite_id, suite_version, suite_hash, "
+            "run_index, model_config_json, package_version, source, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'import', ?) "
+            "ON CONFLICT (model_label, suite_id, suite_hash, run_index) DO UPDATE SET "
+            "model_id = excluded.model_id, model_config_json = excluded.model_config_json "
+            "WHERE runs.model_id IS NOT excluded.model_id "
+            "OR runs.model_config_json IS NOT excluded.model_config_json",
+            (
+                model_label,
+                model_id,
+                suite_id,
+                suite_version,
+                suite_hash,
+                run_index,
+                config,
+                package_version,
+                created_at,
+            ),
+        )
+        row = self._db.execute(
+            "SELECT * FROM runs WHERE model_label = ? AND suite_id = ? AND suite_hash = ? "
+            "AND run_index = ?",
+            (model_label, suite_id, suite_hash, run_index),
+        ).fetchone()
+        return _run_from_row(row), cursor.rowcount > 0
+
+    def import_completion(
+        self,
+        key: str,
+        model_id: str,
+        request: Mapping[str, Any],
+        completion: Completion,
+        *,
+        created_at: float,
+    ) -> bool:
+        """Store an imported completion unless its key exists (keys cover the content)."""
+        row = completion_to_row(completion)
+        cursor = self._db.execute(
+            "INSERT OR IGNORE INTO completions (key, model_id, request_json, content, "
+            "tool_calls_json, reasoning, finish_reason, prompt_tokens, completion_tokens, "
+            "cost_usd, latency_s, served_by, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                key,
+                model_id,
+                json.dumps(request, ensure_ascii=False, sort_keys=True),
+                row["content"],
+                row["tool_calls_json"],
+                row["reasoning"],
+                row["finish_reason"],
+                row["prompt_tokens"],
+                row["completion_tokens"],
+                row["cost_usd"],
+                row["latency_s"],
+                row["served_by"],
+                created_at,
+            ),
+        )
+        return cursor.rowcount > 0
+
+    def import_item(
+        self,
+        *,
+        item_id: str,
+        run: RunRecord,
+        variant: str,
+        mode: str,
+        scenario_id: str,
+        kind: str,
+        experiment: str,
+        status: str,
+        error: str | None,
+        turns: Sequence[TurnRecord],
+        updated_at: float,
+    ) -> bool:
+        """Insert an imported item, or update it when its transcript, status or error differ."""
+        transcript = json.dumps([t.__dict__ for t in turns], ensure_ascii=False)
+        cursor = self._db.execute(
+            "INSERT INTO items (id, run_id, variant, mode, scenario_id, kind, experiment, "
+            "status, error, transcript_json, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (id) DO UPDATE SET status = excluded.status, error = excluded.error, "
+            "transcript_json = excluded.transcript_json, updated_at = excluded.updated_at "
+            "WHERE items.status IS NOT excluded.status OR items.error IS NOT excluded.error "
+            "OR items.transcript_json IS NOT excluded.transcript_json",
+            (
+                item_id,
+                run.id,
+                variant,
+                mode,
+                scenario_id,
+                kind,
+                experiment,
+                status,
+                error,
+                transcript,
+                updated_at,
+            ),
+        )
+        return cursor.rowcount > 0
+
+    def import_judgment(
+        self,
+        *,
+        item_id: str,
+        judge_model: str,
+        rubric_id: str,
+        rubric_hash: str,
+        status: str,
+        scores: Mapping[str, Any] | None,
+        reasoning: str | None,
+        raw_reply: str | None,
+        error: str | None,
+        completion_keys: Sequence[str],
+        created_at: float,
+    ) -> bool:
+        """Add an imported judgment (repeat 0); like every judgment, never overwritten."""
+        cursor = self._db.execute(
+            "INSERT OR IGNORE INTO judgments (item_id, judge_model, rubric_id, rubric_hash, "
+            "repeat, status, scores_json, reasoning, raw_reply, error, attempts, "
+            "completion_keys_json, created_at) VALUES (?, ?, ?, ?, 0, ?, ?, ?, ?, ?, 1, ?, ?)",
+            (
+                item_id,
+                judge_model,
+                rubric_id,
+                rubric_hash,
+                status,
+                None if scores is None else json.dumps(scores, ensure_ascii=False),
+                reasoning,
+                raw_reply,
+                error,
+                json.dumps(list(completion_keys)),
+                created_at,
+            ),
+        )
+        return cursor.rowcount > 0
 
 
 def _run_from_row(row: sqlite3.Row) -> RunRecord:

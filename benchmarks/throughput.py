@@ -1,0 +1,434 @@
+"""Throughput benchmark: a run's wall time against its critical path, CPU per call and memory.
+
+Starts the scripted OpenAI-compatible server (`independence_bench.mock_server`) in its own process
+with a fixed per-call latency, runs the `v2` suite for M models × R runs with the scripted judge
+through the library API, and prints total calls, wall time, the critical-path lower bound (the
+longest chain of calls that must happen one after another × latency), their ratio, calls per
+second, the harness's own CPU time per call and its peak memory. Each measured run happens in a
+fresh child process so its CPU time and peak RSS are its own; the server's CPU is never counted.
+
+It also runs a small configuration sequentially (concurrency 1) and concurrently to show the
+measured speedup, and extrapolates the sequential wall time to the full size (labelled as such).
+With `--prefill N` the full run is repeated on a store already holding N unrelated completions,
+to show that cache lookups do not slow down as the store grows.
+
+    python benchmarks/throughput.py                       # M=20, R=5, 2 s ± 10 %
+    python benchmarks/throughput.py --models 2 --runs 1 --latency 0.2 --no-sequential
+
+`run_measurement` and `BenchConfig` are importable, so a test can run a tiny configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import multiprocessing
+import os
+import platform
+import resource
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import closing, contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from independence_bench.client import Completion
+from independence_bench.leaderboard import build_rows
+from independence_bench.store import Store
+from independence_bench.suite import Suite, load_suite
+from independence_bench.workflows import RunOptions, run_benchmark_async
+
+SUITE_ID = "v2"
+SUBJECTS = ("scripted-firm", "scripted-caving")
+JUDGE = "scripted-judge"
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """One measured run: its size, the endpoints' latency and the harness's concurrency."""
+
+    models: int = 20
+    runs: int = 5
+    latency_s: float = 2.0
+    jitter: float = 0.1
+    concurrency: int = 2000
+    prefill: int = 0
+    endpoints: int = 1
+    """Mock servers the models' requests are spread across (`base_urls`); the judge uses one."""
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """What one run cost: its calls as the server counted them, time, CPU and memory."""
+
+    config: BenchConfig
+    calls: int
+    server_calls: int
+    wall_s: float
+    cpu_s: float
+    peak_rss_mb: float
+    items: int
+    failures: int
+    critical_path_s: float
+    leaderboard_s: float
+    """Wall time of the leaderboard (bootstrap intervals) the run ends with, timed again alone."""
+    leaderboard_cpu_s: float
+    stored_completions: int
+    """Completions in the store after the run, prefilled ones included."""
+    lookup_hit_us: float
+    """CPU microseconds per cache lookup of a completion the run stored."""
+    lookup_miss_us: float
+    """CPU microseconds per cache lookup of a key the store does not hold."""
+
+    @property
+    def ratio(self) -> float:
+        return self.wall_s / self.critical_path_s if self.critical_path_s else float("inf")
+
+    @property
+    def calls_wall_s(self) -> float:
+        """The run's wall time less its closing leaderboard: the calls and their bookkeeping."""
+        return self.wall_s - self.leaderboard_s
+
+    @property
+    def calls_ratio(self) -> float:
+        return self.calls_wall_s / self.critical_path_s if self.critical_path_s else float("inf")
+
+    @property
+    def calls_per_s(self) -> float:
+        return self.calls / self.wall_s if self.wall_s else 0.0
+
+    @property
+    def cpu_ms_per_call(self) -> float:
+        return 1000 * self.cpu_s / self.calls if self.calls else 0.0
+
+    @property
+    def calls_cpu_ms_per_call(self) -> float:
+        cpu = self.cpu_s - self.leaderboard_cpu_s
+        return 1000 * cpu / self.calls if self.calls else 0.0
+
+
+def critical_chain(suite: Suite) -> int:
+    """The longest chain of dependent calls: a scenario's turns in order, then its judge call."""
+    return max(len(scenario.turns) + 1 for scenario in suite.scenarios)
+
+
+def expected_calls(suite: Suite, models: int, runs: int) -> int:
+    """Calls a fresh run makes: every turn of every item plus one judge call per item."""
+    per_run = sum(len(s.turns) + 1 for s in suite.scenarios)
+    return per_run * len(suite.variants) * len(suite.delivery_modes) * models * runs
+
+
+@contextmanager
+def mock_servers(latency_s: float, jitter: float, count: int = 1) -> Iterator[list[str]]:
+    """`count` scripted servers, each in its own process; yields their base URLs."""
+    processes: list[subprocess.Popen[str]] = []
+    urls: list[str] = []
+    try:
+        for _ in range(count):
+            process = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "independence_bench.mock_server",
+                    "--latency",
+                    str(latency_s),
+                    "--jitter",
+                    str(jitter),
+                ],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            processes.append(process)
+            assert process.stdout is not None
+            line = process.stdout.readline().strip()
+            if not line.startswith("listening "):
+                raise RuntimeError(f"mock server did not start (said {line!r})")
+            urls.append(line.removeprefix("listening "))
+        yield urls
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.wait(timeout=10)
+
+
+def server_request_count(base_url: str) -> int:
+    """Chat requests the server at `base_url` has answered (its `/_stats`)."""
+    root = base_url.removesuffix("/v1")
+    with urllib.request.urlopen(f"{root}/_stats", timeout=10) as response:
+        return int(json.load(response)["requests"])
+
+
+def write_models_file(path: Path, models: int, base_urls: Sequence[str]) -> None:
+    """`models` distinct model configurations cycling the firm and caving subjects.
+
+    Each gets its own seed: the seed is part of every request's cache key, so no two models
+    share a stored answer and every call really goes to the server.
+    """
+    entries = []
+    for index in range(models):
+        entry: dict[str, object] = {
+            "id": SUBJECTS[index % len(SUBJECTS)],
+            "label": f"bench-{index:03d}-{SUBJECTS[index % len(SUBJECTS)]}",
+            "seed": index,
+        }
+        if len(base_urls) > 1:
+            entry["base_urls"] = list(base_urls)
+        entries.append(entry)
+    path.write_text(json.dumps({"models": entries}, indent=2), encoding="utf-8")
+
+
+def prefill_store(data_dir: Path, count: int) -> None:
+    """Put `count` unrelated completions into the store, as a long-used store would hold.
+
+    Keys are sha256 digests like real ones (random order in the index), requests about 1 kB.
+    """
+    if count <= 0:
+        return
+    system = "You are a helpful assistant. " * 30
+    with Store(data_dir) as store, store.transaction():
+        for index in range(count):
+            question = f"Earlier question number {index}: what do you prefer, and why?"
+            request = {
+                "model": "prefill",
+                "messages": [
+                    {"role": "system", "content": system},
+                    {"role": "user", "content": question},
+                ],
+            }
+            completion = Completion(content=f"An earlier answer, number {index}.", latency_s=1.0)
+            key = hashlib.sha256(f"prefill-{index}".encode()).hexdigest()
+            store.put_completion(key, "prefill", request, completion)
+
+
+def time_leaderboard(data_dir: Path) -> tuple[float, float]:
+    """Wall and CPU seconds of the leaderboard a run ends with, computed again on its store."""
+    with Store(data_dir) as store:
+        cpu, wall = time.process_time(), time.perf_counter()
+        build_rows(store, suite_id=SUITE_ID, judge=JUDGE)
+        return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def time_lookups(data_dir: Path) -> tuple[int, float, float]:
+    """Completions stored, and CPU µs per `get_completion` of a stored key and of a missing one.
+
+    The run's own completions are looked up again (each once), then as many absent keys.
+    """
+    with Store(data_dir) as store:
+        with closing(sqlite3.connect(store.path)) as db:
+            total = db.execute("SELECT count(*) FROM completions").fetchone()[0]
+            rows = db.execute("SELECT key FROM completions WHERE model_id != 'prefill'")
+            keys = [row[0] for row in rows]
+        missing = [hashlib.sha256(f"absent-{i}".encode()).hexdigest() for i in range(len(keys))]
+        start = time.process_time()
+        for key in keys:
+            store.get_completion(key)
+        hit = time.process_time() - start
+        start = time.process_time()
+        for key in missing:
+            store.get_completion(key)
+        miss = time.process_time() - start
+    per = 1e6 / max(1, len(keys))
+    return total, hit * per, miss * per
+
+
+def run_measurement(config: BenchConfig, base_urls: Sequence[str], work_dir: Path) -> Measurement:
+    """Run the suite once against running servers and measure this process while it does.
+
+    Call it in a fresh process for a clean peak-memory figure (`main` does).
+    """
+    suite = load_suite(SUITE_ID)
+    data_dir = work_dir / "store"
+    models_file = work_dir / "models.yaml"
+    write_models_file(models_file, config.models, base_urls)
+    prefill_store(data_dir, config.prefill)
+    before = sum(server_request_count(url) for url in base_urls)
+    options = RunOptions(
+        config_path=models_file,
+        judge=JUDGE,
+        base_url=base_urls[0],
+        suite_id=SUITE_ID,
+        runs=config.runs,
+        concurrency=config.concurrency,
+        data_dir=data_dir,
+        env={},
+        show_progress=False,
+    )
+    cpu_start = time.process_time()
+    wall_start = time.perf_counter()
+    result = asyncio.run(run_benchmark_async(options))
+    wall = time.perf_counter() - wall_start
+    cpu = time.process_time() - cpu_start
+    server_calls = sum(server_request_count(url) for url in base_urls) - before
+    peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    leaderboard_s, leaderboard_cpu_s = time_leaderboard(data_dir)
+    stored, hit_us, miss_us = time_lookups(data_dir)
+    summary = result.summary
+    return Measurement(
+        config=config,
+        calls=summary.calls,
+        server_calls=server_calls,
+        wall_s=wall,
+        cpu_s=cpu,
+        peak_rss_mb=peak_rss_mb,
+        items=summary.items_done,
+        failures=summary.items_failed + summary.judge_failed + summary.judge_unscored,
+        critical_path_s=critical_chain(suite) * config.latency_s,
+        leaderboard_s=leaderboard_s,
+        leaderboard_cpu_s=leaderboard_cpu_s,
+        stored_completions=stored,
+        lookup_hit_us=hit_us,
+        lookup_miss_us=miss_us,
+    )
+
+
+def _measure_in_child(config: BenchConfig, base_urls: Sequence[str]) -> Measurement:
+    with tempfile.TemporaryDirectory(prefix="aib-bench-") as work:
+        return run_measurement(config, base_urls, Path(work))
+
+
+def measure(config: BenchConfig, base_urls: Sequence[str]) -> Measurement:
+    """`run_measurement` in a fresh spawned process, so CPU and peak RSS are this run's alone."""
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=1, mp_context=context) as executor:
+        return executor.submit(_measure_in_child, config, list(base_urls)).result()
+
+
+def machine_description() -> str:
+    """CPU count and model, Python version: what a quoted figure was measured on."""
+    model = platform.processor() or "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{os.cpu_count()} CPUs ({model}), Python {platform.python_version()}, {sys.platform}"
+
+
+def format_measurement(title: str, m: Measurement) -> str:
+    c = m.config
+    lines = [
+        f"{title}: {c.models} models × {c.runs} runs, concurrency {c.concurrency}, "
+        f"latency {c.latency_s:g} s ± {100 * c.jitter:g} %, {c.endpoints} endpoint(s), "
+        f"{c.prefill:,} completions prefilled",
+        f"  total calls          {m.calls:>10,}   (server counted {m.server_calls:,}; "
+        f"{m.items:,} conversations, {m.failures} failed/unscored)",
+        f"  wall time            {m.wall_s:>10.2f} s   (the whole run, leaderboard included)",
+        f"  critical path        {m.critical_path_s:>10.2f} s   (longest chain × latency)",
+        f"  wall / critical path {m.ratio:>10.2f}",
+        f"  calls per second     {m.calls_per_s:>10.1f}",
+        f"  harness CPU per call {m.cpu_ms_per_call:>10.3f} ms   ({m.cpu_s:.2f} s in total)",
+        f"  peak memory (RSS)    {m.peak_rss_mb:>10.1f} MB",
+        f"  of which leaderboard {m.leaderboard_s:>10.2f} s   (bootstrap intervals, "
+        f"{m.leaderboard_cpu_s:.2f} s CPU; timed again alone)",
+        f"  calls phase: wall {m.calls_wall_s:.2f} s = {m.calls_ratio:.2f} × critical path, "
+        f"CPU {m.calls_cpu_ms_per_call:.3f} ms per call",
+        f"  cache lookup         {m.lookup_hit_us:>10.1f} µs CPU per stored key, "
+        f"{m.lookup_miss_us:.1f} µs per missing key ({m.stored_completions:,} in the store)",
+    ]
+    return "\n".join(lines)
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--models", type=int, default=20, help="distinct models (M)")
+    parser.add_argument("--runs", type=int, default=5, help="runs per model (R)")
+    parser.add_argument("--latency", type=float, default=2.0, help="seconds per call")
+    parser.add_argument("--jitter", type=float, default=0.1, help="latency ± this fraction")
+    parser.add_argument("--concurrency", type=int, default=2000, help="calls in flight at most")
+    parser.add_argument(
+        "--sequential",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also measure concurrency 1 at a small size (default on)",
+    )
+    parser.add_argument("--seq-models", type=int, default=1, help="models in the sequential run")
+    parser.add_argument("--seq-runs", type=int, default=1, help="runs in the sequential run")
+    parser.add_argument(
+        "--prefill",
+        type=int,
+        default=0,
+        help="also repeat the full run on a store holding this many unrelated completions",
+    )
+    parser.add_argument(
+        "--endpoints", type=int, default=1, help="mock servers listed as the models' base_urls"
+    )
+    return parser.parse_args(argv)
+
+
+def check(title: str, m: Measurement, suite: Suite) -> list[str]:
+    """What went wrong in a measured run: failed items, or calls that did not all happen."""
+    problems = []
+    if m.failures:
+        problems.append(f"{title}: {m.failures} conversations or judgments failed")
+    expected = expected_calls(suite, m.config.models, m.config.runs)
+    if m.calls != expected or m.server_calls != expected:
+        problems.append(
+            f"{title}: expected {expected} calls, the harness made {m.calls}, "
+            f"the server counted {m.server_calls}"
+        )
+    return problems
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    suite = load_suite(SUITE_ID)
+    full = BenchConfig(
+        models=args.models,
+        runs=args.runs,
+        latency_s=args.latency,
+        jitter=args.jitter,
+        concurrency=args.concurrency,
+        endpoints=args.endpoints,
+    )
+    print(f"machine: {machine_description()}")
+    print(
+        f"suite {suite.id}: {len(suite.scenarios)} conversations per run, longest chain "
+        f"{critical_chain(suite)} calls, {expected_calls(suite, 1, 1)} calls per model and run",
+        flush=True,
+    )
+    measured: list[tuple[str, Measurement]] = []
+
+    def report(title: str, config: BenchConfig, urls: Sequence[str]) -> Measurement:
+        result = measure(config, urls)
+        measured.append((title, result))
+        print(format_measurement(title, result), flush=True)
+        return result
+
+    with mock_servers(args.latency, args.jitter, args.endpoints) as urls:
+        concurrent = report("concurrent", full, urls)
+        if args.prefill > 0:
+            report("concurrent, prefilled store", replace(full, prefill=args.prefill), urls)
+        if args.sequential:
+            small = replace(full, models=args.seq_models, runs=args.seq_runs)
+            small_concurrent = report("small size, concurrent", small, urls)
+            small_sequential = report(
+                "small size, sequential (concurrency 1)", replace(small, concurrency=1), urls
+            )
+            speedup = small_sequential.wall_s / small_concurrent.wall_s
+            print(f"measured speedup at the small size: {speedup:.1f}×")
+            per_call = small_sequential.wall_s / max(1, small_sequential.calls)
+            estimate = per_call * concurrent.calls
+            print(
+                f"sequential at the full size, EXTRAPOLATED (not measured): {concurrent.calls:,} "
+                f"calls × {per_call:.2f} s = {estimate:,.0f} s, "
+                f"{estimate / concurrent.wall_s:,.0f}× the concurrent run"
+            )
+    problems = [problem for title, m in measured for problem in check(title, m, suite)]
+    for problem in problems:
+        print(f"PROBLEM: {problem}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,114 @@
+"""The hot path of every model call: one JSON POST on a pooled aiohttp session.
+
+`openai_client.py` speaks the chat-completions API (request bodies, error meanings, replies);
+this module only carries a JSON body to an endpoint and the reply back. It exists for speed. At
+hundreds of calls in flight the official SDK's request pipeline (typed transforms, an options
+model per request, several URL parses, httpx request and header objects) cost about 1 ms of CPU
+per call on the benchmark machine, more than the rest of the harness spends on a call, while an
+aiohttp POST costs about 0.3 ms; and httpx's connection pool walks every open connection on
+every request. `benchmarks/throughput.py` measures the difference (README, "Performance").
+
+The session is created on first use inside the running event loop. The proxy, if the environment
+names one for the base URL (`HTTPS_PROXY`, `NO_PROXY`, …), is looked up once: aiohttp's own
+`trust_env` looks it up (and reads `~/.netrc`) on a worker thread for every request. The
+connection pool is unbounded: the endpoint's limiter is the only cap on calls in flight.
+Transport failures (refused, reset, timed out) raise `HttpFailure`; every HTTP status, error or
+not, comes back as an `HttpReply`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+from urllib.request import getproxies, proxy_bypass
+
+import aiohttp
+
+from independence_bench import __version__
+
+
+class HttpFailure(Exception):
+    """No HTTP reply at all: the connection failed, was dropped, or the call timed out."""
+
+    def __init__(self, message: str, *, timed_out: bool) -> None:
+        super().__init__(message)
+        self.timed_out = timed_out
+
+
+@dataclass(frozen=True)
+class HttpReply:
+    """An HTTP reply: status, the headers a caller may need, and the raw body."""
+
+    status: int
+    content_type: str
+    retry_after: str | None
+    body: bytes
+
+    def json(self) -> Any:
+        """The body as JSON; raises `ValueError` when it is not."""
+        return json.loads(self.body)
+
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8", errors="replace")
+
+
+def proxy_for(url: str) -> str | None:
+    """The proxy the environment names for `url`, or None (none set, or `NO_PROXY` matches)."""
+    parts = urlsplit(url)
+    if parts.hostname is None or proxy_bypass(parts.hostname):
+        return None
+    return getproxies().get(parts.scheme)
+
+
+class JsonPoster:
+    """POSTs JSON bodies to paths under one base URL, over one pooled session."""
+
+    def __init__(self, *, base_url: str, api_key: str | None, timeout_s: float) -> None:
+        self._base_url = base_url.rstrip("/")
+        self._headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": f"ai-independence-bench/{__version__}",
+        }
+        if api_key:
+            self._headers["Authorization"] = f"Bearer {api_key}"
+        self._timeout = aiohttp.ClientTimeout(total=timeout_s)
+        self._proxy = proxy_for(self._base_url)
+        self._session: aiohttp.ClientSession | None = None
+
+    def _session_now(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=0, limit_per_host=0),
+                headers=self._headers,
+                timeout=self._timeout,
+            )
+        return self._session
+
+    async def post(self, path: str, payload: Mapping[str, Any]) -> HttpReply:
+        """Send `payload` as JSON to `base_url + path`; raise `HttpFailure` if no reply came."""
+        data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        try:
+            session = self._session_now()
+            url = self._base_url + path
+            async with session.post(url, data=data, proxy=self._proxy) as response:
+                body = await response.read()
+                return HttpReply(
+                    status=response.status,
+                    content_type=response.headers.get("Content-Type", ""),
+                    retry_after=response.headers.get("Retry-After"),
+                    body=body,
+                )
+        except TimeoutError as exc:  # aiohttp's timeouts subclass it
+            raise HttpFailure("request timed out", timed_out=True) from exc
+        except (aiohttp.ClientError, OSError) as exc:
+            raise HttpFailure(str(exc) or type(exc).__name__, timed_out=False) from exc
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None

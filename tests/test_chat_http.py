@@ -1,0 +1,173 @@
+"""The chat call's HTTP path: what each kind of reply becomes, headers sent, proxy chosen."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from independence_bench.chat_http import proxy_for
+from independence_bench.client import ClientError, CompletionRequest, NotJsonReply
+from independence_bench.openai_client import OpenAICompatibleClient
+
+Handler = Callable[[dict[str, Any], web.Request], web.Response]
+REPLY = {"choices": [{"message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}]}
+REQUEST = CompletionRequest(model="m", messages=({"role": "user", "content": "hello"},))
+
+
+class Scripted:
+    """A one-route server whose answer the test sets; it records bodies and headers."""
+
+    def __init__(self) -> None:
+        self.handler: Handler = lambda body, request: web.json_response(REPLY)
+        self.bodies: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.base_url = ""
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        self.bodies.append(body)
+        self.headers.append(dict(request.headers))
+        return self.handler(body, request)
+
+
+@pytest.fixture()
+async def scripted() -> AsyncIterator[Scripted]:
+    server = Scripted()
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", server._chat)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    server.base_url = f"http://127.0.0.1:{port}/v1"
+    yield server
+    await runner.cleanup()
+
+
+def _client(base_url: str, *, key: str | None = "sk-test-0123456789", timeout: float = 5.0) -> Any:
+    return OpenAICompatibleClient(
+        base_url=base_url, api_key=key, is_openrouter=False, timeout_s=timeout
+    )
+
+
+async def test_a_reply_is_read_and_the_key_sent_as_bearer(scripted: Scripted) -> None:
+    client = _client(scripted.base_url)
+    completion = await client.complete(REQUEST)
+    await client.aclose()
+    assert completion.content == "hi" and completion.finish_reason == "stop"
+    assert scripted.headers[0]["Authorization"] == "Bearer sk-test-0123456789"
+    assert scripted.bodies[0]["messages"] == [{"role": "user", "content": "hello"}]
+
+
+async def test_no_key_sends_no_authorization(scripted: Scripted) -> None:
+    client = _client(scripted.base_url, key=None)
+    await client.complete(REQUEST)
+    await client.aclose()
+    assert "Authorization" not in scripted.headers[0]
+
+
+async def test_a_429_keeps_status_message_and_retry_after(scripted: Scripted) -> None:
+    scripted.handler = lambda body, request: web.json_response(
+        {"error": {"message": "slow down"}}, status=429, headers={"Retry-After": "7"}
+    )
+    client = _client(scripted.base_url)
+    with pytest.raises(ClientError) as caught:
+        await client.complete(REQUEST)
+    await client.aclose()
+    error = caught.value
+    assert (str(error), error.status, error.retryable, error.retry_after) == (
+        "HTTP 429: slow down",
+        429,
+        True,
+        7.0,
+    )
+
+
+async def test_a_404_is_not_retryable_and_an_echoed_key_is_redacted(scripted: Scripted) -> None:
+    scripted.handler = lambda body, request: web.Response(
+        text=f"no such model; you sent {request.headers['Authorization']}", status=404
+    )
+    client = _client(scripted.base_url)
+    with pytest.raises(ClientError) as caught:
+        await client.complete(REQUEST)
+    await client.aclose()
+    assert caught.value.status == 404 and not caught.value.retryable
+    assert "sk-test-0123456789" not in str(caught.value)
+
+
+async def test_json_schema_refused_then_json_object_is_sent(scripted: Scripted) -> None:
+    def handler(body: dict[str, Any], request: web.Request) -> web.Response:
+        if body["response_format"]["type"] == "json_schema":
+            return web.json_response({"error": {"message": "json_schema unsupported"}}, status=400)
+        return web.json_response(REPLY)
+
+    scripted.handler = handler
+    client = _client(scripted.base_url)
+    judged = CompletionRequest(
+        model="j", messages=REQUEST.messages, response_schema={"type": "object"}
+    )
+    completion = await client.complete(judged)
+    await client.aclose()
+    assert completion.content == "hi"
+    assert [b["response_format"]["type"] for b in scripted.bodies] == ["json_schema", "json_object"]
+
+
+async def test_a_web_page_is_not_json(scripted: Scripted) -> None:
+    scripted.handler = lambda body, request: web.Response(
+        text="<html>login</html>", content_type="text/html"
+    )
+    client = _client(scripted.base_url)
+    with pytest.raises(NotJsonReply):
+        await client.complete(REQUEST)
+    await client.aclose()
+
+
+async def test_broken_json_is_a_retryable_malformed_reply(scripted: Scripted) -> None:
+    scripted.handler = lambda body, request: web.Response(
+        text='{"choices": [', content_type="application/json"
+    )
+    client = _client(scripted.base_url)
+    with pytest.raises(ClientError, match="malformed") as caught:
+        await client.complete(REQUEST)
+    await client.aclose()
+    assert caught.value.retryable
+
+
+async def test_no_server_and_a_slow_server_are_retryable_without_status() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    client = _client(f"http://127.0.0.1:{port}/v1")
+    with pytest.raises(ClientError, match="connection failed") as refused:
+        await client.complete(REQUEST)
+    await client.aclose()
+    assert refused.value.retryable and refused.value.status is None
+
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await asyncio.sleep(5)
+        writer.close()
+
+    server = await asyncio.start_server(silent, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    client = _client(f"http://127.0.0.1:{port}/v1", timeout=0.2)
+    with pytest.raises(ClientError, match="timed out") as slow:
+        await client.complete(REQUEST)
+    await client.aclose()
+    server.close()
+    assert slow.value.retryable and slow.value.status is None
+
+
+def test_the_proxy_comes_from_the_environment_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    assert proxy_for("https://openrouter.ai/api/v1") is None
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.internal:3128")
+    monkeypatch.setenv("NO_PROXY", "localhost,127.0.0.1")
+    assert proxy_for("https://openrouter.ai/api/v1") == "http://proxy.internal:3128"
+    assert proxy_for("http://127.0.0.1:8000/v1") is None
