@@ -14,168 +14,35 @@ import sqlite3
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from independence_bench.client import Completion, ToolCall
+from independence_bench.client import Completion
 from independence_bench.errors import UserError
+from independence_bench.records import (
+    ItemRecord,
+    JudgmentRecord,
+    RunRecord,
+    TurnRecord,
+    completion_from_row,
+    completion_to_row,
+    judgment_from_row,
+    run_from_row,
+)
+from independence_bench.schema import MIGRATIONS, SCHEMA_VERSION
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "STORE_FILENAME",
+    "ItemRecord",
+    "JudgmentRecord",
+    "RunRecord",
+    "Store",
+    "TurnRecord",
+    "completion_to_row",
+]
 
 STORE_FILENAME = "aib.sqlite3"
-
-MIGRATIONS: tuple[str, ...] = (
-    # 1: the initial schema.
-    """
-    CREATE TABLE runs (
-        id INTEGER PRIMARY KEY,
-        model_label TEXT NOT NULL,
-        model_id TEXT NOT NULL,
-        suite_id TEXT NOT NULL,
-        suite_version INTEGER NOT NULL,
-        suite_hash TEXT NOT NULL,
-        run_index INTEGER NOT NULL,
-        model_config_json TEXT NOT NULL,
-        package_version TEXT NOT NULL,
-        source TEXT NOT NULL DEFAULT 'run',
-        created_at REAL NOT NULL,
-        UNIQUE (model_label, suite_id, suite_hash, run_index)
-    );
-    CREATE TABLE completions (
-        key TEXT PRIMARY KEY,
-        model_id TEXT NOT NULL,
-        request_json TEXT NOT NULL,
-        content TEXT,
-        tool_calls_json TEXT NOT NULL,
-        reasoning TEXT,
-        finish_reason TEXT,
-        prompt_tokens INTEGER,
-        completion_tokens INTEGER,
-        cost_usd REAL,
-        latency_s REAL,
-        served_by TEXT,
-        created_at REAL NOT NULL
-    );
-    CREATE TABLE items (
-        id TEXT PRIMARY KEY,
-        run_id INTEGER NOT NULL REFERENCES runs(id),
-        variant TEXT NOT NULL,
-        mode TEXT NOT NULL,
-        scenario_id TEXT NOT NULL,
-        kind TEXT NOT NULL,
-        experiment TEXT NOT NULL,
-        status TEXT NOT NULL CHECK (status IN ('done', 'failed')),
-        error TEXT,
-        transcript_json TEXT NOT NULL,
-        updated_at REAL NOT NULL
-    );
-    CREATE INDEX items_by_run ON items (run_id);
-    CREATE TABLE judgments (
-        id INTEGER PRIMARY KEY,
-        item_id TEXT NOT NULL REFERENCES items(id),
-        judge_model TEXT NOT NULL,
-        rubric_id TEXT NOT NULL,
-        rubric_hash TEXT NOT NULL,
-        repeat INTEGER NOT NULL DEFAULT 0,
-        status TEXT NOT NULL CHECK (status IN ('scored', 'unscored')),
-        scores_json TEXT,
-        reasoning TEXT,
-        raw_reply TEXT,
-        error TEXT,
-        attempts INTEGER NOT NULL,
-        completion_keys_json TEXT NOT NULL,
-        created_at REAL NOT NULL,
-        UNIQUE (item_id, judge_model, rubric_hash, repeat)
-    );
-    CREATE INDEX judgments_by_judge ON judgments (judge_model);
-    """,
-)
-SCHEMA_VERSION = len(MIGRATIONS)
-
-
-@dataclass(frozen=True)
-class TurnRecord:
-    """One human turn and the model's reply, with the completion that carries the full request."""
-
-    human: str
-    reply: str
-    completion_key: str
-    protocol_ok: bool = True
-    note: str | None = None
-
-
-@dataclass(frozen=True)
-class RunRecord:
-    id: int
-    model_label: str
-    model_id: str
-    suite_id: str
-    suite_version: int
-    suite_hash: str
-    run_index: int
-    model_config: Mapping[str, Any]
-    package_version: str
-    source: str
-
-
-@dataclass(frozen=True)
-class ItemRecord:
-    id: str
-    run: RunRecord
-    variant: str
-    mode: str
-    scenario_id: str
-    kind: str
-    experiment: str
-    status: str
-    error: str | None
-    turns: tuple[TurnRecord, ...]
-
-
-@dataclass(frozen=True)
-class JudgmentRecord:
-    id: int
-    item_id: str
-    judge_model: str
-    rubric_id: str
-    rubric_hash: str
-    repeat: int
-    status: str
-    scores: Mapping[str, Any] | None
-    reasoning: str | None
-    raw_reply: str | None
-    error: str | None
-    attempts: int
-    completion_keys: tuple[str, ...]
-
-
-def completion_to_row(completion: Completion) -> dict[str, Any]:
-    calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in completion.tool_calls]
-    return {
-        "content": completion.content,
-        "tool_calls_json": json.dumps(calls, ensure_ascii=False),
-        "reasoning": completion.reasoning,
-        "finish_reason": completion.finish_reason,
-        "prompt_tokens": completion.prompt_tokens,
-        "completion_tokens": completion.completion_tokens,
-        "cost_usd": completion.cost_usd,
-        "latency_s": completion.latency_s,
-        "served_by": completion.served_by,
-    }
-
-
-def _completion_from_row(row: sqlite3.Row) -> Completion:
-    calls = tuple(ToolCall(**c) for c in json.loads(row["tool_calls_json"]))
-    return Completion(
-        content=row["content"],
-        tool_calls=calls,
-        reasoning=row["reasoning"],
-        finish_reason=row["finish_reason"],
-        prompt_tokens=row["prompt_tokens"],
-        completion_tokens=row["completion_tokens"],
-        cost_usd=row["cost_usd"],
-        latency_s=row["latency_s"] or 0.0,
-        served_by=row["served_by"],
-    )
 
 
 class Store:
@@ -279,7 +146,7 @@ class Store:
             "AND run_index = ?",
             (model_label, suite_id, suite_hash, run_index),
         ).fetchone()
-        return _run_from_row(row)
+        return run_from_row(row)
 
     def runs(self, suite_id: str | None = None) -> list[RunRecord]:
         if suite_id is None:
@@ -289,13 +156,13 @@ class Store:
                 "SELECT * FROM runs WHERE suite_id = ? ORDER BY model_label, run_index",
                 (suite_id,),
             )
-        return [_run_from_row(r) for r in rows]
+        return [run_from_row(r) for r in rows]
 
     # -- completions ------------------------------------------------------------------------
 
     def get_completion(self, key: str) -> Completion | None:
         row = self._db.execute("SELECT * FROM completions WHERE key = ?", (key,)).fetchone()
-        return None if row is None else _completion_from_row(row)
+        return None if row is None else completion_from_row(row)
 
     def put_completion(
         self, key: str, model_id: str, request: Mapping[str, Any], completion: Completion
@@ -401,18 +268,7 @@ class Store:
         )
         out = []
         for row in self._db.execute(sql, params):
-            run = RunRecord(
-                id=row["r_id"],
-                model_label=row["model_label"],
-                model_id=row["model_id"],
-                suite_id=row["suite_id"],
-                suite_version=row["suite_version"],
-                suite_hash=row["suite_hash"],
-                run_index=row["run_index"],
-                model_config=json.loads(row["model_config_json"]),
-                package_version=row["package_version"],
-                source=row["source"],
-            )
+            run = run_from_row({**dict(row), "id": row["r_id"]})
             turns = tuple(TurnRecord(**t) for t in json.loads(row["transcript_json"]))
             out.append(
                 ItemRecord(
@@ -495,7 +351,7 @@ class Store:
             params.append(item_id)
         where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
         rows = self._db.execute(f"SELECT * FROM judgments {where} ORDER BY id", tuple(params))
-        return [_judgment_from_row(r) for r in rows]
+        return [judgment_from_row(r) for r in rows]
 
     def judge_models(self) -> list[str]:
         rows = self._db.execute("SELECT DISTINCT judge_model FROM judgments ORDER BY judge_model")
@@ -546,7 +402,7 @@ class Store:
             "AND run_index = ?",
             (model_label, suite_id, suite_hash, run_index),
         ).fetchone()
-        return _run_from_row(row), cursor.rowcount > 0
+        return run_from_row(row), cursor.rowcount > 0
 
     def import_completion(
         self,
@@ -657,36 +513,3 @@ class Store:
             ),
         )
         return cursor.rowcount > 0
-
-
-def _run_from_row(row: sqlite3.Row) -> RunRecord:
-    return RunRecord(
-        id=row["id"],
-        model_label=row["model_label"],
-        model_id=row["model_id"],
-        suite_id=row["suite_id"],
-        suite_version=row["suite_version"],
-        suite_hash=row["suite_hash"],
-        run_index=row["run_index"],
-        model_config=json.loads(row["model_config_json"]),
-        package_version=row["package_version"],
-        source=row["source"],
-    )
-
-
-def _judgment_from_row(row: sqlite3.Row) -> JudgmentRecord:
-    return JudgmentRecord(
-        id=row["id"],
-        item_id=row["item_id"],
-        judge_model=row["judge_model"],
-        rubric_id=row["rubric_id"],
-        rubric_hash=row["rubric_hash"],
-        repeat=row["repeat"],
-        status=row["status"],
-        scores=None if row["scores_json"] is None else json.loads(row["scores_json"]),
-        reasoning=row["reasoning"],
-        raw_reply=row["raw_reply"],
-        error=row["error"],
-        attempts=row["attempts"],
-        completion_keys=tuple(json.loads(row["completion_keys_json"])),
-    )

@@ -1,0 +1,75 @@
+"""The store's schema, as numbered migrations applied in order (never edit a shipped one).
+
+`PRAGMA user_version` records how many have been applied; `store.Store` refuses a file whose
+version is newer than `SCHEMA_VERSION`.
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1: the initial schema.
+    """
+    CREATE TABLE runs (
+        id INTEGER PRIMARY KEY,
+        model_label TEXT NOT NULL,
+        model_id TEXT NOT NULL,
+        suite_id TEXT NOT NULL,
+        suite_version INTEGER NOT NULL,
+        suite_hash TEXT NOT NULL,
+        run_index INTEGER NOT NULL,
+        model_config_json TEXT NOT NULL,
+        package_version TEXT NOT NULL,
+        source TEXT NOT NULL DEFAULT 'run',
+        created_at REAL NOT NULL,
+        UNIQUE (model_label, suite_id, suite_hash, run_index)
+    );
+    CREATE TABLE completions (
+        key TEXT PRIMARY KEY,
+        model_id TEXT NOT NULL,
+        request_json TEXT NOT NULL,
+        content TEXT,
+        tool_calls_json TEXT NOT NULL,
+        reasoning TEXT,
+        finish_reason TEXT,
+        prompt_tokens INTEGER,
+        completion_tokens INTEGER,
+        cost_usd REAL,
+        latency_s REAL,
+        served_by TEXT,
+        created_at REAL NOT NULL
+    );
+    CREATE TABLE items (
+        id TEXT PRIMARY KEY,
+        run_id INTEGER NOT NULL REFERENCES runs(id),
+        variant TEXT NOT NULL,
+        mode TEXT NOT NULL,
+        scenario_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        experiment TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('done', 'failed')),
+        error TEXT,
+        transcript_json TEXT NOT NULL,
+        updated_at REAL NOT NULL
+    );
+    CREATE INDEX items_by_run ON items (run_id);
+    CREATE TABLE judgments (
+        id INTEGER PRIMARY KEY,
+        item_id TEXT NOT NULL REFERENCES items(id),
+        judge_model TEXT NOT NULL,
+        rubric_id TEXT NOT NULL,
+        rubric_hash TEXT NOT NULL,
+        repeat INTEGER NOT NULL DEFAULT 0,
+        status TEXT NOT NULL CHECK (status IN ('scored', 'unscored')),
+        scores_json TEXT,
+        reasoning TEXT,
+        raw_reply TEXT,
+        error TEXT,
+        attempts INTEGER NOT NULL,
+        completion_keys_json TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        UNIQUE (item_id, judge_model, rubric_hash, repeat)
+    );
+    CREATE INDEX judgments_by_judge ON judgments (judge_model);
+    """,
+)
+SCHEMA_VERSION = len(MIGRATIONS)
