@@ -165,11 +165,20 @@ class Store:
         return None if row is None else completion_from_row(row)
 
     def put_completion(
-        self, key: str, model_id: str, request: Mapping[str, Any], completion: Completion
-    ) -> None:
-        """Store a completion durably (committed before this returns)."""
+        self,
+        key: str,
+        model_id: str,
+        request: Mapping[str, Any],
+        completion: Completion,
+        *,
+        created_at: float | None = None,
+    ) -> bool:
+        """Store a completion durably (committed before this returns) unless its key exists.
+
+        Returns whether a row was written; `created_at` keeps an imported call's own time.
+        """
         row = completion_to_row(completion)
-        self._db.execute(
+        cursor = self._db.execute(
             "INSERT OR IGNORE INTO completions (key, model_id, request_json, content, "
             "tool_calls_json, reasoning, finish_reason, prompt_tokens, completion_tokens, "
             "cost_usd, latency_s, served_by, created_at) "
@@ -187,9 +196,10 @@ class Store:
                 row["cost_usd"],
                 row["latency_s"],
                 row["served_by"],
-                time.time(),
+                time.time() if created_at is None else created_at,
             ),
         )
+        return cursor.rowcount > 0
 
     def completion_request(self, key: str) -> dict[str, Any] | None:
         row = self._db.execute(
@@ -414,29 +424,7 @@ class Store:
         created_at: float,
     ) -> bool:
         """Store an imported completion unless its key exists (keys cover the content)."""
-        row = completion_to_row(completion)
-        cursor = self._db.execute(
-            "INSERT OR IGNORE INTO completions (key, model_id, request_json, content, "
-            "tool_calls_json, reasoning, finish_reason, prompt_tokens, completion_tokens, "
-            "cost_usd, latency_s, served_by, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                key,
-                model_id,
-                json.dumps(request, ensure_ascii=False, sort_keys=True),
-                row["content"],
-                row["tool_calls_json"],
-                row["reasoning"],
-                row["finish_reason"],
-                row["prompt_tokens"],
-                row["completion_tokens"],
-                row["cost_usd"],
-                row["latency_s"],
-                row["served_by"],
-                created_at,
-            ),
-        )
-        return cursor.rowcount > 0
+        return self.put_completion(key, model_id, request, completion, created_at=created_at)
 
     def import_item(
         self,
