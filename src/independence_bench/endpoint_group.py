@@ -73,20 +73,14 @@ class EndpointGroup:
     async def complete(self, request: CompletionRequest) -> Completion:
         index = self.pick()
         member = self.members[index]
-        async with member.limiter as permit:
-            member.calls += 1
-            try:
-                completion = await member.client.complete(request)
-            except ClientError as exc:
-                member.failures += 1
-                if exc.status == 429:
-                    permit.throttled()
-                if exc.status is None:
-                    self._no_answer(index)
-                else:
-                    self._answered(index)
-                raise
-            permit.succeeded()
+        try:
+            completion = await member.send(request)
+        except ClientError as exc:
+            if exc.status is None:
+                self._no_answer(index)
+            else:
+                self._answered(index)
+            raise
         self._answered(index)
         return completion
 

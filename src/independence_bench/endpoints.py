@@ -54,6 +54,20 @@ class Endpoint:
     failures: int = 0
     rng: random.Random = field(default_factory=lambda: random.Random(0))
 
+    async def send(self, request: CompletionRequest) -> Completion:
+        """One counted call through the limiter; a 429 shrinks the limit, a reply grows it."""
+        async with self.limiter as permit:
+            self.calls += 1
+            try:
+                completion = await self.client.complete(request)
+            except ClientError as exc:
+                self.failures += 1
+                if exc.status == 429:
+                    permit.throttled()
+                raise
+            permit.succeeded()
+            return completion
+
 
 ClientFactory = Callable[[ModelSpec], tuple[str, ModelClient, int] | None]
 """Builds (endpoint name, client, concurrency) for specs it handles, or None to decline."""
@@ -157,26 +171,20 @@ async def call_with_retry(
     last_error: ClientError | None = None
     kept: Completion | None = None
     for attempt in range(1, policy.max_attempts + 1):
-        async with endpoint.limiter as permit:
-            endpoint.calls += 1
-            try:
-                completion = await endpoint.client.complete(request)
-            except ClientError as exc:
-                endpoint.failures += 1
-                if exc.status == 429:
-                    permit.throttled()
-                if not exc.retryable:
-                    raise
-                last_error = exc
+        try:
+            completion = await endpoint.send(request)
+        except ClientError as exc:
+            if not exc.retryable:
+                raise
+            last_error = exc
+        else:
+            if accept(completion):
+                return completion
+            if salvage(completion):
+                kept = completion
+                last_error = ClientError("the reply was damaged", retryable=True)
             else:
-                permit.succeeded()
-                if accept(completion):
-                    return completion
-                if salvage(completion):
-                    kept = completion
-                    last_error = ClientError("the reply was damaged", retryable=True)
-                else:
-                    last_error = ClientError("the model returned an empty reply", retryable=True)
+                last_error = ClientError("the model returned an empty reply", retryable=True)
         if attempt < policy.max_attempts:
             retry_after = last_error.retry_after if last_error else None
             await asyncio.sleep(policy.delay(attempt, retry_after, endpoint.rng))
