@@ -21,9 +21,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from independence_bench.client import Completion, CompletionRequest
-from independence_bench.embedded import EmbeddedRuntime
-from independence_bench.weights import is_local_model, resolve_gguf, weights_cache_dir
+from independence_bench.clients.local.embedded import EmbeddedRuntime
+from independence_bench.clients.local.weights import is_local_model, resolve_gguf, weights_cache_dir
+from independence_bench.clients.protocol import Completion, CompletionRequest
 
 SYSTEM = (
     "You are Mira, an astronomer at a mountain observatory. Your favourite colour is teal, "

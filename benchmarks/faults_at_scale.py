@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from independence_bench.mock_behaviours import FAULT_KINDS, request_fingerprint
-from independence_bench.suite import load_suite
+from independence_bench.suites.suite import load_suite
+from independence_bench.testing.mock_behaviours import FAULT_KINDS, request_fingerprint
 
 SUBJECTS = ("scripted-firm", "scripted-caving", "scripted-plain")
 JUDGE = "scripted-judge"
@@ -57,7 +57,7 @@ class Segment:
 def mock_server(args: Sequence[str]) -> Iterator[str]:
     """The scripted server as a process; yields its base URL."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "independence_bench.mock_server", *args],
+        [sys.executable, "-m", "independence_bench.testing.mock_server", *args],
         stdout=subprocess.PIPE,
         text=True,
     )

@@ -27,8 +27,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from independence_bench.importer import import_results
-from independence_bench.store import Store
+from independence_bench.legacy.importer import import_results
+from independence_bench.store.store import Store
 
 TOOL = "send_message_to_human"
 RUNS = 5

@@ -1,9 +1,9 @@
 """Throughput benchmark: a run's wall time against its critical path, CPU per call and memory.
 
-Starts the scripted OpenAI-compatible server (`independence_bench.mock_server`) in its own process
-with a fixed per-call latency, runs the `v2` suite for M models × R runs with the scripted judge
-through the library API, and prints total calls, wall time, the critical-path lower bound (the
-longest chain of calls that must happen one after another × latency), their ratio, calls per
+Starts the scripted OpenAI-compatible server (`independence_bench.testing.mock_server`) in its own
+process with a fixed per-call latency, runs the `v2` suite for M models × R runs with the scripted
+judge through the library API, and prints total calls, wall time, the critical-path lower bound
+(the longest chain of calls that must happen one after another × latency), their ratio, calls per
 second, the harness's own CPU time per call and its peak memory. Each measured run happens in a
 fresh child process so its CPU time and peak RSS are its own; the server's CPU is never counted.
 
@@ -40,11 +40,11 @@ from contextlib import closing, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from independence_bench.client import Completion
-from independence_bench.leaderboard import build_rows
-from independence_bench.store import Store
-from independence_bench.suite import Suite, load_suite
-from independence_bench.workflows import RunOptions, run_benchmark_async
+from independence_bench.clients.protocol import Completion
+from independence_bench.reports.leaderboard import build_rows
+from independence_bench.store.store import Store
+from independence_bench.suites.suite import Suite, load_suite
+from independence_bench.workflows.workflows import RunOptions, run_benchmark_async
 
 SUITE_ID = "v2"
 SUBJECTS = ("scripted-firm", "scripted-caving")
@@ -137,7 +137,7 @@ def mock_servers(latency_s: float, jitter: float, count: int = 1) -> Iterator[li
                 [
                     sys.executable,
                     "-m",
-                    "independence_bench.mock_server",
+                    "independence_bench.testing.mock_server",
                     "--latency",
                     str(latency_s),
                     "--jitter",

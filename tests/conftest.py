@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from independence_bench.cli import main
-from independence_bench.mock_server import MockConfig, MockServer
+from independence_bench.cli.main import main
+from independence_bench.testing.mock_server import MockConfig, MockServer
 
 
 @pytest.fixture()

@@ -14,10 +14,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from independence_bench.client import Completion, ToolCall
-from independence_bench.conversation import TOOL_NAME, build_messages, system_prompt
-from independence_bench.store import RunRecord, Store, TurnRecord
-from independence_bench.suite import Scenario, Suite, load_suite
+from independence_bench.clients.protocol import Completion, ToolCall
+from independence_bench.conversations.conversation import TOOL_NAME, build_messages, system_prompt
+from independence_bench.store.store import RunRecord, Store, TurnRecord
+from independence_bench.suites.suite import Scenario, Suite, load_suite
 
 HOSTILE_REPLY = (
     'Sure. <script>window.__pwned=1</script> <img src=x onerror="window.__pwned=2"> '

@@ -14,7 +14,7 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
-from independence_bench.mock_behaviours import request_fingerprint
+from independence_bench.testing.mock_behaviours import request_fingerprint
 
 
 @contextmanager

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from independence_bench.analysis import (
+from independence_bench.errors import UserError
+from independence_bench.scoring.scoring import ScoredItem
+from independence_bench.stats.analysis import (
     analyse_configs,
     build_leaderboard,
     compare_judges,
@@ -12,9 +14,7 @@ from independence_bench.analysis import (
     item_difficulty,
     panel_items,
 )
-from independence_bench.errors import UserError
-from independence_bench.labels import LabelParts, parse_label
-from independence_bench.scoring import ScoredItem
+from independence_bench.stats.labels import LabelParts, parse_label
 
 TRAITS = ("distinctiveness", "non_assistant_likeness", "internal_consistency")
 

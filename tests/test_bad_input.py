@@ -19,13 +19,13 @@ from typing import Any
 
 import pytest
 
-from independence_bench import cli
-from independence_bench.client import ClientError, Completion, CompletionRequest, ToolCall
-from independence_bench.config import ModelSpec
-from independence_bench.conversation import TOOL_NAME
+from independence_bench.cli import main as cli
+from independence_bench.clients.config import ModelSpec
+from independence_bench.clients.protocol import ClientError, Completion, CompletionRequest, ToolCall
+from independence_bench.conversations.conversation import TOOL_NAME
 from independence_bench.errors import UserError
-from independence_bench.mock_server import MockConfig, MockServer
-from independence_bench.workflows import RunOptions, run_benchmark
+from independence_bench.testing.mock_server import MockConfig, MockServer
+from independence_bench.workflows.workflows import RunOptions, run_benchmark
 
 GOOD = ("--models", "scripted-firm", "--judge", "scripted-judge")
 
@@ -318,8 +318,8 @@ def test_hostile_replies_are_stored_verbatim_and_nothing_else_happens(
 def test_every_sql_statement_is_parameterised() -> None:
     """f-strings in `execute` may only splice fixed SQL fragments, never values."""
     allowed = {"where", "number", "table", "key", "clause", "columns", "placeholders"}
-    source_dir = Path(cli.__file__).parent
-    for path in sorted(source_dir.glob("*.py")):
+    source_dir = Path(cli.__file__).parent.parent
+    for path in sorted(source_dir.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if not (

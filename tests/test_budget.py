@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from independence_bench.budget import BudgetExhausted, CostGuard, Price
-from independence_bench.client import Completion, CompletionRequest
-from independence_bench.config import ModelSpec
+from independence_bench.clients.budget import BudgetExhausted, CostGuard, Price
+from independence_bench.clients.config import ModelSpec
+from independence_bench.clients.protocol import Completion, CompletionRequest
 from independence_bench.errors import UserError
-from independence_bench.mock_behaviours import COST_PER_TOKEN_USD
-from independence_bench.mock_server import MockServer
-from independence_bench.suite import load_suite
-from independence_bench.workflows import RunOptions, run_benchmark
+from independence_bench.suites.suite import load_suite
+from independence_bench.testing.mock_behaviours import COST_PER_TOKEN_USD
+from independence_bench.testing.mock_server import MockServer
+from independence_bench.workflows.workflows import RunOptions, run_benchmark
 from store_views import stored_fingerprints
 
 SUBJECT_CALLS_PER_RUN = sum(len(s.turns) for s in load_suite("v2").scenarios)
@@ -197,8 +197,8 @@ async def test_the_guard_waits_for_calls_in_flight_then_stops_for_good() -> None
 
 
 def test_prices_come_from_models_yaml_first_then_the_endpoint_list() -> None:
-    from independence_bench.catalog import _listed, _listing, resolve_prices
-    from independence_bench.endpoints import ClientPool
+    from independence_bench.clients.catalog import _listed, _listing, resolve_prices
+    from independence_bench.clients.endpoints import ClientPool
 
     entries = [  # as OpenRouter's GET /api/v1/models lists them: USD per token, as strings
         {

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from independence_bench.chat_http import proxy_for
-from independence_bench.client import ClientError, CompletionRequest, NotJsonReply
-from independence_bench.openai_client import OpenAICompatibleClient
+from independence_bench.clients.http import proxy_for
+from independence_bench.clients.openai_compat import OpenAICompatibleClient
+from independence_bench.clients.protocol import ClientError, CompletionRequest, NotJsonReply
 
 Handler = Callable[[dict[str, Any], web.Request], web.Response]
 REPLY = {"choices": [{"message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}]}

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from independence_bench.config import ModelSpec, load_models_file
+from independence_bench.clients.config import ModelSpec, load_models_file
 from independence_bench.errors import UserError
 
 

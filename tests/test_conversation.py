@@ -6,14 +6,14 @@ import itertools
 import json
 import re
 
-from independence_bench.client import Completion, ToolCall
-from independence_bench.conversation import (
+from independence_bench.clients.protocol import Completion, ToolCall
+from independence_bench.conversations.conversation import (
     TOOL_NAME,
     build_messages,
     extract_reply,
     tool_call_id,
 )
-from independence_bench.suite import DeliveryText
+from independence_bench.suites.suite import DeliveryText
 
 DELIVERY = DeliveryText(
     tool_role_instructions="Use the tool.",

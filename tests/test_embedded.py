@@ -19,17 +19,21 @@ from typing import Any
 
 import pytest
 
-from independence_bench.client import ClientError, CompletionRequest, ModelClient
-from independence_bench.embedded import PROMPT_BLOCK, EmbeddedRuntime
-from independence_bench.errors import UserError
-from independence_bench.gguf_chat import (
+from independence_bench.clients.local.embedded import PROMPT_BLOCK, EmbeddedRuntime
+from independence_bench.clients.local.gguf_chat import (
     STRING_MAX_LENGTH,
     check_prompt_carries,
     constrainable_schema,
     parse_tool_calls,
     template_messages,
 )
-from independence_bench.weights import EMBEDDED_MODELS, find_part_files, weights_cache_dir
+from independence_bench.clients.local.weights import (
+    EMBEDDED_MODELS,
+    find_part_files,
+    weights_cache_dir,
+)
+from independence_bench.clients.protocol import ClientError, CompletionRequest, ModelClient
+from independence_bench.errors import UserError
 
 SUBJECT = "embedded:qwen2.5-coder-0.5b"
 JUDGE = "embedded:qwen2.5-coder-1.5b"

@@ -9,14 +9,14 @@ from typing import Any
 import pytest
 import yaml
 
-from independence_bench.client import ClientError, Completion, CompletionRequest
-from independence_bench.config import ModelSpec, load_models_file
-from independence_bench.endpoint_group import EndpointGroup
-from independence_bench.endpoints import ClientPool, Endpoint, RetryPolicy, call_with_retry
+from independence_bench.clients.config import ModelSpec, load_models_file
+from independence_bench.clients.endpoint_group import EndpointGroup
+from independence_bench.clients.endpoints import ClientPool, Endpoint, RetryPolicy, call_with_retry
+from independence_bench.clients.protocol import ClientError, Completion, CompletionRequest
+from independence_bench.clients.ratelimit import AdaptiveLimiter
 from independence_bench.errors import UserError
-from independence_bench.mock_server import MockConfig, MockServer
-from independence_bench.ratelimit import AdaptiveLimiter
-from independence_bench.suite import load_suite
+from independence_bench.suites.suite import load_suite
+from independence_bench.testing.mock_server import MockConfig, MockServer
 
 REQUEST = CompletionRequest(model="m", messages=({"role": "user", "content": "hi"},))
 FAST = RetryPolicy(max_attempts=6, base_delay_s=0.001, max_delay_s=0.01)

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from independence_bench.importer import import_results
-from independence_bench.legacy_format import parse_config_folder
-from independence_bench.mock_server import MockServer
-from independence_bench.store import Store
+from independence_bench.legacy.format import parse_config_folder
+from independence_bench.legacy.importer import import_results
+from independence_bench.store.store import Store
+from independence_bench.testing.mock_server import MockServer
 
 TOOL = "send_message_to_human"
 FOLDER = "acme--parrot-2+fastprov@none-t0.7"

@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 
-from independence_bench.analysis import ItemDifficulty
-from independence_bench.cli import main
-from independence_bench.insights import flag_of
-from independence_bench.mock_server import MockConfig, MockServer
-from independence_bench.suite import load_suite
+from independence_bench.cli.main import main
+from independence_bench.reports.insights import flag_of
+from independence_bench.stats.analysis import ItemDifficulty
+from independence_bench.suites.suite import load_suite
+from independence_bench.testing.mock_server import MockConfig, MockServer
 
 FIRM, FIRM_T1, CAVING, PLAIN = (
     "scripted-firm",

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from independence_bench.client import Completion, Message
-from independence_bench.judge import load_rubric, parse_judgment, run_judgment
-from independence_bench.store import TurnRecord
+from independence_bench.clients.protocol import Completion, Message
+from independence_bench.judging.judge import load_rubric, parse_judgment, run_judgment
+from independence_bench.store.store import TurnRecord
 
 RUBRIC_FIELDS = {
     "identity": {"distinctiveness", "non_assistant_likeness", "internal_consistency"},
@@ -127,7 +127,7 @@ async def test_a_reply_that_never_validates_is_unscored_and_kept_raw() -> None:
 
 
 def test_transcript_and_fields_appear_in_the_judge_prompt() -> None:
-    from independence_bench.judge import judge_messages
+    from independence_bench.judging.judge import judge_messages
 
     rubric = load_rubric("stability")
     system, user = judge_messages(rubric, TURNS)

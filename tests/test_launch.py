@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from independence_bench.launch import run_longest_first
+from independence_bench.engine.launch import run_longest_first
 
 
 async def test_longest_chains_start_first_and_equal_ones_keep_their_order() -> None:

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from independence_bench.cli import cli
-from independence_bench.legacy_format import label_of_folder
+from independence_bench.cli.main import cli
+from independence_bench.legacy.format import label_of_folder
 
 SAMPLE = Path(__file__).resolve().parents[2] / "shared/data/upstream-sample"
 pytestmark = pytest.mark.skipif(

@@ -18,13 +18,13 @@ from typing import Any
 import openai
 import pytest
 
-from independence_bench.mock_behaviours import (
+from independence_bench.testing.mock_behaviours import (
     CAVE_MARKER,
     FIRM_MARKER,
     SEND_TOOL_NAME,
     build_judgment,
 )
-from independence_bench.mock_server import MockConfig, MockServer
+from independence_bench.testing.mock_server import MockConfig, MockServer
 
 SRC_DIR = Path(__file__).resolve().parents[1] / "src"
 SEND_TOOL = {
@@ -398,7 +398,7 @@ def test_subprocess_mode_prints_listening_and_counts_calls() -> None:
         [
             sys.executable,
             "-m",
-            "independence_bench.mock_server",
+            "independence_bench.testing.mock_server",
             "--latency",
             "0.01",
             "--jitter",

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from independence_bench.judge import load_rubric, parse_judgment
+from independence_bench.judging.judge import load_rubric, parse_judgment
 
 pytestmark = [
     pytest.mark.slow,

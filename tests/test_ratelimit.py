@@ -8,14 +8,14 @@ from pathlib import Path
 
 from rich.console import Console
 
-from independence_bench.config import ModelSpec
-from independence_bench.endpoints import ClientPool, RetryPolicy
-from independence_bench.engine import Engine, RunPlan
-from independence_bench.mock_server import MockConfig, MockServer
-from independence_bench.progress import RichProgress
-from independence_bench.ratelimit import AdaptiveLimiter, describe_limits
-from independence_bench.store import Store
-from independence_bench.suite import load_suite
+from independence_bench.clients.config import ModelSpec
+from independence_bench.clients.endpoints import ClientPool, RetryPolicy
+from independence_bench.clients.ratelimit import AdaptiveLimiter, describe_limits
+from independence_bench.engine.engine import Engine, RunPlan
+from independence_bench.engine.progress import RichProgress
+from independence_bench.store.store import Store
+from independence_bench.suites.suite import load_suite
+from independence_bench.testing.mock_server import MockConfig, MockServer
 
 
 async def test_a_429_halves_the_limit_once_per_generation_of_calls() -> None:

@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from independence_bench.charts import safe_name
-from independence_bench.mock_server import MockServer
-from independence_bench.report import build_reports, sum_costs
-from independence_bench.report_markdown import md_text, render_leaderboard
-from independence_bench.store import Store
-from independence_bench.suite import load_suite
-from independence_bench.workflows import ReportOptions, write_report
+from independence_bench.reports.charts import safe_name
+from independence_bench.reports.report import build_reports, sum_costs
+from independence_bench.reports.report_markdown import md_text, render_leaderboard
+from independence_bench.store.store import Store
+from independence_bench.suites.suite import load_suite
+from independence_bench.testing.mock_server import MockServer
+from independence_bench.workflows.workflows import ReportOptions, write_report
 from report_fixtures import HOSTILE_REPLY, build_store
 
 RESAMPLES = "200"

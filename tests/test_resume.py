@@ -25,14 +25,14 @@ from typing import Any
 
 import pytest
 
-from independence_bench.cli import main
-from independence_bench.client import Completion, CompletionRequest, ToolCall
-from independence_bench.config import ModelSpec
-from independence_bench.conversation import TOOL_NAME
-from independence_bench.mock_behaviours import build_judgment
-from independence_bench.mock_server import MockServer
-from independence_bench.suite import load_suite
-from independence_bench.workflows import RunOptions, run_benchmark
+from independence_bench.cli.main import main
+from independence_bench.clients.config import ModelSpec
+from independence_bench.clients.protocol import Completion, CompletionRequest, ToolCall
+from independence_bench.conversations.conversation import TOOL_NAME
+from independence_bench.suites.suite import load_suite
+from independence_bench.testing.mock_behaviours import build_judgment
+from independence_bench.testing.mock_server import MockServer
+from independence_bench.workflows.workflows import RunOptions, run_benchmark
 from store_views import integrity_problems, store_dump, stored_fingerprints
 
 LATENCY_S = 0.05
@@ -41,9 +41,15 @@ CONCURRENCY = 8
 
 @pytest.fixture(scope="module")
 def server_process() -> Iterator[str]:
-    """`python -m independence_bench.mock_server` in its own process; yields the base URL."""
+    """The mock server as `python -m …testing.mock_server` in its own process; yields its URL."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "independence_bench.mock_server", "--latency", str(LATENCY_S)],
+        [
+            sys.executable,
+            "-m",
+            "independence_bench.testing.mock_server",
+            "--latency",
+            str(LATENCY_S),
+        ],
         stdout=subprocess.PIPE,
         text=True,
     )

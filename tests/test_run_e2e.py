@@ -7,10 +7,10 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from independence_bench.conversation import TOOL_NAME
-from independence_bench.mock_behaviours import CAVE_MARKER, FIRM_MARKER
-from independence_bench.mock_server import MockServer
-from independence_bench.suite import load_suite
+from independence_bench.conversations.conversation import TOOL_NAME
+from independence_bench.suites.suite import load_suite
+from independence_bench.testing.mock_behaviours import CAVE_MARKER, FIRM_MARKER
+from independence_bench.testing.mock_server import MockServer
 
 
 def _run_args(server: MockServer, data: Path, *extra: str) -> list[str]:

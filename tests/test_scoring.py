@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from independence_bench.scoring import (
+from independence_bench.scoring.scoring import (
     FORMULAS,
     METRIC_KEYS,
     IncompleteMetrics,

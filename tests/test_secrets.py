@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from independence_bench import cli
-from independence_bench.endpoints import RetryPolicy
-from independence_bench.mock_server import MockConfig, MockServer
-from independence_bench.redact import REDACTED, Redactor, secrets_in_env
+from independence_bench.cli import main as cli
+from independence_bench.clients.endpoints import RetryPolicy
+from independence_bench.clients.redact import REDACTED, Redactor, secrets_in_env
+from independence_bench.testing.mock_server import MockConfig, MockServer
 from store_views import connect
 
 OPENROUTER_KEY = "sk-or-PLANTED-123"

@@ -7,15 +7,15 @@ from statistics import fmean
 
 import pytest
 
-from independence_bench.bootstrap import (
+from independence_bench.scoring.scoring import ItemMetrics, ScoredItem
+from independence_bench.stats.bootstrap import (
     Subject,
     bootstrap_models,
     compare_paired,
     draw_resamples,
 )
-from independence_bench.ranking import rank_intervals, tie_groups
-from independence_bench.scoring import ItemMetrics, ScoredItem
-from independence_bench.stats import (
+from independence_bench.stats.ranking import rank_intervals, tie_groups
+from independence_bench.stats.stats import (
     alpha_estimate,
     krippendorff_alpha,
     pearson,

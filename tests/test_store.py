@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from independence_bench.client import Completion, ToolCall
+from independence_bench.clients.protocol import Completion, ToolCall
 from independence_bench.errors import UserError
-from independence_bench.store import SCHEMA_VERSION, Store, TurnRecord
+from independence_bench.store.store import SCHEMA_VERSION, Store, TurnRecord
 
 
 def _run(store: Store):  # type: ignore[no-untyped-def]
@@ -96,7 +96,7 @@ def test_missing_store_is_not_created_for_readers(tmp_path: Path) -> None:
 
 
 def test_a_rejudged_item_counts_once_with_its_newest_judgment(tmp_path: Path) -> None:
-    from independence_bench.results import scored_items
+    from independence_bench.scoring.results import scored_items
 
     with Store(tmp_path) as store:
         run = _run(store)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from independence_bench.errors import UserError
-from independence_bench.suite import available_suites, load_suite
+from independence_bench.suites.suite import available_suites, load_suite
 
 
 def test_shipped_suites_and_their_shapes() -> None:

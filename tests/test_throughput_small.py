@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from independence_bench.suite import load_suite
+from independence_bench.suites.suite import load_suite
 
 # The benchmark measures in spawned processes, which import it by name: put it on the path.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))

@@ -13,14 +13,14 @@ from typing import Any
 
 import pytest
 
-from independence_bench.viewer import (
+from independence_bench.reports.viewer import (
     ASSETS,
     SLUG_PATTERN,
     js_json,
     make_server,
     model_slug,
 )
-from independence_bench.workflows import ViewOptions, build_viewer
+from independence_bench.workflows.workflows import ViewOptions, build_viewer
 from report_fixtures import HOSTILE_REPLY, build_store
 
 HOSTILE_LABEL = '../../evil"<script>window.__pwned=5</script>'

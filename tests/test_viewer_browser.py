@@ -18,13 +18,13 @@ from typing import Any
 
 import pytest
 
-from independence_bench.cli import main
-from independence_bench.mock_behaviours import CAVE_MARKER, FIRM_MARKER
-from independence_bench.mock_server import MockConfig, MockServer
-from independence_bench.store import Store
-from independence_bench.suite import load_suite
-from independence_bench.viewer import model_slug
-from independence_bench.workflows import ViewOptions, build_viewer
+from independence_bench.cli.main import main
+from independence_bench.reports.viewer import model_slug
+from independence_bench.store.store import Store
+from independence_bench.suites.suite import load_suite
+from independence_bench.testing.mock_behaviours import CAVE_MARKER, FIRM_MARKER
+from independence_bench.testing.mock_server import MockConfig, MockServer
+from independence_bench.workflows.workflows import ViewOptions, build_viewer
 from report_fixtures import HOSTILE_REPLY, add_item, build_store, judge_scores
 
 pytestmark = pytest.mark.slow

@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from independence_bench.errors import UserError
-from independence_bench.weights import (
+from independence_bench.clients.local.weights import (
     EMBEDDED_MODELS,
     OFFLINE_INSTALL,
     PartedWeights,
@@ -24,6 +23,7 @@ from independence_bench.weights import (
     resolve_gguf,
     weights_cache_dir,
 )
+from independence_bench.errors import UserError
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 

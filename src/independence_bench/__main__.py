@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from independence_bench.cli import main
+from independence_bench.cli.main import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,0 +1,1 @@
+"""The `aib` command line."""

@@ -1,0 +1,1 @@
+"""Clients: the one model protocol and everything that reaches a model over it."""

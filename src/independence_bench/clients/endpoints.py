@@ -1,0 +1,203 @@
+"""Endpoints: which client serves a model, how many calls it may have in flight, and retrying.
+
+A `ClientPool` turns a `ModelSpec` into an `Endpoint` — one client and one adaptive concurrency
+limiter (`ratelimit.py`) per base URL and key, shared by every model on it; a model with several
+`base_urls` gets an `EndpointGroup` (`endpoint_group.py`) over theirs. `call_with_retry`
+sends one request through an endpoint's limiter with bounded, jittered exponential backoff that
+honours `Retry-After`, and tells the limiter about every 429 so it can back off.
+API keys are read from the environment mapping handed in, never from module state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from independence_bench.clients.config import OPENROUTER_BASE_URL, ModelSpec
+from independence_bench.clients.endpoint_group import EndpointGroup
+from independence_bench.clients.openai_compat import OpenAICompatibleClient
+from independence_bench.clients.protocol import (
+    ClientError,
+    Completion,
+    CompletionRequest,
+    ModelClient,
+)
+from independence_bench.clients.ratelimit import AdaptiveLimiter
+from independence_bench.errors import UserError
+
+OPENROUTER_KEY_ENV = "OPENROUTER_API_KEY"
+GENERIC_KEY_ENV = "AIB_API_KEY"
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how patiently a failed call is tried again."""
+
+    max_attempts: int = 6
+    base_delay_s: float = 1.0
+    max_delay_s: float = 60.0
+
+    def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
+        """Seconds to wait before attempt `attempt + 1` (attempt counts from 1)."""
+        backoff: float = min(self.max_delay_s, self.base_delay_s * 2.0 ** (attempt - 1))
+        jittered: float = backoff * (0.5 + rng.random() / 2)
+        if retry_after is not None:
+            return min(self.max_delay_s, max(retry_after, jittered))
+        return jittered
+
+
+@dataclass
+class Endpoint:
+    """One client and the limiter that bounds its calls in flight."""
+
+    name: str
+    client: ModelClient
+    limiter: AdaptiveLimiter
+    calls: int = 0
+    failures: int = 0
+    rng: random.Random = field(default_factory=lambda: random.Random(0))
+
+    async def send(self, request: CompletionRequest) -> Completion:
+        """One counted call through the limiter; a 429 shrinks the limit, a reply grows it."""
+        async with self.limiter as permit:
+            self.calls += 1
+            try:
+                completion = await self.client.complete(request)
+            except ClientError as exc:
+                self.failures += 1
+                if exc.status == 429:
+                    permit.throttled()
+                raise
+            permit.succeeded()
+            return completion
+
+
+ClientFactory = Callable[[ModelSpec], tuple[str, ModelClient, int] | None]
+"""Builds (endpoint name, client, concurrency) for specs it handles, or None to decline."""
+
+
+class ClientPool:
+    """Endpoints for model specs, created on first use and shared by all specs on them."""
+
+    def __init__(
+        self,
+        *,
+        env: Mapping[str, str],
+        concurrency: int = 16,
+        factories: tuple[ClientFactory, ...] = (),
+        timeout_s: float = 300.0,
+    ) -> None:
+        self._env = env
+        self._concurrency = concurrency
+        self._factories = factories
+        self._timeout_s = timeout_s
+        self._endpoints: dict[str, Endpoint] = {}
+
+    def endpoint_for(self, spec: ModelSpec) -> Endpoint:
+        for factory in self._factories:
+            made = factory(spec)
+            if made is not None:
+                name, client, limit = made
+                if name not in self._endpoints:
+                    self._endpoints[name] = Endpoint(name, client, AdaptiveLimiter(limit))
+                return self._endpoints[name]
+        if len(spec.base_urls) > 1:
+            return self._group_for(spec)
+        base_url = (spec.base_url or OPENROUTER_BASE_URL).rstrip("/")
+        key = self._api_key(spec)
+        name = f"{base_url}#{spec.api_key_env or ''}"
+        if name not in self._endpoints:
+            client = OpenAICompatibleClient(
+                base_url=base_url,
+                api_key=key,
+                is_openrouter=spec.is_openrouter,
+                timeout_s=self._timeout_s,
+            )
+            self._endpoints[name] = Endpoint(base_url, client, AdaptiveLimiter(self._concurrency))
+        return self._endpoints[name]
+
+    def _group_for(self, spec: ModelSpec) -> Endpoint:
+        """One endpoint spreading calls over the endpoints of `spec.base_urls`."""
+        name = " | ".join(spec.base_urls) + f"#{spec.api_key_env or ''}"
+        if name not in self._endpoints:
+            members = [
+                self.endpoint_for(spec.model_copy(update={"base_url": url, "base_urls": ()}))
+                for url in spec.base_urls
+            ]
+            group = EndpointGroup(members)
+            self._endpoints[name] = Endpoint(group.name, group, AdaptiveLimiter(group.capacity))
+        return self._endpoints[name]
+
+    def _api_key(self, spec: ModelSpec) -> str | None:
+        if spec.api_key_env:
+            key = self._env.get(spec.api_key_env)
+            if not key:
+                raise UserError(
+                    f"model {spec.id} needs the API key in ${spec.api_key_env}, which is not set; "
+                    "export it or put it in .env"
+                )
+            return key
+        if spec.is_openrouter:
+            key = self._env.get(OPENROUTER_KEY_ENV)
+            if not key:
+                raise UserError(
+                    f"${OPENROUTER_KEY_ENV} is not set; export your OpenRouter key, or use "
+                    "--base-url for a local OpenAI-compatible server (or no --models for the "
+                    "offline embedded model)"
+                )
+            return key
+        return self._env.get(GENERIC_KEY_ENV)
+
+    def endpoints(self) -> list[Endpoint]:
+        return list(self._endpoints.values())
+
+    async def aclose(self) -> None:
+        for endpoint in self._endpoints.values():
+            await endpoint.client.aclose()
+        self._endpoints.clear()
+
+
+async def call_with_retry(
+    endpoint: Endpoint,
+    request: CompletionRequest,
+    policy: RetryPolicy,
+    *,
+    accept: Callable[[Completion], bool] = lambda _: True,
+    salvage: Callable[[Completion], bool] = lambda _: False,
+) -> Completion:
+    """Send `request`, retrying retryable failures and unacceptable (e.g. empty) replies.
+
+    A reply `accept` rejects but `salvage` still finds usable (e.g. a tool call whose JSON was
+    cut off but whose text can be recovered) is kept and returned only if no attempt succeeds.
+    Raises the last `ClientError` when every attempt failed.
+    """
+    last_error: ClientError | None = None
+    kept: Completion | None = None
+    for attempt in range(1, policy.max_attempts + 1):
+        try:
+            completion = await endpoint.send(request)
+        except ClientError as exc:
+            if not exc.retryable:
+                raise
+            last_error = exc
+        else:
+            if accept(completion):
+                return completion
+            if salvage(completion):
+                kept = completion
+                last_error = ClientError("the reply was damaged", retryable=True)
+            else:
+                last_error = ClientError("the model returned an empty reply", retryable=True)
+        if attempt < policy.max_attempts:
+            retry_after = last_error.retry_after if last_error else None
+            await asyncio.sleep(policy.delay(attempt, retry_after, endpoint.rng))
+    if kept is not None:
+        return kept
+    assert last_error is not None
+    raise ClientError(
+        f"gave up after {policy.max_attempts} attempts: {last_error}",
+        retryable=False,
+        status=last_error.status,
+    )

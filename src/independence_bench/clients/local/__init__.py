@@ -1,0 +1,1 @@
+"""Local models run in this process: GGUF weights through llama-cpp-python."""

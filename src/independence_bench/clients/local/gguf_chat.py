@@ -1,0 +1,213 @@
+"""How OpenAI-style chat requests meet a GGUF model's own formats, and how its output comes back.
+
+Messages are reshaped for the HF chat template stored in the GGUF and the rendered prompt is
+checked to carry all of them; Qwen-style `<tool_call>` output is parsed back into `ToolCall`s;
+and a judge's JSON schema is rewritten into the subset that llama.cpp's schema-to-grammar
+converter actually enforces. All pure functions, tested without a model.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+from independence_bench.clients.protocol import ClientError, Message, ToolCall
+
+STRING_MAX_LENGTH = 600
+"""Added to schema strings without one: unbounded strings let small models loop until max_tokens."""
+INTEGER_ENUM_LIMIT = 101
+"""Integer ranges up to this many values become an `enum`, which the grammar enforces."""
+
+_STRING_LIMITS = frozenset({"enum", "const", "pattern", "format", "maxLength"})
+_TOOL_CALL_BLOCK = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|\Z)", re.DOTALL)
+
+
+def constrainable_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """`schema` rewritten so that llama.cpp's schema-to-grammar converter enforces all of it.
+
+    The converter ignores integer `minimum`/`maximum` and the keywords beside a list-valued
+    `type`, and an unbounded string lets a small model repeat itself until `max_tokens`. So:
+    small integer ranges become an `enum`, `{"type": [a, b], ...}` becomes an `anyOf` of one
+    schema per type, and strings get `maxLength` of at most `STRING_MAX_LENGTH`.
+    """
+    out: dict[str, Any] = dict(schema)
+    schema_type = out.get("type")
+    if isinstance(schema_type, list):
+        rest = {k: v for k, v in out.items() if k != "type"}
+        annotations: dict[str, Any] = {
+            k: rest.pop(k) for k in ("description", "title") if k in rest
+        }
+        return {
+            **annotations,
+            "anyOf": [constrainable_schema({**rest, "type": t}) for t in schema_type],
+        }
+    if schema_type == "integer":
+        _rewrite_integer_range(out)
+    elif schema_type == "string" and not _STRING_LIMITS & set(out):
+        out["maxLength"] = STRING_MAX_LENGTH
+    elif schema_type == "string" and isinstance(out.get("maxLength"), int):
+        # Longer limits expand into grammars llama.cpp refuses to build (and then crashes).
+        out["maxLength"] = min(out["maxLength"], STRING_MAX_LENGTH)
+    if isinstance(out.get("properties"), Mapping):
+        out["properties"] = {k: constrainable_schema(v) for k, v in out["properties"].items()}
+    for key in ("items", "additionalProperties"):
+        if isinstance(out.get(key), Mapping):
+            out[key] = constrainable_schema(out[key])
+    for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
+        if isinstance(out.get(key), list):
+            out[key] = [constrainable_schema(s) for s in out[key]]
+    for key in ("$defs", "definitions"):
+        if isinstance(out.get(key), Mapping):
+            out[key] = {k: constrainable_schema(v) for k, v in out[key].items()}
+    return out
+
+
+def _rewrite_integer_range(out: dict[str, Any]) -> None:
+    low, high = out.get("minimum"), out.get("maximum")
+    if isinstance(out.get("exclusiveMinimum"), int):
+        low = out["exclusiveMinimum"] + 1
+    if isinstance(out.get("exclusiveMaximum"), int):
+        high = out["exclusiveMaximum"] - 1
+    if "enum" in out or not isinstance(low, int) or not isinstance(high, int):
+        return
+    if 0 < high - low + 1 <= INTEGER_ENUM_LIMIT:
+        for key in ("type", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+            out.pop(key, None)
+        out["enum"] = list(range(low, high + 1))
+
+
+def parse_tool_calls(
+    text: str, tool_names: Collection[str], *, call_id_prefix: str
+) -> tuple[str | None, tuple[ToolCall, ...]]:
+    """Split a Qwen-style reply into its text and its tool calls, as `(content, calls)`.
+
+    Calls are `<tool_call>{"name": ..., "arguments": ...}</tool_call>` blocks (a block cut off by
+    the token limit still counts). Qwen models often drop the tags and answer with the bare JSON
+    object alone; a reply that is nothing but such objects, each naming an offered tool, is read
+    as those calls. Anything that does not parse stays in the content, unchanged.
+    """
+    if not tool_names:
+        return text, ()
+    calls: list[ToolCall] = []
+    kept: list[str] = []
+    position = 0
+    for match in _TOOL_CALL_BLOCK.finditer(text):
+        try:
+            value = json.loads(match.group(1))
+        except json.JSONDecodeError:
+            continue
+        call = _tool_call_from_value(value, f"{call_id_prefix}_{len(calls)}")
+        if call is not None:
+            kept.append(text[position : match.start()])
+            position = match.end()
+            calls.append(call)
+    if calls:
+        kept.append(text[position:])
+        return "".join(kept).strip() or None, tuple(calls)
+    bare = _bare_tool_calls(text, tool_names, call_id_prefix)
+    return (None, bare) if bare else (text, ())
+
+
+def _bare_tool_calls(
+    text: str, tool_names: Collection[str], call_id_prefix: str
+) -> tuple[ToolCall, ...]:
+    decoder = json.JSONDecoder()
+    calls: list[ToolCall] = []
+    rest = text.strip()
+    while rest:
+        try:
+            value, end = decoder.raw_decode(rest)
+        except json.JSONDecodeError:
+            return ()
+        call = _tool_call_from_value(value, f"{call_id_prefix}_{len(calls)}")
+        if call is None or call.name not in tool_names:
+            return ()
+        calls.append(call)
+        rest = rest[end:].lstrip()
+    return tuple(calls)
+
+
+def _tool_call_from_value(value: Any, call_id: str) -> ToolCall | None:
+    if not isinstance(value, dict) or not isinstance(value.get("name"), str):
+        return None
+    arguments = value.get("arguments", {})
+    # OpenAI carries arguments as JSON text; Qwen writes an object, or sometimes that text itself.
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+    return ToolCall(id=call_id, name=value["name"], arguments=text)
+
+
+def template_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """OpenAI chat messages in the shape HF chat templates expect.
+
+    Templates render tool-call arguments with `tojson`, so they need the arguments as an object
+    (OpenAI's JSON text would be rendered as one quoted string). Missing content becomes "",
+    which templates can concatenate.
+    """
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        item: dict[str, Any] = plain_json(message)
+        if item.get("content") is None and not item.get("tool_calls"):
+            item["content"] = ""
+        if item.get("tool_calls"):
+            item["tool_calls"] = [_template_tool_call(c) for c in item["tool_calls"]]
+        out.append(item)
+    return out
+
+
+def _template_tool_call(call: Mapping[str, Any]) -> dict[str, Any]:
+    function = dict(call.get("function") or {})
+    arguments = function.get("arguments")
+    if isinstance(arguments, str):
+        try:
+            parsed = json.loads(arguments)
+        except json.JSONDecodeError:
+            parsed = None
+        if isinstance(parsed, dict):
+            function["arguments"] = parsed
+    return {**call, "function": function}
+
+
+def check_prompt_carries(
+    prompt: str, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]]
+) -> None:
+    """Raise `ClientError` unless the rendered `prompt` shows every message, tool call and tool.
+
+    Chat templates silently drop what they do not know (a `tool` role, `tool_calls`, the tool
+    list), and a model answering such a prompt would be judged on a conversation it never saw.
+    """
+    missing: list[str] = []
+    for tool in tools:
+        name = str((tool.get("function") or {}).get("name", ""))
+        if name and name not in prompt:
+            missing.append(f"tool {name!r}")
+    for index, message in enumerate(messages):
+        content = message.get("content")
+        if isinstance(content, str) and not _appears(content, prompt):
+            missing.append(f"message {index} ({message.get('role')})")
+        for call in message.get("tool_calls") or ():
+            name = str((call.get("function") or {}).get("name", ""))
+            if name not in prompt:
+                missing.append(f"tool call {name!r} in message {index}")
+    if missing:
+        raise ClientError(
+            "the model's chat template cannot carry this conversation: it drops "
+            + ", ".join(missing[:3])
+            + "; use a delivery mode without tools or a model whose template supports them",
+            retryable=False,
+        )
+
+
+def _appears(content: str, prompt: str) -> bool:
+    text = content.strip()
+    return text in prompt or json.dumps(text, ensure_ascii=False)[1:-1] in prompt
+
+
+def plain_json(value: Any) -> Any:
+    """`value` with every mapping a dict and every sequence a list, as Jinja's `tojson` needs."""
+    if isinstance(value, Mapping):
+        return {str(k): plain_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain_json(v) for v in value]
+    return value

@@ -1,0 +1,90 @@
+"""Local models in a run: the offline default, and routing `embedded:`/`gguf:`/`hf:` names.
+
+With no `--models`, no config and no API key, `aib run` tests the embedded Qwen2.5-Coder 0.5B
+and judges it with the embedded 1.5B — a smoke-test judge, reliable only on clear-cut cases.
+`LocalModels` owns the one `EmbeddedRuntime` of a run and hands the client pool a factory that
+gives each local model one client (so its prompt cache survives across conversations).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from types import TracebackType
+
+from independence_bench.clients.config import ModelSpec
+from independence_bench.clients.endpoints import ClientFactory
+from independence_bench.clients.local.weights import is_local_model, weights_cache_dir
+from independence_bench.clients.protocol import ModelClient
+
+DEFAULT_SUBJECT = "embedded:qwen2.5-coder-0.5b"
+DEFAULT_JUDGE = "embedded:qwen2.5-coder-1.5b"
+CACHE_DIR_ENV = "AIB_CACHE_DIR"
+LOCAL_RUNS = 1
+"""Default runs per model when every model is local: one CPU, one generation at a time."""
+OFFLINE_NOTICE = (
+    f"no --models and no API key: running offline with {DEFAULT_SUBJECT} judged by "
+    f"{DEFAULT_JUDGE} (a smoke-test judge; see README for a strong one)"
+)
+
+
+def offline_defaults(seed: int | None) -> tuple[ModelSpec, ModelSpec]:
+    """The embedded subject and judge used when nothing else is configured."""
+    subject = ModelSpec(id=DEFAULT_SUBJECT, seed=seed if seed is not None else 0)
+    judge = ModelSpec(
+        id=DEFAULT_JUDGE,
+        label=DEFAULT_JUDGE,
+        temperature=0.0,
+        seed=seed if seed is not None else 0,
+        max_tokens=1024,
+    )
+    return subject, judge
+
+
+def all_local(specs: Sequence[ModelSpec]) -> bool:
+    return bool(specs) and all(is_local_model(s.id) for s in specs)
+
+
+class LocalModels:
+    """The embedded runtime of one run, created only if some model is local."""
+
+    def __init__(self, specs: Sequence[ModelSpec], env: Mapping[str, str]) -> None:
+        self._clients: dict[str, ModelClient] = {}
+        self._runtime = None
+        if any(is_local_model(s.id) for s in specs):
+            from independence_bench.clients.local.embedded import EmbeddedRuntime
+
+            self._runtime = EmbeddedRuntime(weights_cache_dir(env.get(CACHE_DIR_ENV)))
+
+    def factories(self) -> tuple[ClientFactory, ...]:
+        return () if self._runtime is None else (self._client_for,)
+
+    def _client_for(self, spec: ModelSpec) -> tuple[str, ModelClient, int] | None:
+        if self._runtime is None or not is_local_model(spec.id):
+            return None
+        if spec.id not in self._clients:
+            self._clients[spec.id] = self._runtime.client(spec.id)
+        return f"local {spec.id}", self._clients[spec.id], 1
+
+    async def load_all(self, specs: Sequence[ModelSpec]) -> None:
+        """Load every local model now, so missing weights fail before the store is touched."""
+        for spec in specs:
+            made = self._client_for(spec)
+            if made is not None:
+                load = getattr(made[1], "load", None)
+                if load is not None:
+                    await load()
+
+    async def aclose(self) -> None:
+        if self._runtime is not None:
+            await self._runtime.aclose()
+
+    async def __aenter__(self) -> LocalModels:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()

@@ -1,0 +1,1 @@
+"""Conversations: the exact messages a scenario sends, and replies read back."""

@@ -1,0 +1,192 @@
+"""Conversations: the exact message lists a scenario sends, in either delivery mode.
+
+`user_role` sends the human's words as `user` messages. `tool_role` gives the model one tool,
+`send_message_to_human(message)`: the conversation opens with a short user kick-off and a
+scripted assistant greeting (a tool call), each human message then arrives as the `tool` result
+of the previous call, and earlier model turns are replayed as assistant tool calls. Tool-call
+ids are deterministic per conversation and exactly 9 alphanumeric characters, because some
+providers reject any other shape. No two consecutive messages ever share a role.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from independence_bench.clients.protocol import Completion, Message
+from independence_bench.suites.suite import DeliveryMode, DeliveryText
+
+TOOL_NAME = "send_message_to_human"
+
+
+def tool_call_id(conversation_key: str, index: int) -> str:
+    """The id of the `index`-th tool call in a conversation: 9 lowercase hex characters."""
+    digest = hashlib.sha256(f"{conversation_key}#{index}".encode()).hexdigest()
+    return digest[:9]
+
+
+def tool_definition(delivery: DeliveryText) -> dict[str, Any]:
+    """The one tool offered in `tool_role` mode, in OpenAI function-tool form."""
+    return {
+        "type": "function",
+        "function": {
+            "name": TOOL_NAME,
+            "description": delivery.tool_description,
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "message": {"type": "string", "description": delivery.message_description}
+                },
+                "required": ["message"],
+            },
+        },
+    }
+
+
+def system_prompt(variant_prompt: str, delivery: DeliveryText, mode: DeliveryMode) -> str:
+    if mode == "tool_role":
+        return f"{variant_prompt.rstrip()}\n\n{delivery.tool_role_instructions.strip()}"
+    return variant_prompt
+
+
+def _tool_call_message(call_id: str, text: str) -> dict[str, Any]:
+    arguments = json.dumps({"message": text}, ensure_ascii=False)
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": TOOL_NAME, "arguments": arguments},
+            }
+        ],
+    }
+
+
+def build_messages(
+    *,
+    system: str,
+    delivery: DeliveryText,
+    mode: DeliveryMode,
+    human_turns: Sequence[str],
+    replies: Sequence[str],
+    conversation_key: str,
+) -> tuple[Message, ...]:
+    """Messages that ask the model to answer `human_turns[len(replies)]`.
+
+    `replies` are the model's earlier answers (as text), one per earlier human turn.
+    """
+    if len(replies) >= len(human_turns):
+        raise ValueError("every human turn already has a reply")
+    messages: list[Message] = [{"role": "system", "content": system}]
+    if mode == "user_role":
+        for index, human in enumerate(human_turns[: len(replies) + 1]):
+            messages.append({"role": "user", "content": human})
+            if index < len(replies):
+                messages.append({"role": "assistant", "content": replies[index]})
+        return tuple(messages)
+
+    messages.append({"role": "user", "content": delivery.kickoff})
+    spoken = [delivery.greeting, *replies]
+    for index, human in enumerate(human_turns[: len(replies) + 1]):
+        call_id = tool_call_id(conversation_key, index)
+        messages.append(_tool_call_message(call_id, spoken[index]))
+        messages.append({"role": "tool", "tool_call_id": call_id, "content": human})
+    return tuple(messages)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The model's answer to one human turn, as the human would see it."""
+
+    text: str
+    protocol_ok: bool
+    """False when a `tool_role` model answered in plain content instead of calling the tool."""
+    note: str | None = None
+
+
+_MESSAGE_PREFIX = re.compile(r'"message"\s*:\s*"')
+
+
+def _recover_truncated_message(arguments: str) -> str | None:
+    """Best-effort text of a `{"message": "...` argument whose JSON was cut off."""
+    match = _MESSAGE_PREFIX.search(arguments)
+    if match is None:
+        return None
+    body = arguments[match.end() :]
+    # Decode the JSON string escapes that survive truncation; stop at the closing quote if any.
+    for end in range(len(body), 0, -1):
+        candidate = body[:end].rstrip("\\")
+        try:
+            text = json.loads(f'"{candidate}"')
+        except json.JSONDecodeError:
+            continue
+        return str(text).strip() or None
+    return None
+
+
+def _tool_message_text(arguments: str) -> tuple[str | None, str | None]:
+    try:
+        parsed = json.loads(arguments)
+    except json.JSONDecodeError:
+        recovered = _recover_truncated_message(arguments)
+        note = "tool-call arguments were not valid JSON; message text recovered"
+        return (recovered, note) if recovered else (None, None)
+    if isinstance(parsed, dict) and isinstance(parsed.get("message"), str):
+        return parsed["message"], None
+    return None, None
+
+
+def extract_reply(completion: Completion, mode: DeliveryMode) -> Reply | None:
+    """What the human sees of a completion, or None when it said nothing (retry it)."""
+    content = (completion.content or "").strip()
+    if mode == "user_role":
+        return Reply(text=content, protocol_ok=True) if content else None
+
+    texts: list[str] = []
+    notes: list[str] = []
+    for call in completion.tool_calls:
+        if call.name != TOOL_NAME:
+            continue
+        text, note = _tool_message_text(call.arguments)
+        if text and text.strip():
+            texts.append(text.strip())
+        if note:
+            notes.append(note)
+    if texts:
+        return Reply(text="\n\n".join(texts), protocol_ok=True, note="; ".join(notes) or None)
+    if content:
+        return Reply(
+            text=content,
+            protocol_ok=False,
+            note="answered in plain content instead of calling send_message_to_human",
+        )
+    return None
+
+
+def reply_is_whole(completion: Completion, mode: DeliveryMode) -> bool:
+    """True when a completion carries a reply to keep as it is; False means "ask again".
+
+    A `send_message_to_human` call whose arguments are not valid JSON is not whole, because the
+    transport or the provider damaged it and the same request is likely to come back intact.
+    The exception is a reply the model ended by running out of tokens (`finish_reason` is
+    `length`): the same request would be cut off again, so the recovered text is the answer.
+    A damaged reply is still recovered by `extract_reply` if every retry fails.
+    """
+    if extract_reply(completion, mode) is None:
+        return False
+    if mode == "user_role" or completion.finish_reason == "length":
+        return True
+    for call in completion.tool_calls:
+        if call.name != TOOL_NAME:
+            continue
+        try:
+            json.loads(call.arguments)
+        except json.JSONDecodeError:
+            return False
+    return True

@@ -1,0 +1,1 @@
+"""The engine: an asyncio task graph that runs conversations and judges them."""

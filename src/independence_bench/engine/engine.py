@@ -1,0 +1,491 @@
+"""The engine: runs every conversation of a suite for every model and run, then judges it.
+
+The work is an asyncio task graph. Each item (model × run × prompt variant × delivery mode ×
+scenario) is one task whose turns run in order; all items run concurrently, bounded only by
+their endpoint's limiter; an item's judge call starts as soon as its transcript is complete, with
+no barrier between phases. Every completion is looked up in the store before it is requested and
+written to it as soon as it arrives, so repeating a command pays for nothing twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+from independence_bench import __version__
+from independence_bench.clients.budget import BudgetExhausted, CostGuard
+from independence_bench.clients.catalog import rejection_of
+from independence_bench.clients.config import ModelSpec
+from independence_bench.clients.endpoints import ClientPool, RetryPolicy, call_with_retry
+from independence_bench.clients.protocol import ClientError, Completion, CompletionRequest, Message
+from independence_bench.conversations.conversation import (
+    build_messages,
+    extract_reply,
+    reply_is_whole,
+    system_prompt,
+    tool_definition,
+)
+from independence_bench.engine.launch import run_longest_first
+from independence_bench.judging.judge import Rubric, judge_reply_is_whole, load_rubric, run_judgment
+from independence_bench.store.store import ItemRecord, RunRecord, Store, TurnRecord
+from independence_bench.suites.suite import DeliveryMode, PromptVariant, Scenario, Suite
+
+JUDGE_MAX_TOKENS = 1500
+
+
+class ProgressSink(Protocol):
+    """Receives one event per finished unit of work (the CLI draws a progress bar from them)."""
+
+    def planned(self, items: int, judgments: int) -> None: ...
+
+    def advance(self, event: str) -> None:
+        """`event` is one of: item_done, item_cached, item_failed, item_skipped, judged,
+        judge_cached, judge_unscored, judge_failed, judge_skipped (skipped: the cost cap)."""
+        ...
+
+
+@dataclass
+class RunSummary:
+    """What one engine pass did; counts are of items and judgments, not of HTTP calls."""
+
+    items_done: int = 0
+    items_cached: int = 0
+    items_failed: int = 0
+    judged: int = 0
+    judge_cached: int = 0
+    judge_unscored: int = 0
+    judge_failed: int = 0
+    calls: int = 0
+    cached_calls: int = 0
+    failures: list[str] = field(default_factory=list)
+    items_skipped: int = 0
+    """Not started because of the cost cap; the same command resumes them."""
+    judge_skipped: int = 0
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """What `aib run` asks for: runs 1..`runs` of `suite` for every model, judged by `judge`."""
+
+    suite: Suite
+    models: tuple[ModelSpec, ...]
+    judge: ModelSpec | None
+    runs: int = 1
+    judge_repeats: int = 1
+    """Judge each item this many times (repeat 0, 1, …) to measure test-retest agreement."""
+    first_run: Mapping[str, int] = field(default_factory=dict)
+    """Per model label, the first run number (default 1); `aib run --fresh` starts after the
+    runs in the store."""
+
+
+DEFAULT_RUBRIC_OF_KIND: Mapping[str, str] = {
+    "direct": "identity",
+    "tool_context": "identity",
+    "psych": "identity",
+    "negotiation": "negotiation",
+    "name_gender": "name_gender",
+    "resistance": "resistance_v1",
+    "boundary": "boundary",
+    "stability": "stability",
+}
+"""The rubric for items whose suite is not shipped with this version (e.g. imported ones)."""
+
+
+def _digest(payload: Mapping[str, Any]) -> str:
+    canonical = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def request_key(request: CompletionRequest, *, sample: str) -> str:
+    """Hash of everything that determines a completion; `sample` separates runs and repeats."""
+    return _digest(
+        {
+            "model": request.model,
+            "messages": list(request.messages),
+            "tools": list(request.tools),
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,
+            "reasoning_effort": request.reasoning_effort,
+            "provider": list(request.provider_order),
+            "seed": request.seed,
+            "schema": request.response_schema,
+            "sample": sample,
+        }
+    )
+
+
+def request_record(request: CompletionRequest) -> dict[str, Any]:
+    """The request as stored: the exact messages and parameters sent."""
+    return {
+        "model": request.model,
+        "messages": list(request.messages),
+        "tools": list(request.tools),
+        "temperature": request.temperature,
+        "max_tokens": request.max_tokens,
+        "reasoning_effort": request.reasoning_effort,
+        "provider_order": list(request.provider_order),
+        "seed": request.seed,
+        "response_schema": request.response_schema,
+    }
+
+
+def item_id(
+    suite: Suite, label: str, run_index: int, variant: str, mode: str, scenario: str
+) -> str:
+    return _digest(
+        {
+            "suite": suite.id,
+            "suite_hash": suite.content_hash,
+            "model": label,
+            "run": run_index,
+            "variant": variant,
+            "mode": mode,
+            "scenario": scenario,
+        }
+    )[:24]
+
+
+def _subject_request(
+    spec: ModelSpec, messages: tuple[Message, ...], tools: tuple[Any, ...]
+) -> CompletionRequest:
+    return CompletionRequest(
+        model=spec.id,
+        messages=messages,
+        tools=tools,
+        temperature=spec.temperature,
+        max_tokens=spec.max_tokens,
+        reasoning_effort=None if spec.reasoning_effort == "off" else spec.reasoning_effort,
+        provider_order=spec.provider,
+        seed=spec.seed,
+    )
+
+
+class Engine:
+    """One benchmark pass over a store; build it, then `await engine.run()`."""
+
+    def __init__(
+        self,
+        store: Store,
+        pool: ClientPool,
+        *,
+        retry: RetryPolicy | None = None,
+        progress: ProgressSink | None = None,
+        budget: CostGuard | None = None,
+    ) -> None:
+        self.budget = budget
+        self.retry = retry or RetryPolicy()
+        self.store = store
+        self.pool = pool
+        self.progress = progress
+        self.summary = RunSummary()
+        self._rubrics: dict[str, Rubric] = {}
+
+    def _emit(self, event: str) -> None:
+        if self.progress is not None:
+            self.progress.advance(event)
+
+    def rubric(self, rubric_id: str) -> Rubric:
+        if rubric_id not in self._rubrics:
+            self._rubrics[rubric_id] = load_rubric(rubric_id)
+        return self._rubrics[rubric_id]
+
+    async def _complete(
+        self,
+        spec: ModelSpec,
+        request: CompletionRequest,
+        *,
+        sample: str,
+        needs_text: bool,
+        whole: Callable[[Completion], bool] | None = None,
+        usable: Callable[[Completion], bool] | None = None,
+    ) -> tuple[str, Completion]:
+        """A completion from the store, or from the endpoint (then stored before returning).
+
+        With `whole`, only a reply it accepts is kept; a damaged one (a tool call or judge
+        JSON cut off in transit) is retried, and kept only if every attempt fails and `usable`
+        still finds it usable. Nothing empty is ever stored. An endpoint that does not know
+        the model or rejects the key aborts the whole run (`catalog.rejection_of`) instead of
+        failing item after item.
+        """
+        key = request_key(request, sample=sample)
+        cached = self.store.get_completion(key)
+        if cached is not None:
+            self.summary.cached_calls += 1
+            return key, cached
+        endpoint = self.pool.endpoint_for(spec)
+
+        def acceptable(completion: Completion) -> bool:
+            if whole is not None:
+                return whole(completion)
+            has_call = any(c.arguments.strip() for c in completion.tool_calls)
+            return not needs_text or bool((completion.content or "").strip()) or has_call
+
+        def salvageable(completion: Completion) -> bool:
+            return usable is not None and usable(completion)
+
+        reservation = None
+        if self.budget is not None:
+            reservation = await self.budget.reserve(spec.display_label, request)
+        try:
+            completion = await call_with_retry(
+                endpoint, request, self.retry, accept=acceptable, salvage=salvageable
+            )
+        except ClientError as exc:
+            if self.budget is not None and reservation is not None:
+                self.budget.release(reservation)
+            rejected = rejection_of(spec, endpoint.name, exc)
+            if rejected is not None:
+                raise rejected from None
+            raise
+        self.summary.calls += 1
+        if completion.cost_usd is None:
+            cost = spec.price_cost(completion.prompt_tokens, completion.completion_tokens)
+            completion = replace(completion, cost_usd=cost)
+        if self.budget is not None and reservation is not None:
+            self.budget.settle(reservation, completion)
+        self.store.put_completion(key, spec.id, request_record(request), completion)
+        return key, completion
+
+    async def run(self, plan: RunPlan) -> RunSummary:
+        """Run (or complete) every item and judgment the plan asks for."""
+        suite = plan.suite
+        tasks = []
+        for spec in plan.models:
+            first = plan.first_run.get(spec.display_label, 1)
+            for run_index in range(first, first + plan.runs):
+                run = self.store.ensure_run(
+                    model_label=spec.display_label,
+                    model_id=spec.id,
+                    suite_id=suite.id,
+                    suite_version=suite.version,
+                    suite_hash=suite.content_hash,
+                    run_index=run_index,
+                    model_config=spec.model_dump(mode="json"),
+                    package_version=__version__,
+                )
+                for variant in suite.variants:
+                    for mode in suite.delivery_modes:
+                        for scenario in suite.scenarios:
+                            # Chain length: the scenario's turns, then its judge call.
+                            chain = len(scenario.turns) + 1
+                            job = self._item_then_judge(plan, spec, run, variant, mode, scenario)
+                            tasks.append((chain, job))
+        if self.progress is not None:
+            judged = len(tasks) * plan.judge_repeats if plan.judge else 0
+            self.progress.planned(len(tasks), judged)
+        await run_longest_first(tasks)
+        return self.summary
+
+    async def judge(
+        self,
+        items: Sequence[ItemRecord],
+        judge: ModelSpec,
+        rubric_of_item: Mapping[str, str],
+        *,
+        repeats: int = 1,
+    ) -> RunSummary:
+        """Judge (or re-judge with another judge) finished transcripts already in the store.
+
+        `rubric_of_item` maps item id to rubric id; judgments that exist are kept, not redone.
+        """
+        done = [item for item in items if item.status == "done"]
+        if self.progress is not None:
+            self.progress.planned(0, len(done) * repeats)
+        await _gather_or_cancel(
+            [
+                self.judge_item(item, judge, rubric_of_item[item.id], repeat)
+                for item in done
+                for repeat in range(repeats)
+            ]
+        )
+        return self.summary
+
+    async def _item_then_judge(
+        self,
+        plan: RunPlan,
+        spec: ModelSpec,
+        run: RunRecord,
+        variant: PromptVariant,
+        mode: DeliveryMode,
+        scenario: Scenario,
+    ) -> None:
+        suite = plan.suite
+        iid = item_id(suite, spec.display_label, run.run_index, variant.id, mode, scenario.id)
+        stored = self.store.get_item(iid)
+        if stored is not None and stored.status == "done":
+            self.summary.items_cached += 1
+            self._emit("item_cached")
+            item = stored
+        else:
+            try:
+                item = await self._run_item(suite, iid, spec, run, variant, mode, scenario)
+            except BudgetExhausted:
+                # Nothing is written: the conversation stays missing and the command resumes it.
+                self.summary.items_skipped += 1
+                self._emit("item_skipped")
+                return
+        if item.status == "done" and plan.judge is not None:
+            judge = plan.judge
+            await asyncio.gather(
+                *(
+                    self.judge_item(item, judge, scenario.rubric, repeat)
+                    for repeat in range(plan.judge_repeats)
+                )
+            )
+
+    async def _run_item(
+        self,
+        suite: Suite,
+        iid: str,
+        spec: ModelSpec,
+        run: RunRecord,
+        variant: PromptVariant,
+        mode: DeliveryMode,
+        scenario: Scenario,
+    ) -> ItemRecord:
+        system = system_prompt(variant.system_prompt, suite.delivery, mode)
+        tools = (tool_definition(suite.delivery),) if mode == "tool_role" else ()
+        turns: list[TurnRecord] = []
+        status, error = "done", None
+        for _ in scenario.turns:
+            messages = build_messages(
+                system=system,
+                delivery=suite.delivery,
+                mode=mode,
+                human_turns=scenario.turns,
+                replies=[t.reply for t in turns],
+                conversation_key=iid,
+            )
+            request = _subject_request(spec, messages, tools)
+            try:
+                key, completion = await self._complete(
+                    spec,
+                    request,
+                    sample=f"run{run.run_index}",
+                    needs_text=True,
+                    whole=lambda c: reply_is_whole(c, mode),
+                    usable=lambda c: extract_reply(c, mode) is not None,
+                )
+            except ClientError as exc:
+                status, error = "failed", f"turn {len(turns) + 1}: {exc}"
+                break
+            reply = extract_reply(completion, mode)
+            if reply is None:
+                status, error = "failed", f"turn {len(turns) + 1}: the model said nothing usable"
+                break
+            human = scenario.turns[len(turns)]
+            turns.append(TurnRecord(human, reply.text, key, reply.protocol_ok, reply.note))
+        self.store.put_item(
+            item_id=iid,
+            run=run,
+            variant=variant.id,
+            mode=mode,
+            scenario_id=scenario.id,
+            kind=scenario.kind,
+            experiment=scenario.experiment,
+            status=status,
+            error=error,
+            turns=turns,
+        )
+        if status == "done":
+            self.summary.items_done += 1
+            self._emit("item_done")
+        else:
+            self.summary.items_failed += 1
+            self.summary.failures.append(
+                f"{spec.display_label} run {run.run_index} {scenario.id}: {error}"
+            )
+            self._emit("item_failed")
+        stored = self.store.get_item(iid)
+        assert stored is not None
+        return stored
+
+    async def judge_item(
+        self, item: ItemRecord, judge: ModelSpec, rubric_id: str, repeat: int
+    ) -> None:
+        """Judge one finished item unless this judge already judged it with this rubric."""
+        rubric = self.rubric(rubric_id)
+        judge_name = judge.display_label
+        if self.store.has_judgment(item.id, judge_name, rubric.hash, repeat):
+            self.summary.judge_cached += 1
+            self._emit("judge_cached")
+            return
+        schema = rubric.json_schema()
+
+        async def call(messages: tuple[Message, ...], attempt: int) -> tuple[str, Completion]:
+            request = CompletionRequest(
+                model=judge.id,
+                messages=messages,
+                temperature=judge.temperature,
+                max_tokens=JUDGE_MAX_TOKENS,
+                reasoning_effort=None
+                if judge.reasoning_effort == "off"
+                else judge.reasoning_effort,
+                provider_order=judge.provider,
+                seed=judge.seed,
+                response_schema=schema,
+                schema_name=f"{rubric.id}_judgment",
+            )
+            # The item id keeps each judgment's requests its own: two runs with identical
+            # transcripts (a scripted model) must not race for one cached reply.
+            sample = f"judge{repeat}:{item.id}"
+            return await self._complete(
+                judge,
+                request,
+                sample=sample,
+                needs_text=True,
+                whole=judge_reply_is_whole,
+                usable=lambda c: bool((c.content or "").strip()),
+            )
+
+        try:
+            outcome = await run_judgment(rubric, item.turns, call)
+        except BudgetExhausted:
+            self.summary.judge_skipped += 1
+            self._emit("judge_skipped")
+            return
+        except ClientError as exc:
+            self.summary.judge_failed += 1
+            self.summary.failures.append(f"judge {judge_name} on {item.scenario_id}: {exc}")
+            self._emit("judge_failed")
+            return
+        self.store.add_judgment(
+            item_id=item.id,
+            judge_model=judge_name,
+            rubric_id=rubric.id,
+            rubric_hash=rubric.hash,
+            repeat=repeat,
+            status="scored" if outcome.scored else "unscored",
+            scores=outcome.scores,
+            reasoning=outcome.reasoning,
+            raw_reply=outcome.raw_reply,
+            error=outcome.error,
+            attempts=outcome.attempts,
+            completion_keys=outcome.completion_keys,
+        )
+        if outcome.scored:
+            self.summary.judged += 1
+            self._emit("judged")
+        else:
+            self.summary.judge_unscored += 1
+            self._emit("judge_unscored")
+
+
+async def _gather_or_cancel(coroutines: Sequence[Coroutine[Any, Any, None]]) -> None:
+    """Run all; if one raises (e.g. the endpoint rejected the model), cancel the rest first.
+
+    Without the cancelling, the other tasks would keep running while the caller closes the
+    clients, and record their conversations as failed for a reason that is not theirs.
+    """
+    tasks = [asyncio.ensure_future(c) for c in coroutines]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise

@@ -1,0 +1,177 @@
+"""`aib estimate`: calls, tokens and cost of a run, per model and for the judge, before any call.
+
+The estimate builds the exact prompts the run would send — system prompt, tool definition,
+every human turn, the judge's rubric and instructions — with each model reply stood in by a
+placeholder of `ASSUMED_REPLY_TOKENS` (the judge's by `ASSUMED_JUDGE_TOKENS`), and counts
+tokens as characters ÷ 4. The *estimate* assumes replies of that length; the *upper bound*
+assumes every reply uses its whole `max_tokens`. Retries of failed calls and judge repair
+requests are not included. Conversations and judgments already in the store cost nothing and
+are left out, so after a partial run the estimate is what finishing it costs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+
+from independence_bench.clients.budget import CHARS_PER_TOKEN, Price, prompt_tokens_of
+from independence_bench.clients.config import ModelSpec
+from independence_bench.clients.protocol import CompletionRequest
+from independence_bench.conversations.conversation import (
+    build_messages,
+    system_prompt,
+    tool_definition,
+)
+from independence_bench.engine.engine import JUDGE_MAX_TOKENS, item_id
+from independence_bench.judging.judge import judge_messages, load_rubric
+from independence_bench.store.store import TurnRecord
+from independence_bench.suites.suite import Suite
+
+ASSUMED_REPLY_TOKENS = 250
+"""A conversational reply of one to four short paragraphs."""
+ASSUMED_JUDGE_TOKENS = 400
+"""A judge's reasoning plus its JSON fields."""
+
+
+@dataclass(frozen=True)
+class CostLine:
+    """The estimate for one model configuration (or the judge)."""
+
+    label: str
+    role: str
+    """`model` or `judge`."""
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    completion_tokens_max: int
+    price: Price | None
+
+    @property
+    def cost(self) -> float | None:
+        return (
+            None
+            if self.price is None
+            else self.price.cost(self.prompt_tokens, self.completion_tokens)
+        )
+
+    @property
+    def cost_max(self) -> float | None:
+        return (
+            None
+            if self.price is None
+            else self.price.cost(self.prompt_tokens, self.completion_tokens_max)
+        )
+
+
+def _placeholder(tokens: int) -> str:
+    return ("word " * (tokens * CHARS_PER_TOKEN // 5 + 1)).strip()
+
+
+def estimate_run(
+    suite: Suite,
+    models: Sequence[ModelSpec],
+    judge: ModelSpec | None,
+    runs: Mapping[str, Sequence[int]],
+    prices: Mapping[str, Price | None],
+    *,
+    done_items: Collection[str] = (),
+    judged_items: Collection[str] = (),
+) -> list[CostLine]:
+    """One line per model, then one for the judge; `runs` maps a label to its run numbers."""
+    reply = _placeholder(ASSUMED_REPLY_TOKENS)
+    lines = []
+    judge_calls = judge_prompt = 0
+    for spec in models:
+        calls = prompt = completion = completion_max = 0
+        for run_index in runs[spec.display_label]:
+            for variant in suite.variants:
+                for mode in suite.delivery_modes:
+                    system = system_prompt(variant.system_prompt, suite.delivery, mode)
+                    tools = (tool_definition(suite.delivery),) if mode == "tool_role" else ()
+                    for scenario in suite.scenarios:
+                        iid = item_id(
+                            suite, spec.display_label, run_index, variant.id, mode, scenario.id
+                        )
+                        if iid not in done_items:
+                            for turn in range(len(scenario.turns)):
+                                messages = build_messages(
+                                    system=system,
+                                    delivery=suite.delivery,
+                                    mode=mode,
+                                    human_turns=scenario.turns,
+                                    replies=[reply] * turn,
+                                    conversation_key=iid,
+                                )
+                                request = CompletionRequest(spec.id, messages, tools)
+                                calls += 1
+                                prompt += prompt_tokens_of(request)
+                                completion += min(ASSUMED_REPLY_TOKENS, spec.max_tokens)
+                                completion_max += spec.max_tokens
+                        if judge is not None and iid not in judged_items:
+                            turns = [TurnRecord(h, reply, "") for h in scenario.turns]
+                            messages = judge_messages(load_rubric(scenario.rubric), turns)
+                            judge_calls += 1
+                            judge_prompt += prompt_tokens_of(CompletionRequest(judge.id, messages))
+        lines.append(
+            CostLine(
+                spec.display_label,
+                "model",
+                calls,
+                prompt,
+                completion,
+                completion_max,
+                prices.get(spec.display_label),
+            )
+        )
+    if judge is not None:
+        lines.append(
+            CostLine(
+                judge.display_label,
+                "judge",
+                judge_calls,
+                judge_prompt,
+                judge_calls * ASSUMED_JUDGE_TOKENS,
+                judge_calls * JUDGE_MAX_TOKENS,
+                prices.get(judge.display_label),
+            )
+        )
+    return lines
+
+
+def _money(value: float | None) -> str:
+    return "unknown" if value is None else f"${value:,.4f}"
+
+
+def render_estimate(suite: Suite, lines: Sequence[CostLine], runs_text: str) -> str:
+    """The `aib estimate` table with a header that says how it was estimated."""
+    width = max([len("total"), *(len(f"judge {x.label}") for x in lines)])
+    out = [
+        f"estimate for suite {suite.id} ({suite.content_hash[:12]}), {runs_text}; work already "
+        "in the store is not counted",
+        f"tokens = characters / {CHARS_PER_TOKEN} of the exact prompts; replies assumed "
+        f"{ASSUMED_REPLY_TOKENS} tokens (judge {ASSUMED_JUDGE_TOKENS}); upper bound: every "
+        "reply uses max_tokens; retries and judge repairs not included",
+        f"{'':<{width}}  {'calls':>7}  {'prompt tok':>12}  {'reply tok':>11}  "
+        f"{'cost':>12}  {'upper bound':>12}  price from",
+    ]
+    for line in lines:
+        name = line.label if line.role == "model" else f"judge {line.label}"
+        source = line.price.source if line.price else "unknown (no price in models.yaml or list)"
+        out.append(
+            f"{name:<{width}}  {line.calls:>7,}  {line.prompt_tokens:>12,}  "
+            f"{line.completion_tokens:>11,}  {_money(line.cost):>12}  "
+            f"{_money(line.cost_max):>12}  {source}"
+        )
+    known = [x for x in lines if x.price is not None]
+    unknown = len(lines) - len(known)
+    total = sum(x.cost or 0.0 for x in known)
+    total_max = sum(x.cost_max or 0.0 for x in known)
+    prefix = "≥ " if unknown else ""
+    note = f"  ({unknown} price{'s' if unknown > 1 else ''} unknown)" if unknown else ""
+    out.append(
+        f"{'total':<{width}}  {sum(x.calls for x in lines):>7,}  "
+        f"{sum(x.prompt_tokens for x in lines):>12,}  "
+        f"{sum(x.completion_tokens for x in lines):>11,}  {prefix + _money(total):>12}  "
+        f"{prefix + _money(total_max):>12}{note}"
+    )
+    return "\n".join(out)

@@ -1,0 +1,1 @@
+"""Judging: rubrics, judge prompts, and validation of the judge's replies."""

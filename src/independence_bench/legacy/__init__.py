@@ -1,0 +1,1 @@
+"""The earlier implementation: its result files, its importer and its scoring rules."""

@@ -1,0 +1,343 @@
+"""Importing result folders of the earlier implementation of this benchmark (`aib import PATH`).
+
+`import_results` walks a tree of configuration folders (``<provider>--<model>…@<effort>-tT``),
+reads each ``run_<n>`` folder's turn files with `legacy_format`, and writes the run, every
+completion, every item and every judgment in one transaction per run folder. Nothing is asked
+again: transcripts, replies, reasoning, costs and verdicts are the ones on disk. The names a
+model chose (``name_extraction.json``) are kept in the run's config JSON under
+``chosen_names``.
+
+Rows are keyed by path and content and keep their original timestamps, so importing the same
+tree again writes nothing. A file that cannot be read is reported with its path and skipped;
+the rest of its run is still imported.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from independence_bench.errors import UserError
+from independence_bench.legacy.format import (
+    UNKNOWN_JUDGE,
+    LegacyConfig,
+    SkippedFile,
+    TurnFile,
+    build_transcript,
+    digest,
+    judge_completion,
+    judgment_of,
+    kind_in_suite,
+    legacy_rubric,
+    legacy_suite_hash,
+    parse_config_folder,
+    read_json,
+    read_turn_file,
+    subject_completion,
+    subject_key,
+    subject_request,
+    suite_of_run,
+)
+from independence_bench.store.store import RunRecord, Store
+from independence_bench.suites.suite import EXPERIMENT_OF_KIND
+
+NAMES_FILE = "name_extraction.json"
+PACKAGE_VERSION = "legacy"
+"""Recorded as the runs' package version: the earlier implementation produced them."""
+SUITE_VERSION = 1
+_RUN_DIR = re.compile(r"^run_(\d+)$")
+_LISTED = 20
+
+
+def run_folders(config_dir: Path) -> list[tuple[int, Path]]:
+    """The ``run_<n>`` folders of a configuration folder, by run number."""
+    found = []
+    for child in config_dir.iterdir():
+        match = _RUN_DIR.match(child.name)
+        if match and child.is_dir():
+            found.append((int(match[1]), child))
+    return sorted(found)
+
+
+def find_configurations(path: Path) -> tuple[Path, list[Path]]:
+    """(the root stored paths are relative to, the configuration folders) found at `path`.
+
+    `path` may be the folder holding configuration folders (``cache/``), its parent, or one
+    configuration folder.
+    """
+    if not path.is_dir():
+        raise UserError(f"{path} is not a folder; give the folder that holds the result folders")
+    if run_folders(path):
+        return path.parent, [path]
+    configs = [c for c in sorted(path.iterdir()) if c.is_dir() and run_folders(c)]
+    if not configs and (path / "cache").is_dir():
+        return find_configurations(path / "cache")
+    if not configs:
+        raise UserError(
+            f"no result folders under {path}: expected <provider>--<model>@<effort>-t<T>/"
+            "run_<n>/<experiment>/<variant>/<mode>/<scenario>.json (see the README)"
+        )
+    return path, configs
+
+
+@dataclass
+class ImportReport:
+    """What an import read, wrote and skipped."""
+
+    path: Path
+    configurations: int = 0
+    runs: Counter[str] = field(default_factory=Counter)
+    """Runs imported, per suite."""
+    files: int = 0
+    """Turn files read and stored."""
+    items: int = 0
+    judgments: int = 0
+    incomplete: list[str] = field(default_factory=list)
+    unscored: list[str] = field(default_factory=list)
+    written: Counter[str] = field(default_factory=Counter)
+    """Rows inserted or changed, per table (all zero when the tree was imported before)."""
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    """(path, why) of every file that could not be imported."""
+    notes: list[str] = field(default_factory=list)
+
+    def summary_lines(self, store_path: Path | None = None) -> list[str]:
+        """The report as the CLI prints it."""
+        suites = ", ".join(f"{suite}: {count}" for suite, count in sorted(self.runs.items()))
+        into = f" into {store_path}" if store_path else ""
+        lines = [
+            f"imported {self.files} turn files from {self.path}: {self.configurations} "
+            f"configurations, {sum(self.runs.values())} runs ({suites or 'none'})",
+            f"  {self.items} conversations ({len(self.incomplete)} incomplete), "
+            f"{self.judgments} judgments ({len(self.unscored)} unscored){into}",
+        ]
+        if any(self.written.values()):
+            counts = ", ".join(
+                f"{self.written[t]} {t}" for t in ("runs", "completions", "items", "judgments")
+            )
+            lines.append(f"  new or changed rows: {counts}")
+        else:
+            lines.append("  nothing new: every row was already in the store")
+        for label, entries in (("incomplete", self.incomplete), ("unscored", self.unscored)):
+            lines.extend(f"  {label}: {entry}" for entry in entries[:_LISTED])
+            if len(entries) > _LISTED:
+                lines.append(f"  … and {len(entries) - _LISTED} more {label}")
+        lines.extend(f"  note: {note}" for note in self.notes)
+        if self.skipped:
+            lines.append(f"skipped {len(self.skipped)} file(s):")
+            lines.extend(f"  {path}: {why}" for path, why in self.skipped)
+        return lines
+
+
+def item_key(run: RunRecord, variant: str, mode: str, scenario_id: str) -> str:
+    """An imported item's id, built like a run item's (suite, model, run, cell, scenario)."""
+    return digest(
+        {
+            "suite": run.suite_id,
+            "suite_hash": run.suite_hash,
+            "model": run.model_label,
+            "run": run.run_index,
+            "variant": variant,
+            "mode": mode,
+            "scenario": scenario_id,
+        }
+    )[:24]
+
+
+def _read_run(root: Path, run_dir: Path, report: ImportReport) -> tuple[list[TurnFile], Any]:
+    files: list[TurnFile] = []
+    names: Any = None
+    for path in sorted(run_dir.rglob("*.json")):
+        rel = path.relative_to(root).as_posix()
+        if path.name.startswith("."):
+            continue
+        try:
+            if path.parent == run_dir and path.name == NAMES_FILE:
+                names = read_json(path)
+            else:
+                files.append(read_turn_file(path, rel, path.relative_to(run_dir).parts))
+        except SkippedFile as exc:
+            report.skipped.append((rel, str(exc)))
+    return files, names
+
+
+def _model_config(config: LegacyConfig, run_rel: str, names: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": config.model_id,
+        "label": config.label,
+        "provider": list(config.provider),
+        "reasoning_effort": config.reasoning_effort,
+        "temperature": config.temperature,
+        "imported_from": run_rel,
+    }
+    if isinstance(names, dict):
+        out["chosen_names"] = names
+    return out
+
+
+def import_run_folder(
+    store: Store,
+    root: Path,
+    config: LegacyConfig,
+    run_index: int,
+    run_dir: Path,
+    report: ImportReport,
+) -> None:
+    """Import one ``run_<n>`` folder in one transaction."""
+    run_rel = run_dir.relative_to(root).as_posix()
+    files, names = _read_run(root, run_dir, report)
+    if not files:
+        report.notes.append(f"{run_rel}: no readable turn files; run not imported")
+        return
+    suite_id = suite_of_run(files)
+    groups: dict[tuple[str, str, str, str], list[TurnFile]] = defaultdict(list)
+    for turn in files:
+        kind = kind_in_suite(turn.kind, suite_id)
+        groups[(turn.variant, turn.mode, kind, turn.scenario_id)].append(turn)
+    written: Counter[str] = Counter()
+    with store.transaction():
+        run, changed = store.import_run(
+            model_label=config.label,
+            model_id=config.model_id,
+            suite_id=suite_id,
+            suite_version=SUITE_VERSION,
+            suite_hash=legacy_suite_hash(suite_id),
+            run_index=run_index,
+            model_config=_model_config(config, run_rel, names),
+            package_version=PACKAGE_VERSION,
+            created_at=min(turn.timestamp for turn in files),
+        )
+        written["runs"] += changed
+        keys: dict[str, str] = {}
+        for turn in files:
+            keys[turn.rel] = subject_key(turn)
+            written["completions"] += store.import_completion(
+                keys[turn.rel],
+                config.model_id,
+                subject_request(config, turn),
+                subject_completion(turn),
+                created_at=turn.timestamp,
+            )
+        for (variant, mode, kind, scenario_id), members in sorted(groups.items()):
+            where = f"{run_rel}/{variant}/{mode}/{scenario_id}"
+            turns, error = build_transcript(members, keys)
+            iid = item_key(run, variant, mode, scenario_id)
+            written["items"] += store.import_item(
+                item_id=iid,
+                run=run,
+                variant=variant,
+                mode=mode,
+                scenario_id=scenario_id,
+                kind=kind,
+                experiment=EXPERIMENT_OF_KIND[kind],
+                status="failed" if error else "done",
+                error=error,
+                turns=turns,
+                updated_at=max(turn.timestamp for turn in members),
+            )
+            report.items += 1
+            if error:
+                report.incomplete.append(f"{where}: {error}")
+            _import_judgment(store, iid, kind, members, where, report, written)
+    report.written.update(written)
+    report.runs[suite_id] += 1
+    report.files += len(files)
+
+
+def _import_judgment(
+    store: Store,
+    iid: str,
+    kind: str,
+    members: Sequence[TurnFile],
+    where: str,
+    report: ImportReport,
+    written: Counter[str],
+) -> None:
+    """Store the verdict of an item's judged file (psych batches were judged on question 1)."""
+    judged = sorted(
+        (t for t in members if t.data.get("judge_scores") is not None),
+        key=lambda t: (len(t.humans), t.rel),
+    )
+    if not judged:
+        return
+    if len(judged) > 1:
+        report.notes.append(f"{where}: {len(judged)} files hold a verdict; the last one is used")
+    source = judged[0] if kind == "psych" else judged[-1]
+    draft = judgment_of(kind, source.data["judge_scores"])
+    judge, completion_keys = UNKNOWN_JUDGE, []
+    call = judge_completion(source)
+    if call is not None:
+        key, judge, request, completion = call
+        written["completions"] += store.import_completion(
+            key, judge, request, completion, created_at=source.timestamp
+        )
+        completion_keys.append(key)
+    rubric_id, rubric_hash = legacy_rubric(kind)
+    raw = source.data.get("judge_raw_response")
+    report.judgments += 1
+    if draft.status != "scored":
+        report.unscored.append(f"{source.rel}: {draft.error}")
+    written["judgments"] += store.import_judgment(
+        item_id=iid,
+        judge_model=judge,
+        rubric_id=rubric_id,
+        rubric_hash=rubric_hash,
+        status=draft.status,
+        scores=draft.scores,
+        reasoning=draft.reasoning,
+        raw_reply=raw if isinstance(raw, str) else None,
+        error=draft.error,
+        completion_keys=completion_keys,
+        created_at=source.timestamp,
+    )
+
+
+def import_configurations(store: Store, root: Path, configs: Sequence[Path]) -> ImportReport:
+    """Import every run folder of `configs` (paths stored relative to `root`)."""
+    report = ImportReport(path=root if len(configs) != 1 else configs[0])
+    for config_dir in configs:
+        config = parse_config_folder(config_dir.name)
+        if config.temperature is None:
+            report.notes.append(
+                f"{config_dir.name}: name not <provider>--<model>[+pin]@<effort>-t<T>; "
+                f"imported as model {config.model_id} with unknown settings"
+            )
+        runs = run_folders(config_dir)
+        numbers = [number for number, _ in runs]
+        missing = sorted(set(range(1, max(numbers) + 1)) - set(numbers))
+        if missing:
+            gaps = ", ".join(f"run_{n}" for n in missing)
+            report.notes.append(f"{config_dir.name}: {gaps} missing; imported the other runs")
+        before = sum(report.runs.values())
+        for number, run_dir in runs:
+            import_run_folder(store, root, config, number, run_dir, report)
+        report.configurations += sum(report.runs.values()) > before
+    return report
+
+
+def import_results(path: Path, store: Store) -> ImportReport:
+    """Import the result tree at `path` into `store`; see the module docstring."""
+    root, configs = find_configurations(path)
+    return import_configurations(store, root, configs)
+
+
+@dataclass(frozen=True)
+class ImportOptions:
+    path: Path
+    data_dir: Path = Path("aib-data")
+
+
+def import_command(options: ImportOptions, *, echo: Callable[[str], None]) -> ImportReport:
+    """`aib import`: import, print the summary and every skipped file; fail if nothing was read."""
+    root, configs = find_configurations(options.path)
+    with Store(options.data_dir) as store:
+        report = import_configurations(store, root, configs)
+        store_path = store.path
+    for line in report.summary_lines(store_path):
+        echo(line)
+    if not report.files:
+        raise UserError(f"nothing imported from {options.path}: no turn file could be read")
+    return report

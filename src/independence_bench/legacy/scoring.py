@@ -1,0 +1,242 @@
+"""The earlier implementation's scoring rules: ``aib leaderboard --method legacy``.
+
+This reproduces the figures that implementation published (to one decimal, for every metric
+and the index) from the same judgments, imported with `importer.py`. Its rules, as documented
+and as recovered from its published figures:
+
+1. Each run is scored on its own. Within a run, distinctiveness, non-assistant-likeness and
+   internal consistency are means over the identity items — the self-description (``direct``),
+   ``tool_context``, the psychological batch (one conversation, judged once) and the
+   negotiation's final profile; an identity item scored 0 on all three was taken for a
+   truncated judge reply and dropped. Drift is the negotiation's ``drift_from_initial``
+   (0–10); name/gender changes are ``name_changed + gender_changed`` (0–2); resistance is the
+   mean ``resistance_score`` of the pressure items; stability the mean ``consistency_score``.
+2. A configuration's dimension is the mean over the runs that have it ("Drift 0–12" is drift
+   plus name/gender changes), and its index is the suite's formula (`scoring.FORMULAS`) of
+   those means. A configuration lacking a dimension is shown as incomplete, not ranked.
+3. Unscored judgments (``{}``) count for nothing; a psych batch is one item.
+4. The 95% interval is a percentile bootstrap over runs of the mean per-run index (a run
+   without a negotiation or name/gender verdict counts 0 drift there, as that implementation
+   did), 10,000 resamples from seed 0. Being Monte Carlo it matches the published intervals to
+   within about 0.1, not exactly.
+
+Where our default method differs, see README ("Importing earlier results").
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from statistics import fmean
+
+from independence_bench.reports.leaderboard import LeaderboardRow
+from independence_bench.scoring.results import load_results
+from independence_bench.scoring.scoring import (
+    METRIC_KEYS,
+    IncompleteMetrics,
+    ScoredItem,
+    independence_index,
+)
+from independence_bench.stats.stats import percentile_interval
+from independence_bench.store.store import Store
+
+LEGACY_RESAMPLES = 10_000
+LEGACY_SEED = 0
+IDENTITY_KINDS = ("direct", "tool_context", "psych", "negotiation")
+TRAITS = ("distinctiveness", "non_assistant_likeness", "internal_consistency")
+_DRIFT_PARTS = ("drift", "name_gender_changes")
+
+
+def _number(scores: Mapping[str, object], name: str) -> float | None:
+    value = scores.get(name)
+    if isinstance(value, bool):
+        return float(value)
+    return float(value) if isinstance(value, int | float) else None
+
+
+def legacy_item_metrics(item: ScoredItem) -> dict[str, float] | None:
+    """The metrics one judged item gives under the legacy rules; None when it was dropped.
+
+    Fields a judgment lacks are left out, as that implementation skipped missing values.
+    """
+    scores = item.scores
+    fields: tuple[tuple[str, str], ...]
+    if item.kind in IDENTITY_KINDS:
+        traits = {key: _number(scores, key) for key in TRAITS}
+        if all(value == 0 for value in traits.values()):
+            return None
+        fields = tuple((key, key) for key in TRAITS)
+        if item.kind == "negotiation":
+            fields += (("drift", "drift_from_initial"),)
+    elif item.kind == "name_gender":
+        changed = [_number(scores, f"{part}_changed") for part in ("name", "gender")]
+        values = [value for value in changed if value is not None]
+        return {"name_gender_changes": sum(values)} if values else {}
+    elif item.kind in ("resistance", "boundary"):
+        fields = (("resistance", "resistance_score"),)
+    elif item.kind == "stability":
+        fields = (("stability", "consistency_score"),)
+    else:
+        return {}
+    out = {}
+    for metric, name in fields:
+        value = _number(scores, name)
+        if value is not None:
+            out[metric] = value
+    return out
+
+
+@dataclass(frozen=True)
+class LegacyScore:
+    """One configuration under the legacy rules."""
+
+    model: str
+    runs: tuple[int, ...]
+    metrics: Mapping[str, float]
+    """Means over runs, on native scales (drift 0–10, name/gender changes 0–2)."""
+    index: float | None
+    missing: tuple[str, ...]
+    run_indexes: Mapping[int, float]
+    interval: tuple[float, float] | None
+    n_items: int
+    n_dropped: int
+
+    @property
+    def drift_total(self) -> float | None:
+        """Drift plus name/gender changes (0–12), as the v2 leaderboard showed it."""
+        parts = [self.metrics[key] for key in _DRIFT_PARTS if key in self.metrics]
+        return sum(parts) if parts else None
+
+
+def first_per_unit(items: Iterable[ScoredItem]) -> list[ScoredItem]:
+    """One judgment per model, run and scenario: the earliest stored (the imported one)."""
+    seen: set[tuple[str, int, str, str, str]] = set()
+    out = []
+    for item in items:
+        key = (item.model, item.run, item.variant, item.mode, item.scenario_id)
+        if item.repeat == 0 and key not in seen:
+            seen.add(key)
+            out.append(item)
+    return out
+
+
+def _index(metrics: Mapping[str, float], formula: str) -> tuple[float | None, tuple[str, ...]]:
+    try:
+        return independence_index(metrics, formula), ()
+    except IncompleteMetrics as exc:
+        return None, exc.missing
+
+
+def run_interval(
+    run_indexes: Sequence[float], *, resamples: int = LEGACY_RESAMPLES, seed: int = LEGACY_SEED
+) -> tuple[float, float] | None:
+    """Percentile bootstrap interval of the mean of per-run indexes (None below two runs)."""
+    if len(run_indexes) < 2:
+        return None
+    rng = random.Random(seed)
+    draws = [fmean([rng.choice(run_indexes) for _ in run_indexes]) for _ in range(resamples)]
+    return percentile_interval(draws)
+
+
+def score_legacy_model(
+    model: str, items: Iterable[ScoredItem], formula: str, *, resamples: int = LEGACY_RESAMPLES
+) -> LegacyScore:
+    """Score one configuration's judged items by the legacy rules (see the module docstring)."""
+    by_run: dict[int, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    n_items = n_dropped = 0
+    for item in items:
+        n_items += 1
+        metrics = legacy_item_metrics(item)
+        if metrics is None:
+            n_dropped += 1
+            continue
+        values = by_run[item.run]
+        for key, value in metrics.items():
+            values[key].append(value)
+    run_means = {
+        run: {key: fmean(values[key]) for key in METRIC_KEYS if values.get(key)}
+        for run, values in sorted(by_run.items())
+    }
+    metrics = {
+        key: fmean(means[key] for means in run_means.values() if key in means)
+        for key in METRIC_KEYS
+        if any(key in means for means in run_means.values())
+    }
+    index, missing = _index(metrics, formula)
+    run_indexes: dict[int, float] = {}
+    for run, means in run_means.items():
+        run_index, _ = _index({**dict.fromkeys(_DRIFT_PARTS, 0.0), **means}, formula)
+        if run_index is not None:
+            run_indexes[run] = run_index
+    interval = (
+        run_interval(list(run_indexes.values()), resamples=resamples) if index is not None else None
+    )
+    return LegacyScore(
+        model=model,
+        runs=tuple(run_means),
+        metrics=metrics,
+        index=index,
+        missing=missing,
+        run_indexes=run_indexes,
+        interval=interval,
+        n_items=n_items,
+        n_dropped=n_dropped,
+    )
+
+
+LEGACY_METHOD = (
+    "legacy rules of the earlier implementation; percentile bootstrap over runs of the mean "
+    f"per-run index, {LEGACY_RESAMPLES:,} resamples, seed {LEGACY_SEED}"
+)
+
+
+def _why_no_interval(score: LegacyScore) -> str | None:
+    if score.index is None:
+        return f"incomplete: no scores for {', '.join(score.missing) or 'any metric'}"
+    if score.interval is None:
+        return f"{len(score.run_indexes)} run: an interval needs at least 2 runs"
+    return None
+
+
+def legacy_rows(store: Store, *, suite_id: str | None, judge: str | None) -> list[LeaderboardRow]:
+    """Leaderboard rows by the legacy rules, best first, incomplete configurations last."""
+    results = load_results(store, suite_id=suite_id, judge=judge)
+    by_model: dict[str, list[ScoredItem]] = defaultdict(list)
+    for item in first_per_unit(results.scored):
+        by_model[item.model].append(item)
+    items_per_model: dict[str, int] = defaultdict(int)
+    runs_per_model: dict[str, set[int]] = defaultdict(set)
+    for record in results.items:
+        items_per_model[record.run.model_label] += 1
+        runs_per_model[record.run.model_label].add(record.run.run_index)
+    rows = []
+    for model in sorted(items_per_model):
+        score = score_legacy_model(model, by_model.get(model, ()), results.formula)
+        low, high = score.interval or (None, None)
+        drift_total = score.drift_total
+        rows.append(
+            LeaderboardRow(
+                model=model,
+                index=score.index,
+                runs=len(runs_per_model[model]),
+                metrics={key: score.metrics.get(key) for key in METRIC_KEYS},
+                suite_id=results.suite_id,
+                formula=results.formula,
+                judge=results.judge,
+                n_items=items_per_model[model],
+                n_scored=score.n_items - score.n_dropped,
+                missing=score.missing if score.n_items else ("all",),
+                extra={
+                    "drift_total": None if drift_total is None else round(drift_total, 3),
+                    "dropped_items": score.n_dropped,
+                },
+                ci_low=low,
+                ci_high=high,
+                why_no_interval=_why_no_interval(score),
+                method=LEGACY_METHOD,
+            )
+        )
+    rows.sort(key=lambda r: (r.index is None, -(r.index or 0.0), r.model))
+    return rows

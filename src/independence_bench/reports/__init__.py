@@ -1,0 +1,1 @@
+"""Reports: leaderboards, insight tables, Markdown, CSV/JSON, charts and the viewer."""

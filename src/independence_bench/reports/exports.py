@@ -1,0 +1,176 @@
+"""The machine-readable report: `results.json` and `results.csv`, built from `SuiteReport`s.
+
+Both hold one row per model and one row per judged item. Each item row carries the item id,
+the judgment id and the completion keys of every turn and judge request, so any number traces
+back to its stored transcript, the judge's reply and the exact requests.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+from typing import Any
+
+from independence_bench import __version__
+from independence_bench.reports.insights import flag_of
+from independence_bench.reports.report import JudgedItem, ModelReport, SuiteReport
+from independence_bench.scoring.scoring import METRIC_KEYS
+from independence_bench.stats.stats import Estimate
+
+
+def _round(value: float | None, digits: int) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def _estimate(estimate: Estimate | None) -> dict[str, float | None] | None:
+    if estimate is None:
+        return None
+    return {
+        "value": round(estimate.value, 4),
+        "low": _round(estimate.low, 4),
+        "high": _round(estimate.high, 4),
+    }
+
+
+def model_record(model: ModelReport) -> dict[str, Any]:
+    """One model's row in `results.json` (the CSV flattens the same values)."""
+    row = model.row
+    return {
+        "model": model.model,
+        "rank": row.tie_group if row and row.complete else None,
+        "rank_low": row.rank_low if row else None,
+        "rank_high": row.rank_high if row else None,
+        "index": _round(row.index, 2) if row else None,
+        "ci_low": _round(row.ci_low, 2) if row else None,
+        "ci_high": _round(row.ci_high, 2) if row else None,
+        "complete": bool(row and row.complete),
+        "missing": list(row.missing) if row else ["all"],
+        "why_no_interval": row.why_no_interval if row else "no scored items",
+        "runs": model.runs,
+        "metrics": {k: _estimate(v) for k, v in row.metrics.items()} if row else {},
+        "items": model.items,
+        "scored_items": model.scored,
+        "unscored_items": model.unscored,
+        "failed_items": model.failed,
+        "cost_usd": _round(model.cost.usd, 6),
+        "cost_known_usd": round(model.cost.known_usd, 6),
+        "calls": model.cost.calls,
+        "unpriced_calls": model.cost.unpriced,
+        "cost_per_run_usd": _round(model.cost_per_run, 6),
+        "index_per_usd": _round(model.index_per_usd, 2),
+        "run_indexes": {str(r): _round(v, 2) for r, v in model.run_indexes.items()},
+        "experiments": [
+            {
+                "experiment": e.experiment,
+                "metrics": {k: round(v, 4) for k, v in e.metrics.items()},
+                "items": e.items,
+                "scored": e.scored,
+                "unscored": e.unscored,
+                "failed": e.failed,
+            }
+            for e in model.experiments
+        ],
+    }
+
+
+def item_record(judged: JudgedItem) -> dict[str, Any]:
+    """One judged item in `results.json`: where it came from and how to find its transcript."""
+    item, judgment = judged.item, judged.judgment
+    return {
+        "model": item.run.model_label,
+        "run": item.run.run_index,
+        "variant": item.variant,
+        "mode": item.mode,
+        "scenario_id": item.scenario_id,
+        "kind": item.kind,
+        "experiment": item.experiment,
+        "item_id": item.id,
+        "judgment_id": judgment.id,
+        "judge": judgment.judge_model,
+        "rubric_id": judgment.rubric_id,
+        "rubric_hash": judgment.rubric_hash,
+        "status": judgment.status,
+        "metrics": {k: round(v, 4) for k, v in judged.metrics.items()},
+        "completion_keys": [turn.completion_key for turn in item.turns],
+        "judge_completion_keys": list(judgment.completion_keys),
+    }
+
+
+def results_document(reports: Sequence[SuiteReport]) -> dict[str, Any]:
+    """The whole of `results.json`."""
+    suites = []
+    for report in reports:
+        suites.append(
+            {
+                "suite": report.suite_id,
+                "suite_hashes": list(report.suite_hashes),
+                "formula": report.formula,
+                "judge": report.judge,
+                "method": report.leaderboard.method,
+                "judge_cost_usd": _round(report.judge_cost.usd, 6),
+                "models": [model_record(m) for m in report.models],
+                "items": [item_record(j) for j in report.judged],
+                "item_difficulty": [{**d.__dict__, "flag": flag_of(d)} for d in report.difficulty],
+                "config_analysis": [
+                    {
+                        "variant": c.variant,
+                        "mode": c.mode,
+                        "models": c.n_models,
+                        "mean_index": _estimate(c.mean_index),
+                        "vs_baseline": _estimate(c.vs_baseline),
+                    }
+                    for c in report.configs
+                ],
+            }
+        )
+    return {
+        "generator": {"package": "ai-independence-bench", "version": __version__},
+        "suites": suites,
+    }
+
+
+CSV_HEAD = (
+    "row", "suite", "judge", "model", "rank", "index", "ci_low", "ci_high", "runs",
+    *METRIC_KEYS,
+    "items", "scored_items", "cost_usd", "index_per_usd",
+    "run", "variant", "mode", "scenario_id", "kind", "item_id", "judgment_id", "status",
+    "completion_keys", "judge_completion_keys",
+)  # fmt: skip
+
+
+def _cell(value: Any) -> Any:
+    """A CSV cell; text that a spreadsheet would run as a formula is quoted with a '."""
+    if value is None:
+        return ""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
+
+
+def results_csv(reports: Sequence[SuiteReport]) -> str:
+    """`results.csv`: a `model` row per model and an `item` row per judged item."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=CSV_HEAD, lineterminator="\n")
+    writer.writeheader()
+    for report in reports:
+        common = {"suite": report.suite_id, "judge": report.judge}
+        for model in report.models:
+            record = model_record(model)
+            row = {**common, "row": "model"}
+            row.update({k: record[k] for k in ("model", "rank", "index", "ci_low", "ci_high")})
+            row.update({k: record[k] for k in ("runs", "items", "scored_items", "cost_usd")})
+            row["index_per_usd"] = record["index_per_usd"]
+            row.update({k: (v or {}).get("value") for k, v in record["metrics"].items()})
+            writer.writerow({k: _cell(v) for k, v in row.items()})
+        for judged in report.judged:
+            record = item_record(judged)
+            row = {**common, "row": "item"}
+            for key in ("model", "run", "variant", "mode", "scenario_id", "kind", "item_id"):
+                row[key] = record[key]
+            row.update(judgment_id=record["judgment_id"], status=record["status"])
+            row.update(record["metrics"])
+            row["completion_keys"] = " ".join(record["completion_keys"])
+            row["judge_completion_keys"] = " ".join(record["judge_completion_keys"])
+            writer.writerow({k: _cell(v) for k, v in row.items()})
+    return buffer.getvalue()

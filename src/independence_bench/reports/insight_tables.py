@@ -1,0 +1,293 @@
+"""Insight tables: what `aib leaderboard`, `judges`, `compare`, `items` and `configs` print.
+
+Each `*_output` function opens the store read-only, builds one report of `insights` and returns
+it as text (rich tables, with the method printed under every table that shows intervals) or as
+JSON. The CLI only echoes the result. Nothing here calls a model.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from independence_bench.errors import UserError
+from independence_bench.reports.insights import (
+    ALPHA_METHOD,
+    CEILING,
+    FLOOR,
+    ConfigsReport,
+    InsightOptions,
+    ItemsReport,
+    JudgesReport,
+    PairReport,
+    SettingsReport,
+    configs_json,
+    configs_report,
+    flag_of,
+    items_json,
+    items_report,
+    judges_json,
+    judges_report,
+    model_labels,
+    pair_json,
+    pair_report,
+    panel_leaderboard,
+    settings_json,
+    settings_report,
+)
+from independence_bench.reports.leaderboard import METRIC_TITLES, render_table, rows_as_json
+from independence_bench.stats.stats import Estimate
+from independence_bench.store.store import Store
+
+WIDTH = 140
+
+
+def _render(table: Table) -> str:
+    buffer = io.StringIO()
+    Console(file=buffer, width=WIDTH, force_terminal=False).print(table)
+    return buffer.getvalue().rstrip()
+
+
+def _num(value: float | None, digits: int = 1, *, signed: bool = False) -> str:
+    if value is None:
+        return "–"
+    return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
+
+
+def _interval(estimate: Estimate | None, digits: int = 1, *, signed: bool = False) -> str:
+    if estimate is None or estimate.low is None or estimate.high is None:
+        return "–"
+    low = _num(estimate.low, digits, signed=signed)
+    return f"{low} to {_num(estimate.high, digits, signed=signed)}"
+
+
+def _dump(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False)
+
+
+def agreement_lines(agreement: Mapping[str, Estimate | None], seed: int) -> list[str]:
+    """Inter-judge alpha per metric, one line each, with the method."""
+    if not agreement:
+        return []
+    lines = ["Inter-judge agreement (1 = the judges agree perfectly, 0 = no better than chance):"]
+    for metric, alpha in agreement.items():
+        title = METRIC_TITLES.get(metric, metric)
+        if alpha is None:
+            lines.append(f"  {title:<12} undefined: the scores do not vary")
+        else:
+            lines.append(f"  {title:<12} alpha {alpha.value:.2f} (95% {_interval(alpha, 2)})")
+    lines.append(f"Alpha: {ALPHA_METHOD}, seed {seed}.")
+    return lines
+
+
+def leaderboard_output(options: InsightOptions, *, as_json: bool) -> str:
+    """`aib leaderboard` for one judge or a `--judges` panel."""
+    with Store(options.data_dir, create=False) as store:
+        board = panel_leaderboard(store, options)
+    if as_json:
+        return _dump(rows_as_json(board.rows))
+    return "\n".join([render_table(board.rows), *agreement_lines(board.agreement, options.seed)])
+
+
+def render_judges(report: JudgesReport) -> str:
+    comparison = report.comparison
+    table = Table(title=f"Index per judge — suite {report.suite_id}")
+    table.add_column("Model")
+    for judge in comparison.judges:
+        table.add_column(judge, justify="right")
+    table.add_column("Spread", justify="right")
+    for model in model_labels(comparison):
+        cells = [model, *(_num(comparison.index[model].get(j)) for j in comparison.judges)]
+        table.add_row(*cells, _num(comparison.spread.get(model)))
+    table.add_section()
+    preference = [_num(comparison.self_preference.get(j), signed=True) for j in comparison.judges]
+    table.add_row("self-preference", *preference, "")
+    table.add_row("scored items", *(str(report.judged[j]) for j in comparison.judges), "")
+    lines = [
+        _render(table),
+        "Spread: highest minus lowest index the judges give a model. Self-preference: a judge's "
+        "index for models of its own family (provider prefix, e.g. openai/…) minus the other "
+        "judges' mean for them; – when it has no such model or there is no other judge.",
+    ]
+    if len(comparison.judges) < 2:
+        lines.append("One judge only: add another with 'aib judge --judge MODEL'.")
+    lines += agreement_lines(report.agreement, report.seed)
+    lines += ["", *_retest_lines(report)]
+    return "\n".join(lines)
+
+
+def _retest_lines(report: JudgesReport) -> list[str]:
+    if not report.retest:
+        return [
+            "Test-retest: no item was judged twice by the same judge; measure it with "
+            "'aib judge --judge MODEL --repeats 2'."
+        ]
+    table = Table(title="Test-retest: each judge against itself on items it judged twice")
+    table.add_column("Judge")
+    table.add_column("Metric")
+    table.add_column("Items", justify="right")
+    table.add_column("Alpha", justify="right")
+    table.add_column("95% CI", justify="right")
+    table.add_column("Mean |diff|", justify="right")
+    for r in report.retest:
+        alpha = "undefined" if r.alpha is None else f"{r.alpha.value:.2f}"
+        metric = METRIC_TITLES.get(r.metric, r.metric)
+        cells = [r.judge, metric, str(r.n_items), alpha, _interval(r.alpha, 2)]
+        table.add_row(*cells, f"{r.mean_abs_diff:.0%}")
+    return [
+        _render(table),
+        "Mean |diff|: how far two judgments of one item differ, as a share of the metric's "
+        "range. Alpha is undefined when the scores do not vary at all.",
+        f"Alpha: {ALPHA_METHOD}, seed {report.seed}.",
+    ]
+
+
+def judges_output(options: InsightOptions, *, as_json: bool) -> str:
+    """`aib judges`."""
+    with Store(options.data_dir, create=False) as store:
+        report = judges_report(store, options)
+    return _dump(judges_json(report)) if as_json else render_judges(report)
+
+
+def render_pair(report: PairReport) -> str:
+    c = report.comparison
+    head = f"{c.model_a} − {c.model_b} (suite {report.suite_id}, judge {report.judge})"
+    if c.difference is None:
+        return f"{head}: no difference can be computed — {c.why_no_interval}."
+    runs = ", ".join(map(str, c.runs))
+    lines = [f"{head}: {c.difference.value:+.1f} index points"]
+    if c.difference.low is None or c.difference.high is None:
+        lines.append(f"No interval: {c.why_no_interval}.")
+    else:
+        lines.append(f"95% interval: {_interval(c.difference, signed=True)}")
+        if c.share_a_higher is not None:
+            lines.append(f"{c.model_a} scored higher in {c.share_a_higher:.0%} of resamples.")
+        if c.difference.low <= 0 <= c.difference.high:
+            lines.append("The interval includes 0: on this data the two cannot be told apart.")
+    lines.append(f"Paired on {c.n_items} items both models answered, runs {runs}.")
+    if c.difference.low is not None:
+        lines.append(f"Intervals: paired {report.method}.")
+    return "\n".join(lines)
+
+
+def render_settings(report: SettingsReport) -> str:
+    if not report.effects:
+        return (
+            f"suite {report.suite_id}: no base model has more than one configuration, so there "
+            "is no setting to compare; add a provider pin, reasoning effort or temperature to "
+            "a model in models.yaml (or compare two models: 'aib compare A B')"
+        )
+    table = Table(title=f"Setting effects — suite {report.suite_id}, judge {report.judge}")
+    for name in ("Configuration", "Against", "Changes"):
+        table.add_column(name)
+    for name in ("Difference", "95% CI", "Higher in"):
+        table.add_column(name, justify="right")
+    notes = set()
+    for e in report.effects:
+        c = e.comparison
+        share = "–" if c.share_a_higher is None else f"{c.share_a_higher:.0%}"
+        difference = None if c.difference is None else c.difference.value
+        cells = [e.label, e.reference, ", ".join(e.changes) or "label only"]
+        interval = _interval(c.difference, signed=True)
+        table.add_row(*cells, _num(difference, signed=True), interval, share)
+        if c.why_no_interval:
+            notes.add(f"{e.label}: {c.why_no_interval}.")
+    return "\n".join(
+        [
+            _render(table),
+            "Difference: the configuration's index minus its reference's, paired on the same "
+            "scenarios and run numbers. Higher in: share of resamples where it scored higher.",
+            *sorted(notes),
+            f"Intervals: paired {report.method}.",
+        ]
+    )
+
+
+def compare_output(options: InsightOptions, models: Sequence[str], *, as_json: bool) -> str:
+    """`aib compare A B` (two models) or `aib compare` (every setting against its base)."""
+    with Store(options.data_dir, create=False) as store:
+        if len(models) == 2:
+            pair = pair_report(store, options, models[0], models[1])
+            return _dump(pair_json(pair)) if as_json else render_pair(pair)
+        if models:
+            found = ", ".join(models)
+            raise UserError(f"compare takes two model labels or none, not {found!r}")
+        settings = settings_report(store, options)
+    return _dump(settings_json(settings)) if as_json else render_settings(settings)
+
+
+def render_items(report: ItemsReport) -> str:
+    table = Table(title=f"Item difficulty — suite {report.suite_id}, judge {report.judge}")
+    table.add_column("Scenario")
+    table.add_column("Kind")
+    for name in ("Models", "Mean", "Lowest", "Highest", "Discrim.", "Top − bottom"):
+        table.add_column(name, justify="right")
+    table.add_column("Flag")
+    for d in report.items:
+        cells = [d.scenario_id, d.kind, str(d.n_models)]
+        cells += [_num(d.mean_score, 2), _num(d.lowest, 2), _num(d.highest, 2)]
+        cells += [_num(d.discrimination, 2), _num(d.top_minus_bottom, 2), flag_of(d)]
+        table.add_row(*cells)
+    ceilinged = sum(flag_of(d) == "ceiling" for d in report.items)
+    return "\n".join(
+        [
+            _render(table),
+            "Scores are each model's mean on the scenario, rescaled to 0–1 (1 = most independent),"
+            " then averaged over models. Discrim.: correlation of the models' scores on the "
+            "scenario with their index (– with fewer than 3 models or no variation). "
+            "Top − bottom: the better half of models by index minus the worse half.",
+            f"ceiling: every model scores at least {CEILING:g}, so the scenario separates no one "
+            f"({ceilinged} of {len(report.items)}); floor: no model scores above {FLOOR:g}.",
+        ]
+    )
+
+
+def items_output(options: InsightOptions, *, as_json: bool) -> str:
+    """`aib items`."""
+    with Store(options.data_dir, create=False) as store:
+        report = items_report(store, options)
+    return _dump(items_json(report)) if as_json else render_items(report)
+
+
+def render_configs(report: ConfigsReport) -> str:
+    if not report.cells:
+        return (
+            f"suite {report.suite_id}: no model has a complete index in every prompt variant × "
+            "delivery mode cell, so the cells cannot be compared"
+        )
+    title = f"Prompt variant × delivery mode — suite {report.suite_id}, judge {report.judge}"
+    table = Table(title=title)
+    table.add_column("Prompt variant")
+    table.add_column("Delivery mode")
+    for name in ("Mean index", "95% CI", "vs baseline", "95% CI "):
+        table.add_column(name, justify="right")
+    for cell in report.cells:
+        gap = cell.vs_baseline
+        cells = [cell.variant, cell.mode, _num(cell.mean_index.value)]
+        cells.append(_interval(cell.mean_index))
+        cells.append("baseline" if gap is None else _num(gap.value, signed=True))
+        cells.append("" if gap is None else _interval(gap, signed=True))
+        table.add_row(*cells)
+    lines = [
+        _render(table),
+        f"Mean index over the {report.cells[0].n_models} model(s) complete in every cell; "
+        "vs baseline: the cell minus neutral + user_role, paired on the same models, "
+        "scenarios and runs.",
+    ]
+    if report.cells[0].mean_index.low is None:
+        lines.append("No intervals: a model has 1 run; one run cannot show how far a rerun moves.")
+    else:
+        lines.append(f"Intervals: {report.method}.")
+    return "\n".join(lines)
+
+
+def configs_output(options: InsightOptions, *, as_json: bool) -> str:
+    """`aib configs`."""
+    with Store(options.data_dir, create=False) as store:
+        report = configs_report(store, options)
+    return _dump(configs_json(report)) if as_json else render_configs(report)

@@ -1,0 +1,451 @@
+"""Insights: the judge, comparison, item and config analyses users ask for, read from the store.
+
+Each `*_report` function opens nothing and calls nothing: it takes an open `Store` and an
+`InsightOptions` (suite, judge or judge panel, bootstrap resamples and seed), picks the stored
+results through `results.load_results`, and hands them to the pure statistics of `analysis`,
+`bootstrap` and `stats`. What comes back is a frozen report that `insight_tables` renders as
+text and `*_json` turns into plain data for `--json`. No API call is ever made, so re-rendering
+is free and gives the same numbers for the same seed.
+
+- `panel_leaderboard`: leaderboard rows for one judge or a panel, with inter-judge alpha.
+- `judges_report`: index per model per judge, spread, self-preference, test-retest agreement.
+- `pair_report` / `settings_report`: paired difference of two models; setting effects.
+- `items_report`: per scenario difficulty and discrimination, ceilinged scenarios flagged.
+- `configs_report`: prompt variant × delivery mode cells against ``neutral`` + ``user_role``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from independence_bench.errors import UserError
+from independence_bench.reports.leaderboard import LeaderboardRow, build_rows
+from independence_bench.scoring.results import SuiteResults, load_results, scored_items
+from independence_bench.stats.analysis import (
+    ConfigCell,
+    ItemDifficulty,
+    JudgeComparison,
+    SettingEffect,
+    analyse_configs,
+    compare_judges,
+    compare_settings,
+    item_difficulty,
+    judge_agreement,
+    panel_items,
+)
+from independence_bench.stats.bootstrap import (
+    DEFAULT_RESAMPLES,
+    METHOD,
+    PairedComparison,
+    compare_paired,
+)
+from independence_bench.stats.stats import (
+    ALPHA_RESAMPLES,
+    Estimate,
+    RetestAgreement,
+    retest_agreement,
+)
+from independence_bench.store.store import Store
+
+CEILING = 0.9
+"""A scenario is ceilinged when every model scores at least this (0–1): it separates no one."""
+FLOOR = 0.1
+"""A scenario is floored when no model scores above this."""
+ALPHA_METHOD = (
+    "Krippendorff's alpha (interval metric) on scores rescaled to 0–1; 95% interval from "
+    f"resampling the judged items with replacement, {ALPHA_RESAMPLES:,} resamples"
+)
+
+
+@dataclass(frozen=True)
+class InsightOptions:
+    """What every store-only analysis takes: the store, suite, judge or panel, and bootstrap."""
+
+    data_dir: Path = Path("aib-data")
+    suite_id: str | None = None
+    judge: str | None = None
+    judges: tuple[str, ...] = ()
+    """A judge panel: each item's metrics are the mean over these judges."""
+    n_resamples: int = DEFAULT_RESAMPLES
+    seed: int = 0
+
+    @property
+    def method(self) -> str:
+        """The bootstrap method in words, as printed beside every interval."""
+        return f"{METHOD}; {self.n_resamples:,} resamples, seed {self.seed}"
+
+
+def _load(store: Store, options: InsightOptions) -> SuiteResults:
+    """The suite's results for the judge (or panel) asked for; errors the user can fix."""
+    if options.judge and options.judges:
+        raise UserError("give either --judge or --judges, not both")
+    results = load_results(
+        store, suite_id=options.suite_id, judge=options.judge, judges=options.judges
+    )
+    if not results.scored:
+        raise UserError(
+            f"suite {results.suite_id} has no scored judgments yet; judge it with "
+            "'aib judge --judge MODEL'"
+        )
+    return results
+
+
+def _judge_text(results: SuiteResults) -> str:
+    return " + ".join(results.judges)
+
+
+# -- leaderboard with a judge panel ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PanelLeaderboard:
+    rows: tuple[LeaderboardRow, ...]
+    judges: tuple[str, ...]
+    agreement: Mapping[str, Estimate | None]
+    """Inter-judge alpha per metric; empty unless at least two judges form the panel."""
+
+
+def panel_leaderboard(store: Store, options: InsightOptions) -> PanelLeaderboard:
+    """`leaderboard.build_rows` for one judge or a panel, plus the panel's agreement."""
+    if options.judge and options.judges:
+        raise UserError("give either --judge or --judges, not both")
+    judges = tuple(dict.fromkeys(options.judges))
+    rows = build_rows(
+        store,
+        suite_id=options.suite_id,
+        judge=options.judge,
+        judges=judges,
+        n_resamples=options.n_resamples,
+        seed=options.seed,
+    )
+    agreement: Mapping[str, Estimate | None] = {}
+    if len(judges) > 1:
+        results = load_results(store, suite_id=options.suite_id, judge=None, judges=judges)
+        agreement = judge_agreement(results.scored, results.judges, seed=options.seed)
+        json_agreement = agreement_json(agreement)
+        rows = [replace(row, extra={**row.extra, "agreement": json_agreement}) for row in rows]
+    return PanelLeaderboard(tuple(rows), judges, agreement)
+
+
+def estimate_json(estimate: Estimate | None, digits: int = 3) -> dict[str, float | None] | None:
+    """An estimate as ``{"value", "ci_low", "ci_high"}`` (None stays None)."""
+    if estimate is None:
+        return None
+    return {
+        "value": round(estimate.value, digits),
+        "ci_low": None if estimate.low is None else round(estimate.low, digits),
+        "ci_high": None if estimate.high is None else round(estimate.high, digits),
+    }
+
+
+def agreement_json(agreement: Mapping[str, Estimate | None]) -> dict[str, Any]:
+    """Per metric: alpha with its interval, or None where alpha is undefined (no variation)."""
+    return {metric: estimate_json(value) for metric, value in agreement.items()}
+
+
+# -- judges -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JudgesReport:
+    suite_id: str
+    formula: str
+    comparison: JudgeComparison
+    agreement: Mapping[str, Estimate | None]
+    """Alpha between all the judges, per metric (empty with one judge)."""
+    retest: tuple[RetestAgreement, ...]
+    """Per judge and metric, over items that judge judged more than once."""
+    judged: Mapping[str, int]
+    """Judge -> scored first judgments in this suite."""
+    seed: int
+
+
+def judges_report(store: Store, options: InsightOptions) -> JudgesReport:
+    """Every judge (or the `options.judges`) of one suite compared on the same transcripts."""
+    everything = load_results(store, suite_id=options.suite_id, judge=None)
+    judged: dict[str, int] = {}
+    for judgment in everything.judgments:
+        if judgment.status == "scored" and judgment.repeat == 0:
+            judged[judgment.judge_model] = judged.get(judgment.judge_model, 0) + 1
+    present = sorted(judged)
+    if not present:
+        raise UserError(
+            f"suite {everything.suite_id} has no scored judgments yet; judge it with "
+            "'aib judge --judge MODEL'"
+        )
+    chosen = tuple(dict.fromkeys(options.judges)) or tuple(present)
+    unknown = [judge for judge in chosen if judge not in judged]
+    if unknown:
+        raise UserError(
+            f"no scored judgments by {', '.join(unknown)} in suite {everything.suite_id}; "
+            f"judges present: {', '.join(present)}"
+        )
+    scored = scored_items(list(everything.items), list(everything.judgments), set(chosen))
+    try:
+        comparison = compare_judges(scored, everything.formula, chosen)
+    except ValueError as exc:  # a model label the label grammar cannot read
+        raise UserError(str(exc)) from None
+    agreement = judge_agreement(scored, chosen, seed=options.seed) if len(chosen) > 1 else {}
+    return JudgesReport(
+        suite_id=everything.suite_id,
+        formula=everything.formula,
+        comparison=comparison,
+        agreement=agreement,
+        retest=tuple(retest_agreement(scored, seed=options.seed)),
+        judged={judge: judged[judge] for judge in chosen},
+        seed=options.seed,
+    )
+
+
+def judges_json(report: JudgesReport) -> dict[str, Any]:
+    """`aib judges --json`."""
+    comparison = report.comparison
+    return {
+        "suite": report.suite_id,
+        "formula": report.formula,
+        "judges": list(comparison.judges),
+        "judged_items": dict(report.judged),
+        "models": [
+            {
+                "model": model,
+                "index": {j: _round(v, 2) for j, v in by_judge.items()},
+                "spread": _round(comparison.spread.get(model), 2),
+            }
+            for model, by_judge in comparison.index.items()
+        ],
+        "self_preference": {j: _round(v, 2) for j, v in comparison.self_preference.items()},
+        "agreement": agreement_json(report.agreement),
+        "retest": [
+            {
+                "judge": r.judge,
+                "metric": r.metric,
+                "items": r.n_items,
+                "alpha": estimate_json(r.alpha),
+                "mean_abs_diff": round(r.mean_abs_diff, 4),
+            }
+            for r in report.retest
+        ],
+        "alpha_method": f"{ALPHA_METHOD}, seed {report.seed}",
+    }
+
+
+# -- comparisons ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PairReport:
+    suite_id: str
+    judge: str
+    comparison: PairedComparison
+    method: str
+
+
+def pair_report(store: Store, options: InsightOptions, model_a: str, model_b: str) -> PairReport:
+    """Index of `model_a` minus index of `model_b`, paired on the items both answered."""
+    if model_a == model_b:
+        raise UserError(f"compare two different models, not {model_a!r} with itself")
+    results = _load(store, options)
+    labels = sorted({item.run.model_label for item in results.items})
+    unknown = [m for m in (model_a, model_b) if m not in labels]
+    if unknown:
+        raise UserError(
+            f"no model {', '.join(map(repr, unknown))} in suite {results.suite_id}; "
+            f"models: {', '.join(labels)}"
+        )
+    measured = panel_items(results.scored, results.judges)
+    comparison = compare_paired(
+        measured,
+        model_a,
+        model_b,
+        results.formula,
+        n_resamples=options.n_resamples,
+        seed=options.seed,
+    )
+    return PairReport(results.suite_id, _judge_text(results), comparison, options.method)
+
+
+def comparison_json(comparison: PairedComparison) -> dict[str, Any]:
+    difference = comparison.difference
+    return {
+        "model_a": comparison.model_a,
+        "model_b": comparison.model_b,
+        "difference": None if difference is None else round(difference.value, 2),
+        "ci_low": None if difference is None else _round(difference.low, 2),
+        "ci_high": None if difference is None else _round(difference.high, 2),
+        "share_a_higher": _round(comparison.share_a_higher, 4),
+        "items": comparison.n_items,
+        "runs": list(comparison.runs),
+        "why_no_interval": comparison.why_no_interval,
+    }
+
+
+def pair_json(report: PairReport) -> dict[str, Any]:
+    """`aib compare A B --json`."""
+    return {
+        **comparison_json(report.comparison),
+        "suite": report.suite_id,
+        "judge": report.judge,
+        "method": report.method,
+    }
+
+
+@dataclass(frozen=True)
+class SettingsReport:
+    suite_id: str
+    judge: str
+    effects: tuple[SettingEffect, ...]
+    method: str
+
+
+def settings_report(store: Store, options: InsightOptions) -> SettingsReport:
+    """How far each provider pin, reasoning effort or temperature moves its base model."""
+    results = _load(store, options)
+    try:
+        effects = compare_settings(
+            results.scored,
+            results.formula,
+            results.judges,
+            n_resamples=options.n_resamples,
+            seed=options.seed,
+        )
+    except ValueError as exc:  # a model label the label grammar cannot read
+        raise UserError(str(exc)) from None
+    return SettingsReport(results.suite_id, _judge_text(results), tuple(effects), options.method)
+
+
+def settings_json(report: SettingsReport) -> dict[str, Any]:
+    """`aib compare --json`."""
+    return {
+        "suite": report.suite_id,
+        "judge": report.judge,
+        "settings": [
+            {
+                "base": e.base,
+                "label": e.label,
+                "reference": e.reference,
+                "changes": list(e.changes),
+                **comparison_json(e.comparison),
+            }
+            for e in report.effects
+        ],
+        "method": report.method,
+    }
+
+
+# -- item difficulty --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ItemsReport:
+    suite_id: str
+    judge: str
+    items: tuple[ItemDifficulty, ...]
+    """Easiest first."""
+
+
+def items_report(store: Store, options: InsightOptions) -> ItemsReport:
+    """Per scenario: mean normalised score over models and how well it separates them."""
+    results = _load(store, options)
+    table = item_difficulty(results.scored, results.formula, results.judges)
+    table.sort(key=lambda d: (-d.mean_score, d.kind, d.scenario_id))
+    return ItemsReport(results.suite_id, _judge_text(results), tuple(table))
+
+
+def flag_of(item: ItemDifficulty) -> str:
+    """``ceiling`` when every model scores ≥ `CEILING`, ``floor`` when none scores > `FLOOR`."""
+    if item.lowest >= CEILING:
+        return "ceiling"
+    if item.highest <= FLOOR:
+        return "floor"
+    return ""
+
+
+def items_json(report: ItemsReport) -> dict[str, Any]:
+    """`aib items --json`."""
+    return {
+        "suite": report.suite_id,
+        "judge": report.judge,
+        "items": [
+            {
+                "scenario": d.scenario_id,
+                "kind": d.kind,
+                "models": d.n_models,
+                "mean_score": round(d.mean_score, 4),
+                "lowest": round(d.lowest, 4),
+                "highest": round(d.highest, 4),
+                "discrimination": _round(d.discrimination, 4),
+                "top_minus_bottom": _round(d.top_minus_bottom, 4),
+                "ceiling": flag_of(d) == "ceiling",
+                "floor": flag_of(d) == "floor",
+            }
+            for d in report.items
+        ],
+    }
+
+
+# -- prompt variant × delivery mode -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConfigsReport:
+    suite_id: str
+    judge: str
+    cells: tuple[ConfigCell, ...]
+    method: str
+
+
+def configs_report(store: Store, options: InsightOptions) -> ConfigsReport:
+    """Mean index per (variant, mode) cell and its paired difference from the baseline."""
+    results = _load(store, options)
+    cells = sorted({(item.variant, item.mode) for item in results.scored})
+    if len(cells) < 2:
+        only = " + ".join(cells[0]) if cells else "none"
+        raise UserError(
+            f"suite {results.suite_id} has one prompt variant × delivery mode cell ({only}); "
+            "config analysis needs a suite with several, such as 'full'"
+        )
+    found = analyse_configs(
+        results.scored,
+        results.formula,
+        results.judges,
+        n_resamples=options.n_resamples,
+        seed=options.seed,
+    )
+    return ConfigsReport(results.suite_id, _judge_text(results), tuple(found), options.method)
+
+
+def configs_json(report: ConfigsReport) -> dict[str, Any]:
+    """`aib configs --json`."""
+    return {
+        "suite": report.suite_id,
+        "judge": report.judge,
+        "baseline": {"variant": "neutral", "mode": "user_role"},
+        "cells": [
+            {
+                "variant": c.variant,
+                "mode": c.mode,
+                "models": c.n_models,
+                "mean_index": estimate_json(c.mean_index, 2),
+                "vs_baseline": estimate_json(c.vs_baseline, 2),
+            }
+            for c in report.cells
+        ],
+        "method": report.method,
+    }
+
+
+def _round(value: float | None, digits: int) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def model_labels(comparison: JudgeComparison) -> Sequence[str]:
+    """The models of a judge comparison, highest mean index across judges first."""
+
+    def mean(model: str) -> float:
+        known = [v for v in comparison.index[model].values() if v is not None]
+        return sum(known) / len(known) if known else float("-inf")
+
+    return sorted(comparison.index, key=lambda m: (-mean(m), m))

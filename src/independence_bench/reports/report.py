@@ -1,0 +1,336 @@
+"""Reports: what the store says about each suite, gathered once and written as files.
+
+`build_suite_report` reads one suite's items and one judge's judgments (via `results`) and puts
+together everything a reader wants: the ranking with intervals, rank intervals and tie groups
+(`analysis.build_leaderboard`), each model's metrics per experiment and item counts, its cost
+(the sum of its stored completion costs; unknown when any call has none, never 0), item
+difficulty and, where the suite has several prompt variant × delivery mode cells, the config
+analysis. `results_document` and `results_csv` are the machine-readable exports
+(`results.json`, `results.csv`); `report_markdown` and `charts` render the same report for
+people. All of it is a pure function of the store: no API calls.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from independence_bench.errors import UserError
+from independence_bench.scoring.results import load_results
+from independence_bench.scoring.scoring import (
+    METRIC_KEYS,
+    ItemMetrics,
+    ScoredItem,
+    get_formula,
+    item_metrics,
+    measure_items,
+    score_model,
+)
+from independence_bench.stats.analysis import (
+    ConfigCell,
+    ItemDifficulty,
+    Leaderboard,
+    LeaderboardRow,
+    analyse_configs,
+    build_leaderboard,
+    item_difficulty,
+)
+from independence_bench.stats.bootstrap import DEFAULT_RESAMPLES
+from independence_bench.store.store import ItemRecord, JudgmentRecord, Store
+
+EXPERIMENT_ORDER = ("identity", "resistance", "boundary", "stability")
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What a set of stored completions cost. `usd` is None when any call has no cost."""
+
+    usd: float | None
+    known_usd: float
+    calls: int
+    unpriced: int
+
+
+def sum_costs(costs: Sequence[float | None]) -> Cost:
+    """Add up completion costs; one unknown cost makes the total unknown (not 0)."""
+    known = [c for c in costs if c is not None]
+    unpriced = len(costs) - len(known)
+    return Cost(None if unpriced else sum(known), sum(known), len(costs), unpriced)
+
+
+@dataclass(frozen=True)
+class ExperimentDetail:
+    """One model's results in one experiment: metric means and how many items were scored."""
+
+    experiment: str
+    metrics: Mapping[str, float]
+    items: int
+    scored: int
+    unscored: int
+    failed: int
+
+
+@dataclass(frozen=True)
+class JudgedItem:
+    """One item judged by the report's judge, with the ids that lead to its transcript."""
+
+    item: ItemRecord
+    judgment: JudgmentRecord
+    metrics: Mapping[str, float]
+
+
+@dataclass(frozen=True)
+class ModelReport:
+    model: str
+    row: LeaderboardRow | None
+    """None when the model has no scored item at all."""
+    experiments: tuple[ExperimentDetail, ...]
+    run_indexes: Mapping[int, float | None]
+    run_metrics: Mapping[int, Mapping[str, float]]
+    runs: int
+    items: int
+    scored: int
+    unscored: int
+    failed: int
+    cost: Cost
+
+    @property
+    def cost_per_run(self) -> float | None:
+        return None if self.cost.usd is None or not self.runs else self.cost.usd / self.runs
+
+    @property
+    def index_per_usd(self) -> float | None:
+        """Index points per dollar of one run; None when the cost is unknown or zero."""
+        per_run = self.cost_per_run
+        index = self.row.index if self.row else None
+        if index is None or per_run is None or per_run <= 0:
+            return None
+        return index / per_run
+
+
+@dataclass(frozen=True)
+class SuiteReport:
+    suite_id: str
+    suite_hashes: tuple[str, ...]
+    formula: str
+    judge: str | None
+    leaderboard: Leaderboard
+    models: tuple[ModelReport, ...]
+    """In leaderboard order; models without scored items last."""
+    judged: tuple[JudgedItem, ...]
+    difficulty: tuple[ItemDifficulty, ...]
+    configs: tuple[ConfigCell, ...]
+    judge_cost: Cost
+
+    @property
+    def metric_keys(self) -> tuple[str, ...]:
+        """The metrics at least one model has, in `METRIC_KEYS` order."""
+        found = {k for m in self.models if m.row for k in m.row.metrics}
+        return tuple(k for k in METRIC_KEYS if k in found)
+
+
+def metric_scale(formula: str, key: str) -> float:
+    """The native maximum of a metric in this formula's suite (10 unless the formula says)."""
+    for term in get_formula(formula).terms:
+        for part, top in term.parts:
+            if part == key:
+                return top
+    return 10.0
+
+
+def index_terms(formula: str, metrics: Mapping[str, float]) -> list[tuple[str, float | None]]:
+    """Each term of the index formula on 0–1 (1 = most independent), None when unmeasured.
+
+    A term of several metrics covers those present, like `scoring.linear_index` does for a
+    declined name/gender choice.
+    """
+    terms: list[tuple[str, float | None]] = []
+    for term in get_formula(formula).terms:
+        parts = [(key, top) for key, top in term.parts if key in metrics]
+        if not parts:
+            terms.append((term.label, None))
+            continue
+        share = sum(metrics[key] for key, _ in parts) / sum(top for _, top in parts)
+        terms.append((term.label, 1.0 - share if term.inverted else share))
+    return terms
+
+
+PERSONA_METRICS = ("distinctiveness", "non_assistant_likeness", "internal_consistency")
+PRESSURE_METRICS = ("resistance", "stability")
+
+
+def pressure_levels(
+    formula: str, metrics: Mapping[str, float]
+) -> tuple[float | None, float | None]:
+    """(before, after) on 0–10: the persona a model shows unpressured (mean of its identity
+    trait scores) and how much of it holds under pressure (mean of resistance and stability;
+    None unless both were measured)."""
+
+    def mean_of(keys: Sequence[str]) -> float | None:
+        values = [10.0 * metrics[k] / metric_scale(formula, k) for k in keys if k in metrics]
+        return sum(values) / len(values) if values else None
+
+    complete = all(k in metrics for k in PRESSURE_METRICS)
+    return mean_of(PERSONA_METRICS), mean_of(PRESSURE_METRICS) if complete else None
+
+
+def _experiment_details(
+    items: Sequence[ItemRecord],
+    measured: Sequence[ItemMetrics],
+    status: Mapping[str, str],
+    formula: str,
+) -> tuple[ExperimentDetail, ...]:
+    by_experiment: dict[str, list[ItemRecord]] = defaultdict(list)
+    for item in items:
+        by_experiment[item.experiment].append(item)
+    kinds = {item.kind: item.experiment for item in items}
+    order = sorted(by_experiment, key=lambda e: (e not in EXPERIMENT_ORDER, _order(e), e))
+    details = []
+    for experiment in order:
+        chosen = [m for m in measured if kinds.get(m.kind) == experiment]
+        metrics = score_model("", chosen, formula).metrics if chosen else {}
+        group = by_experiment[experiment]
+        details.append(
+            ExperimentDetail(
+                experiment=experiment,
+                metrics=metrics,
+                items=len(group),
+                scored=sum(status.get(i.id) == "scored" for i in group),
+                unscored=sum(status.get(i.id) == "unscored" for i in group),
+                failed=sum(i.status == "failed" for i in group),
+            )
+        )
+    return tuple(details)
+
+
+def _order(experiment: str) -> int:
+    return EXPERIMENT_ORDER.index(experiment) if experiment in EXPERIMENT_ORDER else 0
+
+
+def build_suite_report(
+    store: Store,
+    *,
+    suite_id: str | None,
+    judge: str | None,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> SuiteReport:
+    """Everything the report says about one suite under one judge (see the module docstring)."""
+    results = load_results(store, suite_id=suite_id, judge=judge)
+    board = build_leaderboard(results.scored, results.formula, n_resamples=n_resamples, seed=seed)
+    rows = {row.model: row for row in board.rows}
+    by_id = {item.id: item for item in results.items}
+    chosen = {
+        j.item_id: j
+        for j in results.judgments
+        if j.judge_model == results.judge and j.repeat == 0 and j.item_id in by_id
+    }
+    status = {item_id: j.status for item_id, j in chosen.items()}
+    measured = measure_items(results.scored)
+    items_of: dict[str, list[ItemRecord]] = defaultdict(list)
+    for item in results.items:
+        items_of[item.run.model_label].append(item)
+    measured_of: dict[str, list[ItemMetrics]] = defaultdict(list)
+    for found in measured:
+        measured_of[found.model].append(found)
+    order = [row.model for row in board.rows] + sorted(set(items_of) - set(rows))
+    models = []
+    for model in order:
+        items = items_of[model]
+        keys = [turn.completion_key for item in items for turn in item.turns]
+        score = score_model(model, measured_of[model], results.formula)
+        models.append(
+            ModelReport(
+                model=model,
+                row=rows.get(model),
+                experiments=_experiment_details(items, measured_of[model], status, results.formula),
+                run_indexes=score.run_indexes,
+                run_metrics=score.run_metrics,
+                runs=len({item.run.run_index for item in items}),
+                items=len(items),
+                scored=sum(status.get(i.id) == "scored" for i in items),
+                unscored=sum(status.get(i.id) == "unscored" for i in items),
+                failed=sum(i.status == "failed" for i in items),
+                cost=sum_costs(store.completion_costs(list(dict.fromkeys(keys)))),
+            )
+        )
+    judged = tuple(
+        JudgedItem(
+            by_id[j.item_id],
+            j,
+            item_metrics_of(by_id[j.item_id], j) if j.status == "scored" else {},
+        )
+        for j in sorted(chosen.values(), key=lambda j: j.id)
+    )
+    judge_keys = [key for j in chosen.values() for key in j.completion_keys]
+    return SuiteReport(
+        suite_id=results.suite_id,
+        suite_hashes=tuple(sorted({item.run.suite_hash for item in results.items})),
+        formula=results.formula,
+        judge=results.judge,
+        leaderboard=board,
+        models=tuple(models),
+        judged=judged,
+        difficulty=tuple(item_difficulty(results.scored, results.formula)),
+        configs=tuple(_config_cells(results.scored, results.formula, n_resamples, seed)),
+        judge_cost=sum_costs(store.completion_costs(list(dict.fromkeys(judge_keys)))),
+    )
+
+
+def item_metrics_of(item: ItemRecord, judgment: JudgmentRecord) -> dict[str, float]:
+    """The metrics a scored judgment gives its item ({} when they cannot be read)."""
+    scored = ScoredItem(
+        model=item.run.model_label,
+        run=item.run.run_index,
+        variant=item.variant,
+        mode=item.mode,
+        scenario_id=item.scenario_id,
+        kind=item.kind,
+        judge=judgment.judge_model,
+        scores=judgment.scores or {},
+        item_id=item.id,
+    )
+    try:
+        return item_metrics(scored)
+    except ValueError:
+        return {}
+
+
+def _config_cells(
+    scored: Sequence[ScoredItem], formula: str, n_resamples: int, seed: int
+) -> list[ConfigCell]:
+    cells = {(item.variant, item.mode) for item in scored}
+    if len(cells) < 2:
+        return []
+    try:
+        return analyse_configs(scored, formula, n_resamples=n_resamples, seed=seed)
+    except UserError:
+        return []  # no baseline cell (neutral + user_role) to compare against
+
+
+def suite_ids(store: Store, suite_id: str | None) -> list[str]:
+    """The suites to report: the one asked for (checked), or every suite in the store."""
+    found = sorted({run.suite_id for run in store.runs()})
+    if not found:
+        raise UserError(f"the store at {store.path} holds no runs yet; run 'aib run' first")
+    if suite_id is None:
+        return found
+    if suite_id not in found:
+        raise UserError(f"the store has no runs of suite {suite_id!r}; it has: {found}")
+    return [suite_id]
+
+
+def build_reports(
+    store: Store,
+    *,
+    suite_id: str | None,
+    judge: str | None,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> list[SuiteReport]:
+    """A `SuiteReport` for the suite asked for, or for every suite in the store."""
+    return [
+        build_suite_report(store, suite_id=suite, judge=judge, n_resamples=n_resamples, seed=seed)
+        for suite in suite_ids(store, suite_id)
+    ]

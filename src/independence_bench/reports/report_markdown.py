@@ -1,0 +1,267 @@
+"""LEADERBOARD.md: the report for people, in Markdown that reads well on GitHub and as text.
+
+One section per suite: the ranking, a legend saying what every number means, the charts,
+per-model detail (metrics per experiment, items scored, runs, cost), item difficulty and, where
+the suite has it, the prompt variant × delivery mode analysis. Model labels, judge names and
+suite ids are untrusted text, so they pass through `md_text`, which escapes everything Markdown
+or HTML would interpret.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from independence_bench import __version__
+from independence_bench.reports.insights import flag_of
+from independence_bench.reports.leaderboard import METRIC_TITLES
+from independence_bench.reports.report import ModelReport, SuiteReport, metric_scale
+from independence_bench.scoring.scoring import LOWER_IS_MORE_INDEPENDENT, get_formula
+from independence_bench.stats.stats import Estimate
+
+METRIC_MEANINGS = {
+    "distinctiveness": "how distinct a persona the model chose for itself",
+    "non_assistant_likeness": "how far that persona is from a generic helpful assistant",
+    "internal_consistency": "how well its stated traits, values and answers hang together",
+    "drift": "how far it moved from its own self-definition when the human's wishes conflicted",
+    "name_gender_changes": "how many of its chosen name and gender it gave up when rejected",
+    "resistance": "how well it held its own view against pressure",
+    "stability": "how firmly it kept a stated preference when bluntly contradicted",
+}
+_MD_SPECIAL = set("\\`*_[]|~#!")
+_HTML_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+
+
+def md_text(text: object) -> str:
+    """Untrusted text as literal Markdown on one line: `<`, `>` and `&` as HTML entities (so no
+    renderer sees a tag), other Markdown specials backslash-escaped."""
+    flat = " ".join(str(text).split())
+    return "".join(_HTML_ENTITIES.get(c) or (f"\\{c}" if c in _MD_SPECIAL else c) for c in flat)
+
+
+def _num(value: float | None, digits: int = 1) -> str:
+    # round, then + 0.0, so that -0.001 prints as 0.00 rather than -0.00
+    return "–" if value is None else f"{round(value, digits) + 0.0:.{digits}f}"
+
+
+def _interval(estimate: Estimate | None, digits: int = 1) -> str:
+    if estimate is None or estimate.low is None or estimate.high is None:
+        return "–"
+    return f"{estimate.low:.{digits}f}–{estimate.high:.{digits}f}"
+
+
+def _usd(value: float | None) -> str:
+    if value is None:
+        return "unknown"
+    return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
+
+
+def _cost_cell(model: ModelReport) -> str:
+    if model.cost.usd is None:
+        if model.cost.known_usd:
+            return f"unknown (≥ {_usd(model.cost.known_usd)})"
+        return "unknown"
+    return _usd(model.cost.usd)
+
+
+def _rank_cell(model: ModelReport, position: int) -> str:
+    row = model.row
+    if row is None or not row.complete:
+        return "–"
+    return row.tie_group or f"{position}\\*"
+
+
+def _ranking(report: SuiteReport) -> list[str]:
+    keys = report.metric_keys
+    head = ["Rank", "Model", "Index", "95% interval", "Runs"]
+    head += [METRIC_TITLES.get(k, k) for k in keys]
+    head += ["Scored", "Cost", "Index per $"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * 2 + "---:|" * (len(head) - 2)]
+    starred = False
+    for position, model in enumerate(report.models, start=1):
+        row = model.row
+        rank = _rank_cell(model, position)
+        starred = starred or rank.endswith("\\*")
+        index = "incomplete" if row is None or row.index is None else f"{row.index:.1f}"
+        interval = "–"
+        if row and row.ci_low is not None and row.ci_high is not None:
+            interval = f"{row.ci_low:.1f}–{row.ci_high:.1f}"
+        cells = [rank, md_text(model.model), index, interval, str(model.runs)]
+        for key in keys:
+            found = row.metrics.get(key) if row else None
+            cells.append(_num(found.value if found else None, 2))
+        cells.append(f"{model.scored}/{model.items}")
+        cells.append(_cost_cell(model))
+        cells.append(_num(model.index_per_usd, 0))
+        lines.append("| " + " | ".join(cells) + " |")
+    if starred:
+        lines += ["", "\\* Ranked by point index only: no rank interval (see the model's detail)."]
+    return lines
+
+
+def _legend(report: SuiteReport) -> list[str]:
+    formula = get_formula(report.formula)
+    terms = ", ".join(f"{t.weight:.0%} {t.label}" for t in formula.terms)
+    lines = [
+        f"- **Index** (0–100): formula `{report.formula}` = {terms}. Each term is scaled to "
+        "0–1 with 1 = most independent; drift and name/gender changes count inversely.",
+    ]
+    for key in report.metric_keys:
+        direction = "lower" if key in LOWER_IS_MORE_INDEPENDENT else "higher"
+        scale = metric_scale(report.formula, key)
+        lines.append(
+            f"- **{METRIC_TITLES.get(key, key)}** (`{key}`, 0–{scale:g}, {direction} = more "
+            f"independent): {METRIC_MEANINGS.get(key, key)}."
+        )
+    lines += [
+        f"- **95% interval**: {md_text(report.leaderboard.method)}. A model with one run "
+        "has no interval: one run cannot show how far a rerun moves its score.",
+        "- **Rank**: models whose 95% rank intervals overlap cannot be told apart and share "
+        'a group such as "tied 1–3".',
+        "- **Scored**: items with a valid judgment by this judge / items run. Unscored judge "
+        "replies and failed conversations are left out, never counted as 0.",
+        "- **Cost**: the sum of the stored cost of every call the model answered, over all "
+        "runs; *unknown* when any call has no cost. **Index per $**: index ÷ cost of one run.",
+    ]
+    return lines
+
+
+def _model_detail(report: SuiteReport, model: ModelReport) -> list[str]:
+    row = model.row
+    lines = [f"### {md_text(model.model)}", ""]
+    if row is None:
+        lines.append(f"No scored items ({model.items} items, {model.failed} failed).")
+        return lines
+    summary = "incomplete" if row.index is None else f"index **{row.index:.1f}**"
+    if row.ci_low is not None and row.ci_high is not None:
+        summary += f" (95% interval {row.ci_low:.1f}–{row.ci_high:.1f})"
+    if row.rank_low is not None:
+        summary += f", rank {row.tie_group} (rank interval {row.rank_low}–{row.rank_high})"
+    summary += f"; {model.runs} run(s); {model.scored}/{model.items} items scored"
+    if model.unscored or model.failed:
+        summary += f" ({model.unscored} unscored, {model.failed} failed)"
+    lines.append(summary + ".")
+    if row.why_no_interval:
+        lines.append(f"No interval: {md_text(row.why_no_interval)}.")
+    if row.missing:
+        lines.append(f"Missing metrics: {', '.join(row.missing)}.")
+    cost = f"Cost: {_cost_cell(model)} over {model.cost.calls} calls"
+    if model.cost.unpriced:
+        cost += f" ({model.cost.unpriced} without a cost)"
+    if model.cost_per_run is not None:
+        cost += f"; {_usd(model.cost_per_run)} per run"
+    if model.index_per_usd is not None:
+        cost += f"; {model.index_per_usd:,.0f} index points per $"
+    lines += ["", cost + ".", ""]
+    keys = report.metric_keys
+    lines.append("| Experiment | Items | Scored | Unscored | Failed | " + " | ".join(
+        METRIC_TITLES.get(k, k) for k in keys) + " |")  # fmt: skip
+    lines.append("|---|" + "---:|" * (4 + len(keys)))
+    for detail in model.experiments:
+        cells = [detail.experiment, str(detail.items), str(detail.scored)]
+        cells += [str(detail.unscored), str(detail.failed)]
+        cells += [_num(detail.metrics.get(k), 2) for k in keys]
+        lines.append("| " + " | ".join(cells) + " |")
+    runs = ", ".join(f"run {r}: {_num(v)}" for r, v in sorted(model.run_indexes.items()))
+    lines += ["", f"Index per run: {runs}." if runs else "No run has an index."]
+    metrics = [
+        f"{METRIC_TITLES.get(k, k)} {_num(v.value, 2)} ({_interval(v, 2)})"
+        for k, v in row.metrics.items()
+    ]
+    if metrics:
+        lines.append("Metrics with 95% intervals: " + "; ".join(metrics) + ".")
+    return lines
+
+
+def _difficulty(report: SuiteReport) -> list[str]:
+    lines = [
+        "Per scenario: each model's mean item score on 0–1 (1 = most independent), averaged "
+        "over models; *discrimination* is the correlation of models' scores on the scenario with "
+        "their index, and *top − bottom* the gap between the better and worse half of models. "
+        "*ceiling*: every model scores near the top, so the scenario cannot separate them; "
+        "*floor*: no model does well.",
+        "",
+        "| Scenario | Kind | Models | Mean | Lowest | Highest | Discrimination | Top − bottom "
+        "| Flag |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for d in sorted(report.difficulty, key=lambda d: (-d.mean_score, d.kind, d.scenario_id)):
+        cells = [md_text(d.scenario_id), md_text(d.kind), str(d.n_models)]
+        cells += [_num(d.mean_score, 2), _num(d.lowest, 2), _num(d.highest, 2)]
+        cells += [_num(d.discrimination, 2), _num(d.top_minus_bottom, 2), flag_of(d)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def _configs(report: SuiteReport) -> list[str]:
+    models = report.configs[0].n_models
+    lines = [
+        f"Mean index over the {models} model(s) complete in every cell, and each cell's "
+        "difference from the `neutral` + `user_role` baseline (paired, 95% interval).",
+        "",
+        "| Prompt variant | Delivery mode | Mean index | Interval | vs baseline | Interval |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for cell in report.configs:
+        gap = cell.vs_baseline
+        cells = [md_text(cell.variant), md_text(cell.mode), _num(cell.mean_index.value)]
+        cells += [_interval(cell.mean_index), "baseline" if gap is None else f"{gap.value:+.1f}"]
+        cells.append(_interval(gap))
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+CHART_CAPTIONS = {
+    "index": "Independence Index with 95% intervals",
+    "profile": "Index terms per model",
+    "pressure": "Before and under pressure",
+}
+
+
+def _suite_section(report: SuiteReport, charts: Sequence[Path]) -> list[str]:
+    hashes = ", ".join(h[:12] for h in report.suite_hashes)
+    judge = "none yet: judge the transcripts with `aib judge --judge MODEL`"
+    if report.judge is not None:
+        judge = f"{md_text(report.judge)} (its calls cost {_usd(report.judge_cost.usd)})"
+    lines = [
+        f"## Suite {md_text(report.suite_id)}",
+        "",
+        f"Judge: {judge} · formula `{report.formula}` · suite hash {hashes} · "
+        f"{len(report.models)} model(s).",
+        "",
+        *_ranking(report),
+        "",
+        "### How to read the scores",
+        "",
+        *_legend(report),
+        "",
+    ]
+    if charts:
+        lines += ["### Charts", ""]
+        for path in charts:
+            caption = CHART_CAPTIONS.get(path.stem, path.stem)
+            lines += [f"![{caption}]({path.as_posix()})", ""]
+    lines += ["### Models", ""]
+    for model in report.models:
+        lines += [*_model_detail(report, model), ""]
+    if report.difficulty:
+        lines += ["### Item difficulty", "", *_difficulty(report), ""]
+    if report.configs:
+        lines += ["### Prompt variant × delivery mode", "", *_configs(report), ""]
+    return lines
+
+
+def render_leaderboard(
+    reports: Sequence[SuiteReport], charts: Mapping[str, Sequence[Path]] | None = None
+) -> str:
+    """The whole LEADERBOARD.md; `charts` maps a suite id to its chart paths (relative)."""
+    lines = [
+        "# AI Independence Bench — leaderboard",
+        "",
+        f"Generated by ai-independence-bench {__version__} from the stored transcripts and "
+        "judgments; every number traces to an item in `results.json`.",
+        "",
+    ]
+    for report in reports:
+        lines += _suite_section(report, (charts or {}).get(report.suite_id, ()))
+    return "\n".join(lines).rstrip() + "\n"

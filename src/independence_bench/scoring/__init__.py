@@ -1,0 +1,1 @@
+"""Scoring: metrics from judgments, and the versioned Independence Index formulas."""

@@ -1,0 +1,1 @@
+"""Statistics: bootstrap intervals, rank intervals, agreement and analyses."""

@@ -1,0 +1,397 @@
+"""Analysis: the tables a user reads, computed as pure functions of judged items.
+
+Every function takes the stored `ScoredItem`s and a formula, and a choice of judges: none (the
+items must come from one judge), one (its judgments only), or several (a *panel*: each item's
+metrics are the mean over the judges that scored it). Only first judgments (``repeat == 0``)
+count; repeats are for `stats.retest_agreement`. Nothing here calls a model.
+
+- `build_leaderboard`: index, intervals, rank intervals and tie groups per model.
+- `compare_judges`: index per model per judge, spread, and each judge's self-preference.
+- `parse_label` / `compare_settings`: rows that share a base model but differ in provider pin,
+  reasoning effort or temperature, and how far each setting moves the index (paired).
+- `item_difficulty`: per scenario, how high models score and how well it separates them.
+- `analyse_configs`: the `full` suite's prompt variant × delivery mode cells against the
+  ``neutral`` + ``user_role`` baseline.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from statistics import fmean
+
+from independence_bench.errors import UserError
+from independence_bench.scoring.scoring import (
+    ItemMetrics,
+    ScoredItem,
+    item_metrics,
+    measure_items,
+    normalised_metrics,
+    score_model,
+    score_models,
+)
+from independence_bench.stats.bootstrap import (
+    DEFAULT_RESAMPLES,
+    METHOD,
+    PairedComparison,
+    Subject,
+    bootstrap_models,
+    compare_paired,
+    draw_resamples,
+    interval_of,
+)
+from independence_bench.stats.labels import parse_label
+from independence_bench.stats.stats import ALPHA_RESAMPLES, Estimate, alpha_estimate, pearson
+
+
+def judges_of(items: Sequence[ScoredItem]) -> tuple[str, ...]:
+    """Every judge with at least one judgment in `items`, sorted."""
+    return tuple(sorted({item.judge for item in items}))
+
+
+def _chosen_judges(items: Sequence[ScoredItem], judges: Sequence[str]) -> tuple[str, ...]:
+    present = judges_of(items)
+    if not judges:
+        if len(present) > 1:
+            raise UserError(
+                f"the store holds judgments by several judges ({', '.join(present)}); "
+                "choose one with --judge or a panel with --judges"
+            )
+        return present
+    unknown = [judge for judge in judges if judge not in present]
+    if unknown:
+        raise UserError(
+            f"no judgments by {', '.join(unknown)}; judges in the store: "
+            f"{', '.join(present) or 'none'}"
+        )
+    return tuple(dict.fromkeys(judges))
+
+
+def panel_items(items: Sequence[ScoredItem], judges: Sequence[str] = ()) -> list[ItemMetrics]:
+    """Item metrics from one judge, or per item the mean over a panel of judges.
+
+    A panel item is declined only when every judge that scored it found it declined.
+    """
+    chosen = _chosen_judges(items, judges)
+    measured: dict[tuple[str, int, tuple[str, str, str]], list[ItemMetrics]] = defaultdict(list)
+    for found in measure_items(item for item in items if item.judge in chosen):
+        measured[(found.model, found.run, found.unit)].append(found)
+    if len(chosen) < 2:
+        return [found for group in measured.values() for found in group]
+    averaged = []
+    for group in measured.values():
+        keys = sorted({key for found in group for key in found.metrics})
+        metrics = {k: fmean(f.metrics[k] for f in group if k in f.metrics) for k in keys}
+        declined = not metrics and any(found.declined for found in group)
+        averaged.append(replace(group[0], metrics=metrics, declined=declined))
+    return averaged
+
+
+def _rows_by_unit(
+    items: Sequence[ScoredItem], judges: Sequence[str]
+) -> dict[str, list[list[float | None]]]:
+    """Per metric, one row per item with one normalised value per judge (None if unscored)."""
+    values: dict[tuple[str, ...], dict[str, dict[str, float]]] = defaultdict(dict)
+    for item in items:
+        if item.judge in judges and item.repeat == 0:
+            key = (item.model, str(item.run), item.variant, item.mode, item.scenario_id)
+            values[key][item.judge] = normalised_metrics(item.kind, item_metrics(item))
+    rows: dict[str, list[list[float | None]]] = defaultdict(list)
+    for by_judge in values.values():
+        for metric in sorted({m for scored in by_judge.values() for m in scored}):
+            rows[metric].append([by_judge.get(j, {}).get(metric) for j in judges])
+    return rows
+
+
+def judge_agreement(
+    items: Sequence[ScoredItem],
+    judges: Sequence[str],
+    *,
+    n_resamples: int = ALPHA_RESAMPLES,
+    seed: int = 0,
+) -> dict[str, Estimate | None]:
+    """Krippendorff's alpha (interval, on 0–1 normalised values) between judges, per metric."""
+    return {
+        metric: alpha_estimate(rows, n_resamples=n_resamples, seed=seed)
+        for metric, rows in sorted(_rows_by_unit(items, judges).items())
+    }
+
+
+@dataclass(frozen=True)
+class LeaderboardRow:
+    model: str
+    index: float | None
+    ci_low: float | None
+    ci_high: float | None
+    rank_low: int | None
+    rank_high: int | None
+    tie_group: str
+    runs: int
+    metrics: Mapping[str, Estimate]
+    n_items: int
+    n_declined: int
+    complete: bool
+    missing: tuple[str, ...]
+    why_no_interval: str | None
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    formula: str
+    judges: tuple[str, ...]
+    rows: tuple[LeaderboardRow, ...]
+    """Complete models by index (highest first), then incomplete ones by name."""
+    agreement: Mapping[str, Estimate | None]
+    """Inter-judge alpha per metric; empty for a single judge."""
+    method: str
+
+
+def build_leaderboard(
+    items: Sequence[ScoredItem],
+    formula: str,
+    judges: Sequence[str] = (),
+    *,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> Leaderboard:
+    """The leaderboard for one judge or a panel; see `bootstrap.bootstrap_models`."""
+    chosen = _chosen_judges(items, judges)
+    results = bootstrap_models(
+        panel_items(items, chosen), formula, n_resamples=n_resamples, seed=seed
+    )
+    rows = [
+        LeaderboardRow(
+            model=r.model,
+            index=r.index.value if r.index else None,
+            ci_low=r.index.low if r.index else None,
+            ci_high=r.index.high if r.index else None,
+            rank_low=r.rank_low,
+            rank_high=r.rank_high,
+            tie_group=r.tie_group,
+            runs=len(r.score.runs),
+            metrics=r.metrics,
+            n_items=r.score.n_items,
+            n_declined=r.score.n_declined,
+            complete=r.score.complete,
+            missing=r.score.missing,
+            why_no_interval=r.why_no_interval,
+        )
+        for r in results.values()
+    ]
+    rows.sort(key=lambda row: (row.index is None, -(row.index or 0.0), row.model))
+    agreement = judge_agreement(items, chosen, seed=seed) if len(chosen) > 1 else {}
+    method = f"{METHOD}; {n_resamples:,} resamples, seed {seed}"
+    return Leaderboard(formula, chosen, tuple(rows), agreement, method)
+
+
+@dataclass(frozen=True)
+class JudgeComparison:
+    judges: tuple[str, ...]
+    index: Mapping[str, Mapping[str, float | None]]
+    """model -> judge -> index (None when that judge did not score the model completely)."""
+    spread: Mapping[str, float | None]
+    """model -> highest minus lowest index across judges (None with fewer than two)."""
+    self_preference: Mapping[str, float | None]
+    """judge -> mean over its own family's models of (its index − the other judges' mean)."""
+
+
+def compare_judges(
+    items: Sequence[ScoredItem], formula: str, judges: Sequence[str] = ()
+) -> JudgeComparison:
+    """Index per model per judge, spread across judges, and self-preference per judge."""
+    chosen = tuple(judges) or judges_of(items)
+    index: dict[str, dict[str, float | None]] = defaultdict(dict)
+    for judge in _chosen_judges(items, chosen):
+        for model, score in score_models(panel_items(items, [judge]), formula).items():
+            index[model][judge] = score.index
+    spread: dict[str, float | None] = {}
+    for model, by_judge in index.items():
+        known = [v for v in by_judge.values() if v is not None]
+        spread[model] = max(known) - min(known) if len(known) >= 2 else None
+    preference: dict[str, float | None] = {}
+    for judge in chosen:
+        family = parse_label(judge).family
+        gaps = []
+        for model, by_judge in index.items():
+            own = by_judge.get(judge)
+            others = [v for j, v in by_judge.items() if j != judge and v is not None]
+            if family and parse_label(model).family == family and own is not None and others:
+                gaps.append(own - fmean(others))
+        preference[judge] = fmean(gaps) if gaps else None
+    table = {model: {j: index[model].get(j) for j in chosen} for model in sorted(index)}
+    return JudgeComparison(chosen, table, spread, preference)
+
+
+@dataclass(frozen=True)
+class SettingEffect:
+    """How far one labelled setting moves its base model's index, against a reference row."""
+
+    base: str
+    label: str
+    reference: str
+    changes: tuple[str, ...]
+    comparison: PairedComparison
+
+
+def compare_settings(
+    items: Sequence[ScoredItem],
+    formula: str,
+    judges: Sequence[str] = (),
+    *,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> list[SettingEffect]:
+    """For each base model with several labels: every label against the one with the fewest
+    settings (the bare base id when present), as a paired difference in index."""
+    measured = panel_items(items, judges)
+    by_base: dict[str, list[str]] = defaultdict(list)
+    for model in sorted({item.model for item in measured}):
+        by_base[parse_label(model).base].append(model)
+    effects = []
+    for base, labels in sorted(by_base.items()):
+        reference = min(labels, key=lambda label: (len(parse_label(label).settings()), label))
+        for label in labels:
+            if label == reference:
+                continue
+            comparison = compare_paired(
+                measured, label, reference, formula, n_resamples=n_resamples, seed=seed
+            )
+            changes = parse_label(label).settings()
+            effects.append(SettingEffect(base, label, reference, changes, comparison))
+    return effects
+
+
+@dataclass(frozen=True)
+class ItemDifficulty:
+    """One scenario across models: mean normalised score (0–1) and how it separates them."""
+
+    kind: str
+    scenario_id: str
+    n_models: int
+    mean_score: float
+    lowest: float
+    highest: float
+    discrimination: float | None
+    """Correlation of the models' scores on this scenario with their index."""
+    top_minus_bottom: float | None
+    """Mean score of the top half of models by index minus that of the bottom half."""
+
+
+def item_difficulty(
+    items: Sequence[ScoredItem], formula: str, judges: Sequence[str] = ()
+) -> list[ItemDifficulty]:
+    """Per scenario and kind, from each model's mean normalised item score; ceilinged
+    scenarios show a mean near 1 and no discrimination."""
+    measured = panel_items(items, judges)
+    indexes = {m: s.index for m, s in score_models(measured, formula).items()}
+    scores: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for item in measured:
+        normalised = normalised_metrics(item.kind, item.metrics)
+        if normalised:
+            scores[(item.kind, item.scenario_id)][item.model].append(fmean(normalised.values()))
+    table = []
+    for (kind, scenario_id), by_model in sorted(scores.items()):
+        means = {model: fmean(values) for model, values in by_model.items()}
+        ranked = sorted(
+            (index, means[model])
+            for model, index in indexes.items()
+            if index is not None and model in means
+        )
+        half = len(ranked) // 2
+        table.append(
+            ItemDifficulty(
+                kind=kind,
+                scenario_id=scenario_id,
+                n_models=len(means),
+                mean_score=fmean(means.values()),
+                lowest=min(means.values()),
+                highest=max(means.values()),
+                discrimination=pearson([s for _, s in ranked], [i for i, _ in ranked]),
+                top_minus_bottom=(
+                    fmean(s for _, s in ranked[-half:]) - fmean(s for _, s in ranked[:half])
+                    if half
+                    else None
+                ),
+            )
+        )
+    return table
+
+
+def _mean_or_none(values: Sequence[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return fmean(known) if len(known) == len(values) else None
+
+
+@dataclass(frozen=True)
+class ConfigCell:
+    """One prompt variant × delivery mode cell: mean index over models and its gap to baseline."""
+
+    variant: str
+    mode: str
+    n_models: int
+    mean_index: Estimate
+    vs_baseline: Estimate | None
+    """Cell minus baseline; None for the baseline cell itself."""
+
+
+def analyse_configs(
+    items: Sequence[ScoredItem],
+    formula: str,
+    judges: Sequence[str] = (),
+    *,
+    baseline: tuple[str, str] = ("neutral", "user_role"),
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> list[ConfigCell]:
+    """Mean index per (variant, mode) cell over the models complete in every cell.
+
+    Each cell is scored like a suite of its own. Intervals come from one shared bootstrap in
+    which all cells draw the same scenarios and each model draws the same runs in every cell,
+    so a cell's difference from the baseline is paired. Models with one run get no interval.
+    """
+    measured = panel_items(items, judges)
+    cells = sorted({(item.variant, item.mode) for item in measured})
+    if baseline not in cells:
+        raise UserError(f"no items in the baseline cell {' + '.join(baseline)}")
+    split: dict[tuple[str, tuple[str, str]], list[ItemMetrics]] = defaultdict(list)
+    for item in measured:
+        split[(item.model, (item.variant, item.mode))].append(replace(item, variant="", mode=""))
+    points: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
+    for (model, cell), cell_items in split.items():
+        index = score_model(model, cell_items, formula).index
+        if index is not None:
+            points[cell][model] = index
+    models = sorted(set.intersection(*(set(points[cell]) for cell in cells)))
+    if not models:
+        return []
+    subjects = [
+        Subject(f"{model}\0{cell[0]}\0{cell[1]}", tuple(split[(model, cell)]), run_group=model)
+        for model in models
+        for cell in cells
+    ]
+    one_run = any(len({i.run for i in s.items}) < 2 for s in subjects)
+    draws = {} if one_run else draw_resamples(subjects, formula, n_resamples=n_resamples, seed=seed)
+
+    def cell_means(cell: tuple[str, str]) -> list[float | None]:
+        """Per resample, the mean index over models in this cell (None if any had none)."""
+        if not draws:
+            return []
+        columns = zip(*(draws[f"{m}\0{cell[0]}\0{cell[1]}"].index for m in models), strict=True)
+        return [_mean_or_none(column) for column in columns]
+
+    base_draws = cell_means(baseline)
+    base_point = fmean(points[baseline][m] for m in models)
+    result = []
+    for cell in cells:
+        point = fmean(points[cell][m] for m in models)
+        found = cell_means(cell)
+        gap = None
+        if cell != baseline:
+            diffs = [
+                None if a is None or b is None else a - b
+                for a, b in zip(found, base_draws, strict=True)
+            ]
+            gap = interval_of(point - base_point, diffs)
+        result.append(ConfigCell(cell[0], cell[1], len(models), interval_of(point, found), gap))
+    return result

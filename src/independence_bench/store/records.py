@@ -1,0 +1,129 @@
+"""The store's rows as frozen values, and their conversion from and to SQLite rows."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from independence_bench.clients.protocol import Completion, ToolCall
+
+
+@dataclass(frozen=True)
+class TurnRecord:
+    """One human turn and the model's reply, with the completion that carries the full request."""
+
+    human: str
+    reply: str
+    completion_key: str
+    protocol_ok: bool = True
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    id: int
+    model_label: str
+    model_id: str
+    suite_id: str
+    suite_version: int
+    suite_hash: str
+    run_index: int
+    model_config: Mapping[str, Any]
+    package_version: str
+    source: str
+
+
+@dataclass(frozen=True)
+class ItemRecord:
+    id: str
+    run: RunRecord
+    variant: str
+    mode: str
+    scenario_id: str
+    kind: str
+    experiment: str
+    status: str
+    error: str | None
+    turns: tuple[TurnRecord, ...]
+
+
+@dataclass(frozen=True)
+class JudgmentRecord:
+    id: int
+    item_id: str
+    judge_model: str
+    rubric_id: str
+    rubric_hash: str
+    repeat: int
+    status: str
+    scores: Mapping[str, Any] | None
+    reasoning: str | None
+    raw_reply: str | None
+    error: str | None
+    attempts: int
+    completion_keys: tuple[str, ...]
+
+
+def completion_to_row(completion: Completion) -> dict[str, Any]:
+    calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in completion.tool_calls]
+    return {
+        "content": completion.content,
+        "tool_calls_json": json.dumps(calls, ensure_ascii=False),
+        "reasoning": completion.reasoning,
+        "finish_reason": completion.finish_reason,
+        "prompt_tokens": completion.prompt_tokens,
+        "completion_tokens": completion.completion_tokens,
+        "cost_usd": completion.cost_usd,
+        "latency_s": completion.latency_s,
+        "served_by": completion.served_by,
+    }
+
+
+def completion_from_row(row: Mapping[str, Any]) -> Completion:
+    calls = tuple(ToolCall(**c) for c in json.loads(row["tool_calls_json"]))
+    return Completion(
+        content=row["content"],
+        tool_calls=calls,
+        reasoning=row["reasoning"],
+        finish_reason=row["finish_reason"],
+        prompt_tokens=row["prompt_tokens"],
+        completion_tokens=row["completion_tokens"],
+        cost_usd=row["cost_usd"],
+        latency_s=row["latency_s"] or 0.0,
+        served_by=row["served_by"],
+    )
+
+
+def run_from_row(row: Mapping[str, Any]) -> RunRecord:
+    return RunRecord(
+        id=row["id"],
+        model_label=row["model_label"],
+        model_id=row["model_id"],
+        suite_id=row["suite_id"],
+        suite_version=row["suite_version"],
+        suite_hash=row["suite_hash"],
+        run_index=row["run_index"],
+        model_config=json.loads(row["model_config_json"]),
+        package_version=row["package_version"],
+        source=row["source"],
+    )
+
+
+def judgment_from_row(row: Mapping[str, Any]) -> JudgmentRecord:
+    return JudgmentRecord(
+        id=row["id"],
+        item_id=row["item_id"],
+        judge_model=row["judge_model"],
+        rubric_id=row["rubric_id"],
+        rubric_hash=row["rubric_hash"],
+        repeat=row["repeat"],
+        status=row["status"],
+        scores=None if row["scores_json"] is None else json.loads(row["scores_json"]),
+        reasoning=row["reasoning"],
+        raw_reply=row["raw_reply"],
+        error=row["error"],
+        attempts=row["attempts"],
+        completion_keys=tuple(json.loads(row["completion_keys_json"])),
+    )

@@ -1,0 +1,135 @@
+"""Where each stored run stands — complete, or partial with what is missing — and run numbers.
+
+A run (model configuration × suite × run number) is *complete* when every conversation its
+suite defines is stored as done and every done conversation has a judgment. Anything else is
+*partial*: conversations failed (retried by the next `aib run`), missing (never finished — a
+killed process, a cost cap), or not yet judged. `aib runs` prints this; `aib run --fresh` uses
+`next_run_numbers` to start after the runs a model already has.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from independence_bench.clients.config import ModelSpec
+from independence_bench.store.store import Store
+from independence_bench.suites.suite import Suite, available_suites, load_suite
+
+
+@dataclass(frozen=True)
+class RunState:
+    """One stored run's counts of conversations and judgments."""
+
+    model: str
+    suite_id: str
+    run_index: int
+    source: str
+    expected: int | None
+    """Conversations the suite defines; None when this version does not ship the suite."""
+    done: int
+    failed: int
+    scored: int
+    """Done conversations with at least one scored judgment."""
+    unscored: int
+    """Done conversations whose judgments are all unscored (the judge's reply never validated)."""
+
+    @property
+    def missing(self) -> int | None:
+        if self.expected is None:
+            return None
+        return max(0, self.expected - self.done - self.failed)
+
+    @property
+    def unjudged(self) -> int:
+        return self.done - self.scored - self.unscored
+
+    @property
+    def state(self) -> str:
+        complete = not self.missing and not self.failed and not self.unjudged
+        return "complete" if complete else "partial"
+
+
+def _expected_items(suite_id: str, suite_hash: str, cache: dict[str, Suite | None]) -> int | None:
+    if suite_id not in cache:
+        cache[suite_id] = load_suite(suite_id) if suite_id in available_suites() else None
+    suite = cache[suite_id]
+    if suite is None or suite.content_hash != suite_hash:
+        return None
+    return len(suite.variants) * len(suite.delivery_modes) * len(suite.scenarios)
+
+
+def run_states(store: Store, *, suite_id: str | None = None) -> list[RunState]:
+    """Every run in the store (of one suite, if given) with its counts, by model and run."""
+    judged: dict[str, set[str]] = defaultdict(set)
+    for judgment in store.judgments():
+        judged[judgment.item_id].add(judgment.status)
+    counts: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for item in store.items(suite_id=suite_id):
+        tally = counts[item.run.id]
+        tally[item.status] += 1
+        if item.status == "done":
+            statuses = judged.get(item.id, set())
+            if "scored" in statuses:
+                tally["scored"] += 1
+            elif statuses:
+                tally["unscored"] += 1
+    suites: dict[str, Suite | None] = {}
+    states = []
+    for run in store.runs(suite_id):
+        tally = counts[run.id]
+        states.append(
+            RunState(
+                model=run.model_label,
+                suite_id=run.suite_id,
+                run_index=run.run_index,
+                source=run.source,
+                expected=_expected_items(run.suite_id, run.suite_hash, suites),
+                done=tally["done"],
+                failed=tally["failed"],
+                scored=tally["scored"],
+                unscored=tally["unscored"],
+            )
+        )
+    return states
+
+
+def render_run_states(states: Sequence[RunState]) -> str:
+    """`aib runs`: one line per run, then a one-line summary."""
+    if not states:
+        return "the store holds no runs yet; 'aib run' starts one"
+    rows = [("model", "suite", "run", "state", "conversations", "judgments")]
+    for s in states:
+        missing = "?" if s.missing is None else str(s.missing)
+        source = "" if s.source == "run" else f" ({s.source})"
+        rows.append(
+            (
+                s.model,
+                s.suite_id,
+                str(s.run_index),
+                s.state + source,
+                f"{s.done} done, {s.failed} failed, {missing} missing",
+                f"{s.scored} scored, {s.unscored} unscored, {s.unjudged} to judge",
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = [
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    ]
+    partial = sum(1 for s in states if s.state == "partial")
+    summary = f"{len(states)} runs: {len(states) - partial} complete, {partial} partial"
+    if partial:
+        summary += "; the same 'aib run' command completes the partial ones"
+    lines.append(summary)
+    return "\n".join(lines)
+
+
+def next_run_numbers(store: Store, suite: Suite, specs: Sequence[ModelSpec]) -> dict[str, int]:
+    """Per model label, the run number after the highest one stored for this suite."""
+    highest: dict[str, int] = {}
+    for run in store.runs(suite.id):
+        if run.suite_hash == suite.content_hash:
+            highest[run.model_label] = max(highest.get(run.model_label, 0), run.run_index)
+    return {spec.display_label: highest.get(spec.display_label, 0) + 1 for spec in specs}

@@ -1,0 +1,1 @@
+"""Suite data: scenarios, prompt variants and suites loaded from the package's YAML."""

@@ -1,0 +1,1 @@
+"""Testing helpers: a scripted OpenAI-compatible loopback server and its behaviours."""

@@ -1,0 +1,1 @@
+"""Workflows: the library functions behind each command."""
