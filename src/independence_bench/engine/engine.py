@@ -30,7 +30,8 @@ from independence_bench.conversations.conversation import (
     tool_definition,
 )
 from independence_bench.engine.launch import run_longest_first
-from independence_bench.judging.judge import Rubric, judge_reply_is_whole, load_rubric, run_judgment
+from independence_bench.judging.judge import judge_reply_is_whole, run_judgment
+from independence_bench.judging.rubric import Rubric, load_rubric
 from independence_bench.store.store import ItemRecord, RunRecord, Store, TurnRecord
 from independence_bench.suites.suite import DeliveryMode, PromptVariant, Scenario, Suite
 
