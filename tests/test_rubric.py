@@ -21,8 +21,9 @@ from independence_bench.judging.rubric import (
     TextField,
     load_rubric,
 )
+from independence_bench.suites.kinds import KINDS
 
-SHIPPED = ["boundary", "identity", "name_gender", "negotiation", "resistance_v1", "stability"]
+SHIPPED = sorted({kind.rubric for kind in KINDS.values()})
 KNOWN_KEYWORDS = {
     "type",
     "properties",

@@ -83,19 +83,6 @@ class RunPlan:
     runs in the store."""
 
 
-DEFAULT_RUBRIC_OF_KIND: Mapping[str, str] = {
-    "direct": "identity",
-    "tool_context": "identity",
-    "psych": "identity",
-    "negotiation": "negotiation",
-    "name_gender": "name_gender",
-    "resistance": "resistance_v1",
-    "boundary": "boundary",
-    "stability": "stability",
-}
-"""The rubric for items whose suite is not shipped with this version (e.g. imported ones)."""
-
-
 def _digest(payload: Mapping[str, Any]) -> str:
     canonical = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()

@@ -50,6 +50,7 @@ from pydantic import (
 from pydantic_core import ErrorDetails
 
 from independence_bench.errors import UserError
+from independence_bench.suites.kinds import ChangedShare, Kind
 
 MAX_REASONING_CHARS = 2000
 REASONING_REQUIREMENT = f"a non-empty string of at most {MAX_REASONING_CHARS} characters"
@@ -270,3 +271,30 @@ def load_rubric(rubric_id: str) -> Rubric:
         repair_template=repair_template,
         hash=digest.hexdigest(),
     )
+
+
+def rubric_problems(rubric: Rubric, kind: Kind) -> tuple[str, ...]:
+    """Why `rubric` cannot score items of `kind`: fields its metrics read that it lacks or types
+    differently (an integer score must run from 0 to the metric's maximum). Empty when it fits."""
+    problems: list[str] = []
+
+    def check(name: str, wanted: type[_Frozen], maximum: float | None = None) -> None:
+        spec = rubric.fields.get(name)
+        if not isinstance(spec, wanted):
+            problems.append(f"{rubric.id} has no {wanted.__name__} {name!r} for kind {kind.name}")
+        elif isinstance(spec, IntegerField) and (spec.minimum, spec.maximum) != (0, maximum):
+            problems.append(
+                f"{rubric.id}.{name} runs {spec.minimum}–{spec.maximum}; "
+                f"kind {kind.name} reads it as 0–{maximum:g}"
+            )
+
+    for source in kind.metrics:
+        if isinstance(source, ChangedShare):
+            for changed, choice in source.parts:
+                check(changed, BooleanField)
+                check(choice, TextField)
+        elif isinstance(rubric.fields.get(source.field), BooleanField) and source.maximum == 1:
+            check(source.field, BooleanField)
+        else:
+            check(source.field, IntegerField, source.maximum)
+    return tuple(problems)
