@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from operator import itemgetter, mul
 
 from independence_bench.scoring.scoring import (
-    METRICS_OF_KIND,
     IncompleteMetrics,
     ItemMetrics,
     ModelScore,
@@ -37,6 +36,7 @@ from independence_bench.scoring.scoring import (
 )
 from independence_bench.stats.ranking import rank_intervals, tie_groups
 from independence_bench.stats.stats import Estimate, percentile_interval
+from independence_bench.suites.kinds import kind_named
 
 DEFAULT_RESAMPLES = 10_000
 METHOD = (
@@ -79,7 +79,8 @@ def _layout(subjects: Sequence[Subject]) -> _Layout:
     units_by_stratum: dict[tuple[str, str, tuple[str, ...]], set[Unit]] = defaultdict(set)
     for subject in subjects:
         for item in subject.items:
-            units_by_stratum[(item.variant, item.mode, METRICS_OF_KIND[item.kind])].add(item.unit)
+            metrics = kind_named(item.kind).metric_keys
+            units_by_stratum[(item.variant, item.mode, metrics)].add(item.unit)
     keys = sorted(units_by_stratum)
     strata = tuple(tuple(sorted(units_by_stratum[key])) for key in keys)
     feeds: dict[str, list[tuple[int, int]]] = defaultdict(list)
