@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar, get_args
 
 import click
+from dotenv import dotenv_values
 
 from independence_bench import __version__
 from independence_bench.clients.config import ReasoningEffort
@@ -56,12 +57,10 @@ def read_env(cwd: Path) -> dict[str, str]:
     env = dict(os.environ)
     dotenv = cwd / ".env"
     if dotenv.is_file():
-        for line in dotenv.read_text(encoding="utf-8").splitlines():
-            line = line.strip()
-            if not line or line.startswith("#") or "=" not in line:
-                continue
-            name, _, value = line.removeprefix("export ").partition("=")
-            env.setdefault(name.strip(), value.strip().strip("'\""))
+        # python-dotenv parses quoting, `export`, comments and multi-line values as shells do.
+        for name, value in dotenv_values(dotenv, encoding="utf-8").items():
+            if value is not None:
+                env.setdefault(name, value)
     return env
 
 
