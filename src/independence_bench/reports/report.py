@@ -246,7 +246,8 @@ def build_suite_report(
     models = []
     for model in order:
         items = items_of[model]
-        keys = [turn.completion_key for item in items for turn in item.turns]
+        # a turn replayed from a later request (imports) has no call of its own: no key
+        keys = [t.completion_key for item in items for t in item.turns if t.completion_key]
         score = score_model(model, measured_of[model], results.formula)
         models.append(
             ModelReport(

@@ -41,7 +41,9 @@ def run_spend(
         if i.run.suite_hash == suite_hash and i.run.model_label in wanted
     ]
     ids = {i.id for i in items}
-    model_keys = list(dict.fromkeys(t.completion_key for i in items for t in i.turns))
+    model_keys = list(
+        dict.fromkeys(t.completion_key for i in items for t in i.turns if t.completion_key)
+    )
     judge_keys: list[str] = []
     if judge is not None:
         judgments = store.judgments(judge_model=judge)

@@ -40,13 +40,12 @@ def _cell_width(cell: object) -> int:
 
 
 def _header_width(header: object) -> int:
-    """A header may wrap between words; its longest word is what it needs."""
-    text = header.plain if isinstance(header, Text) else str(header)
-    return max((cell_len(word) for word in text.split()), default=0)
+    """Columns do not wrap, so a header needs its whole width."""
+    return cell_len(header.plain if isinstance(header, Text) else str(header))
 
 
 def needed_width(table: Table) -> int:
-    """The width `table` takes with no cell cut or wrapped (headers may wrap between words)."""
+    """The width `table` takes with no cell, header included, cut or wrapped."""
     widths = [
         max(
             [_header_width(column.header), column.min_width or 0]

@@ -85,10 +85,12 @@ class Selection:
         _check("--modes", self.modes, tuple(dict.fromkeys(modes)), where)
 
     def left_out(self, experiments: Iterable[str]) -> tuple[str, ...]:
-        """Those of `experiments` this selection excludes."""
+        """Those of `experiments` this selection excludes, in `EXPERIMENTS` order."""
         if not self.experiments:
             return ()
-        return tuple(e for e in dict.fromkeys(experiments) if e not in self.experiments)
+        found = {e for e in experiments if e not in self.experiments}
+        rank = {e: i for i, e in enumerate(EXPERIMENTS)}
+        return tuple(sorted(found, key=lambda e: (rank.get(e, len(rank)), e)))
 
 
 EVERYTHING = Selection()
