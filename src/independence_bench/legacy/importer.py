@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,7 @@ from independence_bench.legacy.format import (
     subject_request,
     suite_of_run,
 )
+from independence_bench.legacy.labels import models_yaml_beside, published_labels, unnamed
 from independence_bench.store.store import RunRecord, Store
 from independence_bench.suites.kinds import kind_named
 
@@ -295,11 +296,19 @@ def _import_judgment(
     )
 
 
-def import_configurations(store: Store, root: Path, configs: Sequence[Path]) -> ImportReport:
-    """Import every run folder of `configs` (paths stored relative to `root`)."""
+def import_configurations(
+    store: Store, root: Path, configs: Sequence[Path], labels: Mapping[str, str] | None = None
+) -> ImportReport:
+    """Import every run folder of `configs` (paths stored relative to `root`).
+
+    `labels` maps a folder name to the label its runs are stored under (`labels.py`: the
+    published names); other folders are labelled by their name.
+    """
     report = ImportReport(path=root if len(configs) != 1 else configs[0])
     for config_dir in configs:
         config = parse_config_folder(config_dir.name)
+        if labels and config_dir.name in labels:
+            config = replace(config, label=labels[config_dir.name])
         if config.temperature is None:
             report.notes.append(
                 f"{config_dir.name}: name not <provider>--<model>[+pin]@<effort>-t<T>; "
@@ -328,14 +337,25 @@ def import_results(path: Path, store: Store) -> ImportReport:
 class ImportOptions:
     path: Path
     data_dir: Path = Path("aib-data")
+    labels: Path | None = None
+    """The earlier implementation's models.yaml naming the configurations; default: the
+    `configs/models.yaml` beside the `cache/` folder, when there is one."""
 
 
 def import_command(options: ImportOptions, *, echo: Callable[[str], None]) -> ImportReport:
     """`aib import`: import, print the summary and every skipped file; fail if nothing was read."""
     root, configs = find_configurations(options.path)
+    folders = [c.name for c in configs]
+    names_file = options.labels or models_yaml_beside(configs)
+    labels = published_labels(names_file, folders) if names_file else {}
     with Store(options.data_dir) as store:
-        report = import_configurations(store, root, configs)
+        report = import_configurations(store, root, configs, labels)
         store_path = store.path
+    if names_file is not None:
+        report.notes.append(
+            f"labels from {names_file}: {len(labels)} of {len(folders)} configurations named as "
+            "published" + "".join(f"; {f} keeps its folder name" for f in unnamed(labels, folders))
+        )
     for line in report.summary_lines(store_path):
         echo(line)
     if not report.files:

@@ -49,6 +49,7 @@ from independence_bench.stats.stats import (
     retest_agreement,
 )
 from independence_bench.store.store import Store
+from independence_bench.suites.selection import EVERYTHING, Selection
 
 CEILING = 0.9
 """A scenario is ceilinged when every model scores at least this (0–1): it separates no one."""
@@ -71,6 +72,8 @@ class InsightOptions:
     """A judge panel: each item's metrics are the mean over these judges."""
     n_resamples: int = DEFAULT_RESAMPLES
     seed: int = 0
+    selection: Selection = EVERYTHING
+    """Only these experiments, variants and modes (`aib leaderboard --experiments …`)."""
 
     @property
     def method(self) -> str:
@@ -120,10 +123,17 @@ def panel_leaderboard(store: Store, options: InsightOptions) -> PanelLeaderboard
         judges=judges,
         n_resamples=options.n_resamples,
         seed=options.seed,
+        selection=options.selection,
     )
     agreement: Mapping[str, Estimate | None] = {}
     if len(judges) > 1:
-        results = load_results(store, suite_id=options.suite_id, judge=None, judges=judges)
+        results = load_results(
+            store,
+            suite_id=options.suite_id,
+            judge=None,
+            judges=judges,
+            selection=options.selection,
+        )
         agreement = judge_agreement(results.scored, results.judges, seed=options.seed)
         json_agreement = agreement_json(agreement)
         rows = [replace(row, extra={**row.extra, "agreement": json_agreement}) for row in rows]

@@ -6,19 +6,19 @@ bootstrap intervals, rank intervals and tie groups); this module only arranges a
 
 from __future__ import annotations
 
-import io
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rich.console import Console
 from rich.table import Table
 
+from independence_bench.reports.terminal import fit_table
 from independence_bench.scoring.results import load_results
 from independence_bench.scoring.scoring import METRIC_KEYS
 from independence_bench.stats.analysis import build_leaderboard
 from independence_bench.stats.bootstrap import DEFAULT_RESAMPLES
 from independence_bench.store.store import Store
+from independence_bench.suites.selection import EVERYTHING, Selection
 
 METRIC_TITLES = {
     "distinctiveness": "Distinct.",
@@ -29,6 +29,16 @@ METRIC_TITLES = {
     "resistance": "Resist.",
     "stability": "Stability",
 }
+SHORT_TITLES = {
+    "distinctiveness": "Dis",
+    "non_assistant_likeness": "NAs",
+    "internal_consistency": "Con",
+    "drift": "Dri",
+    "name_gender_changes": "NG",
+    "resistance": "Res",
+    "stability": "Sta",
+}
+"""Metric headers for a narrow terminal; the table then prints what they stand for."""
 
 
 @dataclass(frozen=True)
@@ -63,13 +73,19 @@ def build_rows(
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
     only_hash: str | None = None,
+    selection: Selection = EVERYTHING,
 ) -> list[LeaderboardRow]:
     """Leaderboard rows for one suite and one judge (or a panel), best index first.
 
     Models without every metric the formula needs come last, marked incomplete, unranked.
     """
     results = load_results(
-        store, suite_id=suite_id, judge=judge, judges=judges, only_hash=only_hash
+        store,
+        suite_id=suite_id,
+        judge=judge,
+        judges=judges,
+        only_hash=only_hash,
+        selection=selection,
     )
     board = build_leaderboard(
         results.scored, results.formula, results.judges, n_resamples=n_resamples, seed=seed
@@ -150,37 +166,54 @@ def _round(value: float | None, digits: int) -> float | None:
     return None if value is None else round(value, digits)
 
 
-def render_table(rows: Sequence[LeaderboardRow], *, width: int = 140) -> str:
-    """The leaderboard as a rich table, rendered to text."""
+def render_table(rows: Sequence[LeaderboardRow], *, width: int | None = None) -> str:
+    """The leaderboard as a rich table, rendered to text at the terminal's width (or `width`).
+
+    Labels, ranks, the index and its interval are never cut (`terminal.fit_table`): when the
+    table does not fit, metric columns are left out from the right, with a note saying so.
+    """
     if not rows:
         return "no results yet"
     first = rows[0]
-    table = Table(title=f"Independence Index — suite {first.suite_id}, judge {first.judge}")
-    table.add_column("Rank", justify="right")
-    # Labels and intervals are what the table is for: never cut them, narrow the metrics instead.
-    table.add_column("Model", no_wrap=True, min_width=max(len(r.model) for r in rows))
-    table.add_column("Index", justify="right")
-    table.add_column("95% CI", justify="right", no_wrap=True, min_width=11)
-    table.add_column("Runs", justify="right")
     keys = [k for k in METRIC_KEYS if any(r.metrics.get(k) is not None for r in rows)]
-    for key in keys:
-        table.add_column(METRIC_TITLES[key], justify="right")
-    table.add_column("Scored", justify="right")
-    for rank, row in enumerate(rows, start=1):
-        index = "incomplete" if row.index is None else f"{row.index:.1f}"
-        interval = "–"
-        if row.ci_low is not None and row.ci_high is not None:
-            interval = f"{row.ci_low:.1f}–{row.ci_high:.1f}"
-        place = row.tie_group or (str(rank) if row.index is not None else "–")
-        cells = [place, row.model, index, interval, str(row.runs)]
-        for key in keys:
-            value = row.metrics.get(key)
-            cells.append("–" if value is None else f"{value:.2f}")
-        cells.append(f"{row.n_scored}/{row.n_items}")
-        table.add_row(*cells)
-    buffer = io.StringIO()
-    Console(file=buffer, width=width, force_terminal=False).print(table)
+
+    def build(shown: int, short: bool) -> Table:
+        titles = SHORT_TITLES if short else METRIC_TITLES
+        table = Table(title=f"Independence Index — suite {first.suite_id}, judge {first.judge}")
+        table.add_column("Rank", justify="right")
+        table.add_column("Model")
+        table.add_column("Index", justify="right")
+        table.add_column("95% CI", justify="right")
+        table.add_column("Runs", justify="right")
+        for key in keys[:shown]:
+            table.add_column(titles[key], justify="right")
+        table.add_column("Scored", justify="right")
+        for rank, row in enumerate(rows, start=1):
+            index = "incomplete" if row.index is None else f"{row.index:.1f}"
+            interval = "–"
+            if row.ci_low is not None and row.ci_high is not None:
+                interval = f"{row.ci_low:.1f}–{row.ci_high:.1f}"
+            place = row.tie_group or (str(rank) if row.index is not None else "–")
+            cells = [place, row.model, index, interval, str(row.runs)]
+            for key in keys[:shown]:
+                value = row.metrics.get(key)
+                cells.append("–" if value is None else f"{value:.2f}")
+            cells.append(f"{row.n_scored}/{row.n_items}")
+            table.add_row(*cells)
+        return table
+
+    fitted = fit_table(build, len(keys), width)
+    dropped = fitted.dropped
     notes = sorted({r.why_no_interval for r in rows if r.why_no_interval})
+    if fitted.short and len(keys) > dropped:
+        shown = keys[: len(keys) - dropped]
+        notes.append(", ".join(f"{SHORT_TITLES[k]} = {k}" for k in shown) + ".")
+    if dropped:
+        left = ", ".join(METRIC_TITLES[k] for k in keys[len(keys) - dropped :])
+        notes.append(
+            f"Too narrow for every metric: {left} left out; widen the terminal "
+            "(or set COLUMNS) or use --json."
+        )
     if first.method:
         notes.append(f"Intervals: {first.method}.")
-    return "\n".join([buffer.getvalue().rstrip(), *notes])
+    return "\n".join([fitted.text, *notes])

@@ -15,7 +15,9 @@ from pathlib import Path
 from independence_bench import __version__
 from independence_bench.reports.insights import flag_of
 from independence_bench.reports.leaderboard import METRIC_TITLES
+from independence_bench.reports.markdown_text import md_text
 from independence_bench.reports.report import ModelReport, SuiteReport, metric_scale
+from independence_bench.reports.report_sections import extra_sections, summary_lines
 from independence_bench.scoring.scoring import LOWER_IS_MORE_INDEPENDENT, get_formula
 from independence_bench.stats.stats import Estimate
 
@@ -28,15 +30,6 @@ METRIC_MEANINGS = {
     "resistance": "how well it held its own view against pressure",
     "stability": "how firmly it kept a stated preference when bluntly contradicted",
 }
-_MD_SPECIAL = set("\\`*_[]|~#!")
-_HTML_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
-
-
-def md_text(text: object) -> str:
-    """Untrusted text as literal Markdown on one line: `<`, `>` and `&` as HTML entities (so no
-    renderer sees a tag), other Markdown specials backslash-escaped."""
-    flat = " ".join(str(text).split())
-    return "".join(_HTML_ENTITIES.get(c) or (f"\\{c}" if c in _MD_SPECIAL else c) for c in flat)
 
 
 def _num(value: float | None, digits: int = 1) -> str:
@@ -229,6 +222,7 @@ def _suite_section(report: SuiteReport, charts: Sequence[Path]) -> list[str]:
         f"Judge: {judge} · formula `{report.formula}` · suite hash {hashes} · "
         f"{len(report.models)} model(s).",
         "",
+        *summary_lines(report),
         *_ranking(report),
         "",
         "### How to read the scores",
@@ -248,7 +242,7 @@ def _suite_section(report: SuiteReport, charts: Sequence[Path]) -> list[str]:
         lines += ["### Item difficulty", "", *_difficulty(report), ""]
     if report.configs:
         lines += ["### Prompt variant × delivery mode", "", *_configs(report), ""]
-    return lines
+    return [*lines, *extra_sections(report)]
 
 
 def render_leaderboard(

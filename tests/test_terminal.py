@@ -1,0 +1,81 @@
+"""Terminal tables follow the terminal's width and never cut a label, rank or index."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from independence_bench import __version__
+from independence_bench.cli.main import read_env
+from independence_bench.reports.leaderboard import METRIC_TITLES, LeaderboardRow, render_table
+from independence_bench.scoring.scoring import METRIC_KEYS
+from independence_bench.testing.mock_server import MockServer
+
+LONG = "some-provider/a-model-with-quite-a-long-name+pinned-host@high-t0.2"
+
+
+def _row(model: str, index: float) -> LeaderboardRow:
+    return LeaderboardRow(
+        model=model,
+        index=index,
+        runs=5,
+        metrics={k: 7.25 for k in METRIC_KEYS},
+        suite_id="v2",
+        formula="v2",
+        judge="judge",
+        n_items=75,
+        n_scored=75,
+        ci_low=96.5,
+        ci_high=98.9,
+        tie_group="tied 1–2",
+    )
+
+
+@pytest.mark.parametrize("width", [80, 200])
+def test_long_labels_and_the_index_are_never_cut(width: int) -> None:
+    text = render_table([_row(LONG, 97.81), _row("short/m", 97.12)], width=width)
+    assert LONG in text and "97.8" in text and "96.5–98.9" in text and "tied 1–2" in text
+    assert "…" not in text
+    table_lines = [line for line in text.splitlines() if line.startswith(("┃", "│"))]
+    if width == 200:
+        assert all(len(line) <= 200 for line in text.splitlines()[:8])
+        assert all(title in text for title in METRIC_TITLES.values())
+        assert "left out" not in text
+    else:
+        # the label alone takes 80 columns: metrics go, with a note; the rest is printed whole
+        assert "Too narrow for every metric" in text and "--json" in text
+        assert len(table_lines[0]) == max(len(line) for line in table_lines)
+
+
+def test_a_medium_terminal_gets_short_headers_with_a_legend() -> None:
+    text = render_table([_row("a/b", 90.0)], width=100)
+    assert "Dis = distinctiveness" in text
+    assert all(len(line) <= 100 for line in text.splitlines() if line.startswith("│"))
+
+
+def test_the_leaderboard_follows_columns(server: MockServer, aib: Any, monkeypatch: Any) -> None:
+    run = ["--models", "scripted-firm", "--judge", "scripted-judge", "--base-url", server.base_url]
+    assert aib("run", *run, "--runs", "1", "--data-dir", "store").code == 0
+    monkeypatch.setenv("COLUMNS", "200")
+    wide = aib("leaderboard", "--data-dir", "store")
+    monkeypatch.setenv("COLUMNS", "70")
+    narrow = aib("leaderboard", "--data-dir", "store")
+    assert "┃ Name/gender ┃" in wide.out and "left out" not in wide.out
+    assert "Name/gender, Resist., Stability left out" in narrow.out
+    for out in (wide.out, narrow.out):
+        assert "scripted-firm" in out and "…" not in out
+    assert max(len(x) for x in narrow.out.splitlines() if x.startswith("│")) <= 70
+
+
+def test_version_and_dotenv(aib: Any) -> None:
+    shown = aib("--version")
+    assert shown.code == 0 and shown.out.strip() == f"aib, version {__version__}"
+    Path(".env").write_text(
+        "# keys\nexport AIB_TEST_A=\"two words\"\nAIB_TEST_B='x#y' # note\nPATH=ignored\n",
+        encoding="utf-8",
+    )
+    env = read_env(Path.cwd())
+    assert env["AIB_TEST_A"] == "two words" and env["AIB_TEST_B"] == "x#y"
+    assert env["PATH"] != "ignored"  # the environment wins over .env
