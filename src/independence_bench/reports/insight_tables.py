@@ -90,8 +90,8 @@ def leaderboard_output(options: InsightOptions, *, as_json: bool) -> str:
     with Store(options.data_dir, create=False) as store:
         board = panel_leaderboard(store, options)
     if as_json:
-        return _dump(rows_as_json(board.rows))
-    return "\n".join([render_table(board.rows), *agreement_lines(board.agreement, options.seed)])
+        return _dump(rows_as_json(board))
+    return "\n".join([render_table(board), *agreement_lines(board.agreement, options.seed)])
 
 
 def render_judges(report: JudgesReport) -> str:
