@@ -17,8 +17,8 @@ import random
 
 import numpy as np
 import pytest
-from bootstrap_reference import reference_draws
 
+from bootstrap_reference import reference_draws
 from independence_bench.scoring.scoring import ItemMetrics
 from independence_bench.stats.bootstrap import Subject, draw_resamples
 from independence_bench.stats.ranking import resample_ranks
@@ -62,6 +62,11 @@ def subjects() -> list[Subject]:
     levels = {"a": 0.8, "b": 0.75, "c": 0.5, "d": 0.6}
     runs = {"a": 3, "b": 4, "c": 3, "d": 3}
     found = [Subject(m, tuple(_v2_items(m, runs[m], levels[m], rng))) for m in levels]
+    # b misses a stability and a trait item in run 2: per-run means over what is there
+    missing = {(2, "s1"), (2, "tool_context")}
+    found[1] = Subject(
+        "b", tuple(i for i in found[1].items if (i.run, i.scenario_id) not in missing)
+    )
     # a paired couple: the same run numbers drawn for both in every resample
     pair = [Subject(f"pair-{m}", tuple(_v2_items(m, 3, 0.7, rng)), "pair") for m in "xy"]
     return [*found, *pair]

@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from statistics import fmean
 
 import numpy as np
 import pytest
 
 from independence_bench.scoring.scoring import ItemMetrics, ScoredItem
-from independence_bench.stats.bootstrap import (
-    Subject,
-    bootstrap_models,
-    compare_paired,
-    draw_resamples,
-)
+from independence_bench.stats.bootstrap import Subject, draw_resamples
+from independence_bench.stats.intervals import bootstrap_models, compare_paired
 from independence_bench.stats.ranking import rank_intervals, resample_ranks
 from independence_bench.stats.stats import (
     alpha_estimate,

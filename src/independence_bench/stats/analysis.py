@@ -38,13 +38,11 @@ from independence_bench.stats.bootstrap import (
     DEFAULT_RESAMPLES,
     METHOD,
     Floats,
-    PairedComparison,
     Subject,
-    bootstrap_models,
-    compare_paired,
     draw_resamples,
     interval_of,
 )
+from independence_bench.stats.intervals import PairedComparison, bootstrap_models, compare_paired
 from independence_bench.stats.labels import parse_label
 from independence_bench.stats.ranking import could_lead
 from independence_bench.stats.stats import ALPHA_RESAMPLES, Estimate, alpha_estimate, pearson
