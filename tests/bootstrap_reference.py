@@ -2,20 +2,22 @@
 reference for `test_bootstrap_reference.py`.
 
 The same algorithm as `stats/bootstrap.py`'s module docstring describes, written plainly and
-consuming `random.Random(seed)` exactly as the old `draw_resamples` did (checked equal to it
-when it was written): scenarios drawn per stratum with `choices`, shared by every subject; then
-per run group, in sorted order, each run drawn as `int(random() * runs)`.
+consuming `random.Random(seed)` exactly as the old `draw_resamples` did: scenarios drawn per
+stratum with `choices`, shared by every subject; then per run group, in sorted order, each run
+drawn as `int(random() * runs)`. With ``draw=lambda n: n`` it is the old algorithm (checked
+equal to the old `draw_resamples`, resample for resample, when it was written); by default it
+draws `bootstrap.draw_size(n)` = n − 1 of n, the one change made since (see `draw_size`).
 """
 
 from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from statistics import fmean
 
 from independence_bench.scoring.scoring import METRICS_OF_KIND, IncompleteMetrics, linear_index
-from independence_bench.stats.bootstrap import Subject
+from independence_bench.stats.bootstrap import Subject, draw_size
 
 Unit = tuple[str, str, str]
 
@@ -33,7 +35,12 @@ def _index(formula: str, means: dict[str, float], use_fallback: bool) -> float |
 
 
 def reference_draws(
-    subjects: Sequence[Subject], formula: str, *, n_resamples: int, seed: int
+    subjects: Sequence[Subject],
+    formula: str,
+    *,
+    n_resamples: int,
+    seed: int,
+    draw: Callable[[int], int] = draw_size,
 ) -> dict[str, tuple[list[float | None], dict[str, list[float | None]]]]:
     """Per subject: its index per resample and each of its metrics per resample."""
     units_by_stratum: dict[tuple[str, str, tuple[str, ...]], set[Unit]] = defaultdict(set)
@@ -53,7 +60,7 @@ def reference_draws(
     out = {s.name: ([], {m: [] for m in own_metrics[s.name]}) for s in subjects}
     rng = random.Random(seed)
     for _ in range(n_resamples):
-        draws = [rng.choices(range(len(units)), k=len(units)) for units in strata]
+        draws = [rng.choices(range(len(units)), k=draw(len(units))) for units in strata]
         drawn: dict[str, list[Unit]] = defaultdict(list)
         for key, units, picks in zip(keys, strata, draws, strict=True):
             for metric in key[2]:
@@ -62,7 +69,7 @@ def reference_draws(
         for group in sorted(runs):
             size = len(runs[group])
             counts = [0] * size
-            for _ in range(size):
+            for _ in range(draw(size)):
                 counts[int(rng.random() * size)] += 1
             weights[group] = dict(zip(runs[group], counts, strict=True))
         for subject in subjects:

@@ -127,7 +127,13 @@ def test_bootstrap_is_seeded_and_centred_on_the_point_value() -> None:
     first = bootstrap_models(items, "v1", n_resamples=2000, seed=3)["a/m"]
     again = bootstrap_models(items, "v1", n_resamples=2000, seed=3)["a/m"]
     other = bootstrap_models(items, "v1", n_resamples=2000, seed=4)["a/m"]
-    assert first == again and first != other
+    assert first == again
+    differ = [
+        draw_resamples([Subject("a/m", tuple(items))], "v1", n_resamples=200, seed=s)
+        for s in (3, 4)
+    ]
+    assert not np.array_equal(differ[0]["a/m"].index, differ[1]["a/m"].index)
+    assert other.index is not None and other.index.value == first.index.value  # type: ignore[union-attr]
     # stability = mean of run means (8 + 7 + 23/3) / 3 = 68/9; index = 30 + 35 + 3.5·68/9
     assert first.index is not None and first.index.value == pytest.approx(65 + 3.5 * 68 / 9)
     stab = first.metrics["stability"]
@@ -229,12 +235,13 @@ def test_bootstrap_ranks_separate_clear_gaps_and_share_exact_ties() -> None:
     ]
     result = bootstrap_models(items, "v1", n_resamples=500, seed=0)
     # resistance moves the index by 17.5 per point, far beyond the stability noise; the twins
-    # tie on points and share the better rank, but draw their runs apart, so either can be 3rd
+    # tie on points and share the better rank, but draw their runs apart, so either can be 3rd;
+    # drawing two of three stability scenarios, a bad draw can even put one below e/one-run
     ranked = {m: (r.rank, r.rank_low, r.rank_high) for m, r in result.items()}
     assert ranked == {
         "a/top": (1, 1, 1),
-        "b/twin": (2, 2, 3),
-        "c/twin": (2, 2, 3),
+        "b/twin": (2, 2, 4),
+        "c/twin": (2, 2, 4),
         "e/one-run": (4, None, None),
         "d/low": (5, 5, 5),
     }
