@@ -243,7 +243,8 @@ def draw_resamples(
     run_total = np.array([draw_size(len(runs[group])) for group in group_of], dtype=np.float64)
     grids = _grids(subjects, [runs[group] for group in group_of], layout, width)
 
-    means = {metric: np.full((n_resamples, len(subjects)), np.nan) for metric in grids}
+    # subject-major, so that each subject's draws are one contiguous row
+    means = {metric: np.empty((len(subjects), n_resamples)) for metric in grids}
     block = max(1, _BLOCK_CELLS // max(1, len(subjects) * width))
     for start in range(0, n_resamples, block):
         stop = min(n_resamples, start + block)
@@ -253,18 +254,17 @@ def draw_resamples(
                 [scenario_counts[s][start:stop] for s in layout.feeds[metric]], 1
             )
             if len(grid.whole):
-                means[metric][start:stop, grid.whole] = _whole_means(
-                    grid, drawn, weights, run_total
-                )
+                found = _whole_means(grid, drawn, weights, run_total)
+                means[metric][grid.whole, start:stop] = found.T
             if len(grid.partial):
-                means[metric][start:stop, grid.partial] = _partial_means(grid, drawn, weights)
+                means[metric][grid.partial, start:stop] = _partial_means(grid, drawn, weights).T
 
     full = _linear(formula, ())
     fallback = _linear(formula, ("name_gender_changes",))
     result = {}
     for number, subject in enumerate(subjects):
         metrics = {
-            metric: means[metric][:, number].copy()
+            metric: means[metric][number]
             for metric, grid in grids.items()
             if number in grid.whole or number in grid.partial
         }
@@ -291,10 +291,13 @@ def intervals_of(
     """`interval_of` for many values at once (one quantile call over every column without a
     missing resample), keyed like `points`; a key without draws gets no interval."""
     keys = [key for key in points if key in draws]
-    stacked = np.column_stack([draws[key] for key in keys]) if keys else np.zeros((0, 0))
-    gaps = np.asarray(np.isnan(stacked).any(axis=0), dtype=np.bool_)
+    stacked = np.vstack([draws[key] for key in keys]) if keys else np.zeros((0, 0))
+    gaps = np.asarray(np.isnan(stacked).any(axis=1), dtype=np.bool_)
     whole = [key for key, gap in zip(keys, gaps, strict=True) if not gap]
-    bounds = np.quantile(stacked[:, ~gaps], _TAILS, axis=0) if whole else np.zeros((2, 0))
+    chosen = stacked[~gaps] if gaps.any() else stacked  # a copy either way: ours to reorder
+    bounds = (
+        np.quantile(chosen, _TAILS, axis=1, overwrite_input=True) if whole else np.zeros((2, 0))
+    )
     found = {
         key: Estimate(points[key], float(low), float(high))
         for key, low, high in zip(whole, bounds[0], bounds[1], strict=True)
