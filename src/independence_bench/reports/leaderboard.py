@@ -159,7 +159,8 @@ def render_table(board: Leaderboard | None, *, width: int = 140) -> str:
         "Rank", justify="right", no_wrap=True, min_width=max(map(len, map(rank_text, rows)))
     )
     table.add_column("Model", no_wrap=True, min_width=max(len(r.model) for r in rows))
-    table.add_column("Index", justify="right")
+    index_width = 10 if any(r.index is None for r in rows) else 5  # "incomplete" or "97.8"
+    table.add_column("Index", justify="right", no_wrap=True, min_width=index_width)
     table.add_column("95% CI", justify="right", no_wrap=True, min_width=11)
     table.add_column("Runs", justify="right")
     keys = [k for k in METRIC_KEYS if any(k in r.metrics for r in rows)]

@@ -19,9 +19,9 @@ intervals over 1,000 simulated benchmarks of ten models.
    a mean of n by (n − 1)/n, and covered only about 92%). The draw is shared by every run
    and every model of the resample: scenarios are crossed with runs and models, and an easy
    scenario is easy for all of them, so it shifts every model alike and drops out of their
-   differences and ranks. Redrawing scenarios
-   per model instead would add that shared shift to every comparison and widen rank
-   intervals for nothing (in the simulation, 3.1 places wide on average instead of 2.5).
+   differences and ranks. Redrawing scenarios per model instead would add that shared shift
+   to every comparison and widen rank intervals for nothing (in the simulation, 3.1 places
+   wide on average instead of 2.5).
 2. *Runs*, per model (or per run group, for paired subjects), with replacement, R − 1 of R.
 
 The resampled metric is then computed exactly as the point value is (`scoring.score_model`):
