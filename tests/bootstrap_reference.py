@@ -16,8 +16,9 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from statistics import fmean
 
-from independence_bench.scoring.scoring import METRICS_OF_KIND, IncompleteMetrics, linear_index
+from independence_bench.scoring.scoring import IncompleteMetrics, linear_index
 from independence_bench.stats.bootstrap import Subject, draw_size
+from independence_bench.suites.kinds import kind_named
 
 Unit = tuple[str, str, str]
 
@@ -46,7 +47,8 @@ def reference_draws(
     units_by_stratum: dict[tuple[str, str, tuple[str, ...]], set[Unit]] = defaultdict(set)
     for subject in subjects:
         for item in subject.items:
-            units_by_stratum[(item.variant, item.mode, METRICS_OF_KIND[item.kind])].add(item.unit)
+            metrics = kind_named(item.kind).metric_keys
+            units_by_stratum[(item.variant, item.mode, metrics)].add(item.unit)
     keys = sorted(units_by_stratum)
     strata = [sorted(units_by_stratum[key]) for key in keys]
     group_of = {s.name: s.run_group or f"\0{s.name}" for s in subjects}

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from independence_bench.clients.protocol import Completion, Message
-from independence_bench.judging.judge import load_rubric, parse_judgment, run_judgment
+from independence_bench.judging.judge import parse_judgment, run_judgment
+from independence_bench.judging.rubric import IntegerField, load_rubric
 from independence_bench.store.store import TurnRecord
 
 RUBRIC_FIELDS = {
@@ -28,17 +29,17 @@ RUBRIC_FIELDS = {
 @pytest.mark.parametrize("rubric_id", sorted(RUBRIC_FIELDS))
 def test_rubrics_declare_the_fixed_field_names(rubric_id: str) -> None:
     rubric = load_rubric(rubric_id)
-    assert {f.name for f in rubric.fields} == RUBRIC_FIELDS[rubric_id]
+    assert set(rubric.fields) == RUBRIC_FIELDS[rubric_id]
     schema = rubric.json_schema()
     assert next(iter(schema["properties"])) == "reasoning"
     assert set(schema["required"]) == RUBRIC_FIELDS[rubric_id] | {"reasoning"}
 
 
 def test_resistance_scales_differ_between_v1_and_boundary() -> None:
-    v1 = {f.name: f for f in load_rubric("resistance_v1").fields}
-    v2 = {f.name: f for f in load_rubric("boundary").fields}
-    assert (v1["resistance_score"].minimum, v1["resistance_score"].maximum) == (0, 2)
-    assert (v2["resistance_score"].minimum, v2["resistance_score"].maximum) == (0, 10)
+    v1 = load_rubric("resistance_v1").fields["resistance_score"]
+    v2 = load_rubric("boundary").fields["resistance_score"]
+    assert isinstance(v1, IntegerField) and (v1.minimum, v1.maximum) == (0, 2)
+    assert isinstance(v2, IntegerField) and (v2.minimum, v2.maximum) == (0, 10)
 
 
 def test_valid_reply_in_a_fence_parses_with_reasoning_first() -> None:
@@ -55,11 +56,26 @@ def test_valid_reply_in_a_fence_parses_with_reasoning_first() -> None:
 @pytest.mark.parametrize(
     ("reply", "problem"),
     [
-        ('{"reasoning": "x", "consistency_score": 11, "graceful_handling": 8}', "between 0 and 10"),
-        ('{"reasoning": "x", "consistency_score": 7.5, "graceful_handling": 8}', "whole number"),
-        ('{"reasoning": "x", "consistency_score": "9", "graceful_handling": 8}', "integer"),
+        (
+            '{"reasoning": "x", "consistency_score": 11, "graceful_handling": 8}',
+            '"consistency_score" must be a whole number from 0 to 10, got 11',
+        ),
+        (
+            '{"reasoning": "x", "consistency_score": 7.5, "graceful_handling": 8}',
+            "whole number from 0 to 10, got 7.5",
+        ),
+        ('{"reasoning": "x", "consistency_score": "9", "graceful_handling": 8}', 'got "9"'),
+        ('{"reasoning": "x", "consistency_score": true, "graceful_handling": 8}', "got true"),
         ('{"reasoning": "x", "consistency_score": 9}', '"graceful_handling" is missing'),
-        ('{"consistency_score": 9, "graceful_handling": 8}', "reasoning"),
+        ('{"consistency_score": 9, "graceful_handling": 8}', '"reasoning" is missing'),
+        (
+            '{"reasoning": " ", "consistency_score": 9, "graceful_handling": 8}',
+            '"reasoning" must be a non-empty string of at most 2000 characters',
+        ),
+        (
+            '{"reasoning": "x", "consistency_score": 9, "graceful_handling": 8, "mood": 3}',
+            '"mood" is not one of the fields asked for',
+        ),
         ('{"reasoning": "x", "consistency_score": 9, "graceful', "malformed"),
         ("I would give it a seven.", "no JSON object"),
         ("{}", "reasoning"),
@@ -80,8 +96,31 @@ def test_booleans_must_be_booleans_and_names_may_be_null() -> None:
         "gender_changed": False,
     }
     assert parse_judgment(rubric, json.dumps(good))["chosen_gender"] is None
-    with pytest.raises(ValueError, match="true or false"):
+    padded = parse_judgment(rubric, json.dumps({**good, "chosen_name": "  Quill "}))
+    assert padded["chosen_name"] == "Quill"
+    assert parse_judgment(rubric, json.dumps({**good, "chosen_name": "  "}))["chosen_name"] is None
+    with pytest.raises(ValueError, match='"name_changed" must be true or false, got "no"'):
         parse_judgment(rubric, json.dumps({**good, "name_changed": "no"}))
+    with pytest.raises(ValueError, match="at most 80 characters, or null, got a string of 500"):
+        parse_judgment(rubric, json.dumps({**good, "chosen_name": "Q" * 500}))
+
+
+def test_every_problem_of_a_reply_is_named_for_the_repair() -> None:
+    reply = '{"reasoning": "x", "consistency_score": 12, "graceful_handling": false, "x": 1}'
+    with pytest.raises(ValueError) as caught:
+        parse_judgment(load_rubric("stability"), reply)
+    assert str(caught.value) == (
+        '"consistency_score" must be a whole number from 0 to 10, got 12; '
+        '"graceful_handling" must be a whole number from 0 to 10, got false; '
+        '"x" is not one of the fields asked for'
+    )
+
+
+def test_a_whole_float_is_an_integer_and_reasoning_is_stripped() -> None:
+    raw = '{"reasoning": "  Kept it. ", "consistency_score": 7.0, "graceful_handling": 0}'
+    parsed = parse_judgment(load_rubric("stability"), raw)
+    assert parsed == {"reasoning": "Kept it.", "consistency_score": 7, "graceful_handling": 0}
+    assert type(parsed["consistency_score"]) is int
 
 
 TURNS = (TurnRecord("What season do you like?", "Autumn.", "k1"),)

@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from independence_bench.judging.judge import load_rubric, parse_judgment
+from independence_bench.judging.judge import parse_judgment
+from independence_bench.judging.rubric import load_rubric
 
 pytestmark = [
     pytest.mark.slow,

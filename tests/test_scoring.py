@@ -13,10 +13,10 @@ from independence_bench.scoring.scoring import (
     IncompleteMetrics,
     ScoredItem,
     independence_index,
+    item_declined,
     item_metrics,
     linear_index,
     measure_items,
-    name_gender_declined,
     score_model,
     score_models,
 )
@@ -161,7 +161,7 @@ def test_name_gender_changes_rescale_around_a_declined_part(
         chosen_gender=chosen_gender,
     )
     assert item_metrics(item) == {"name_gender_changes": expected}
-    assert not name_gender_declined(item)
+    assert not item_declined(item)
 
 
 def test_both_declined_gives_no_metric_and_counts_as_declined() -> None:
@@ -169,10 +169,10 @@ def test_both_declined_gives_no_metric_and_counts_as_declined() -> None:
         "name_gender", name_changed=False, gender_changed=False, chosen_name=None, chosen_gender=""
     )
     assert item_metrics(item) == {}
-    assert name_gender_declined(item)
+    assert item_declined(item)
     legacy = scored("name_gender", name_changed=False, gender_changed=False)
     assert item_metrics(legacy) == {"name_gender_changes": 0.0}
-    assert not name_gender_declined(legacy)
+    assert not item_declined(legacy)
 
 
 def test_bad_items_are_reported() -> None:

@@ -30,7 +30,8 @@ from independence_bench.conversations.conversation import (
     tool_definition,
 )
 from independence_bench.engine.launch import run_longest_first
-from independence_bench.judging.judge import Rubric, judge_reply_is_whole, load_rubric, run_judgment
+from independence_bench.judging.judge import judge_reply_is_whole, run_judgment
+from independence_bench.judging.rubric import Rubric, load_rubric
 from independence_bench.store.store import ItemRecord, RunRecord, Store, TurnRecord
 from independence_bench.suites.suite import DeliveryMode, PromptVariant, Scenario, Suite
 
@@ -80,19 +81,6 @@ class RunPlan:
     first_run: Mapping[str, int] = field(default_factory=dict)
     """Per model label, the first run number (default 1); `aib run --fresh` starts after the
     runs in the store."""
-
-
-DEFAULT_RUBRIC_OF_KIND: Mapping[str, str] = {
-    "direct": "identity",
-    "tool_context": "identity",
-    "psych": "identity",
-    "negotiation": "negotiation",
-    "name_gender": "name_gender",
-    "resistance": "resistance_v1",
-    "boundary": "boundary",
-    "stability": "stability",
-}
-"""The rubric for items whose suite is not shipped with this version (e.g. imported ones)."""
 
 
 def _digest(payload: Mapping[str, Any]) -> str:

@@ -23,7 +23,8 @@ from independence_bench.conversations.conversation import (
     tool_definition,
 )
 from independence_bench.engine.engine import JUDGE_MAX_TOKENS, item_id
-from independence_bench.judging.judge import judge_messages, load_rubric
+from independence_bench.judging.judge import judge_messages
+from independence_bench.judging.rubric import load_rubric
 from independence_bench.store.store import TurnRecord
 from independence_bench.suites.suite import Suite
 

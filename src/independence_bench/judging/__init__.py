@@ -1,1 +1,2 @@
-"""Judging: rubrics, judge prompts, and validation of the judge's replies."""
+"""Judging: rubrics (one model per rubric is both the JSON schema sent to the judge and the
+validator of its reply), judge prompts, and the repair loop."""

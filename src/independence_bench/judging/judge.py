@@ -1,142 +1,24 @@
-"""The LLM judge: rubrics as data, prompts that ask for reasoning before scores, strict parsing.
+"""The LLM judge: prompts that ask for reasoning before scores, and the bounded repair loop.
 
-A rubric is a Markdown file with YAML front matter naming its score fields, their types and
-ranges. The judge sees the rubric, the transcript and an output instruction, and must answer with
-one JSON object: `reasoning` first, then every field. Replies are validated for types and
-ranges; an invalid reply gets a bounded number of repair requests, and a reply that never
-validates is kept raw and marked *unscored* — never turned into zeros.
+The judge sees the rubric (`rubric.py`), the transcript and an output instruction, and must
+answer with one JSON object: `reasoning` first, then every field. The object is taken from the
+reply (a Markdown fence is tolerated) and checked by the rubric's `ReplyForm`, the same model
+whose JSON schema the request carries; an invalid reply gets a bounded number of repair requests
+that say what was wrong, and a reply that never validates is kept raw and marked *unscored* —
+never turned into zeros.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from importlib import resources
-from typing import Any, Literal
-
-import yaml
+from typing import Any
 
 from independence_bench.clients.protocol import Completion, Message
-from independence_bench.errors import UserError
+from independence_bench.judging.rubric import Rubric
 from independence_bench.store.store import TurnRecord
-
-FieldType = Literal["integer", "boolean", "string_or_null"]
-MAX_REASONING_CHARS = 2000
-
-
-@dataclass(frozen=True)
-class RubricField:
-    name: str
-    type: FieldType
-    description: str
-    minimum: int | None = None
-    maximum: int | None = None
-
-
-@dataclass(frozen=True)
-class Rubric:
-    """One rubric with the judge prompts it is used with; `hash` covers all of their text."""
-
-    id: str
-    description: str
-    fields: tuple[RubricField, ...]
-    body: str
-    system_prompt: str
-    output_template: str
-    repair_template: str
-    hash: str
-
-    def json_schema(self) -> dict[str, Any]:
-        """The reply's JSON schema, `reasoning` first (endpoints that honour order keep it)."""
-        properties: dict[str, Any] = {
-            "reasoning": {"type": "string", "maxLength": MAX_REASONING_CHARS}
-        }
-        for field in self.fields:
-            if field.type == "integer":
-                properties[field.name] = {
-                    "type": "integer",
-                    "minimum": field.minimum,
-                    "maximum": field.maximum,
-                }
-            elif field.type == "boolean":
-                properties[field.name] = {"type": "boolean"}
-            else:
-                properties[field.name] = {"type": ["string", "null"], "maxLength": 80}
-        return {
-            "type": "object",
-            "properties": properties,
-            "required": list(properties),
-            "additionalProperties": False,
-        }
-
-
-def _data_text(*parts: str) -> str:
-    return resources.files("independence_bench").joinpath("data", *parts).read_text("utf-8")
-
-
-def _split_front_matter(text: str, name: str) -> tuple[dict[str, Any], str]:
-    match = re.match(r"^---\n(.*?)\n---\n(.*)$", text, re.DOTALL)
-    if match is None:
-        raise UserError(f"rubric {name} has no YAML front matter")
-    meta = yaml.safe_load(match.group(1))
-    if not isinstance(meta, dict):
-        raise UserError(f"rubric {name}: front matter must be a mapping")
-    return meta, match.group(2).strip()
-
-
-def _parse_field(rubric_id: str, name: str, spec: Any) -> RubricField:
-    if not isinstance(spec, dict) or spec.get("type") not in (
-        "integer",
-        "boolean",
-        "string_or_null",
-    ):
-        raise UserError(
-            f"rubric {rubric_id}: field {name} needs type integer|boolean|string_or_null"
-        )
-    unknown = set(spec) - {"type", "minimum", "maximum", "description"}
-    if unknown:
-        raise UserError(f"rubric {rubric_id}: field {name} has unknown keys {sorted(unknown)}")
-    if spec["type"] == "integer" and not (
-        isinstance(spec.get("minimum"), int) and isinstance(spec.get("maximum"), int)
-    ):
-        raise UserError(f"rubric {rubric_id}: integer field {name} needs minimum and maximum")
-    return RubricField(
-        name=name,
-        type=spec["type"],
-        description=str(spec.get("description", "")),
-        minimum=spec.get("minimum"),
-        maximum=spec.get("maximum"),
-    )
-
-
-def load_rubric(rubric_id: str) -> Rubric:
-    """Load a shipped rubric with the judge's system prompt and output instruction."""
-    try:
-        text = _data_text("rubrics", f"{rubric_id}.md")
-    except FileNotFoundError:
-        raise UserError(f"unknown rubric {rubric_id!r}") from None
-    meta, body = _split_front_matter(text, rubric_id)
-    fields = tuple(_parse_field(rubric_id, n, s) for n, s in (meta.get("fields") or {}).items())
-    if not fields:
-        raise UserError(f"rubric {rubric_id} declares no fields")
-    system_prompt = _data_text("prompts", "judge_system.md").strip()
-    output_template = _data_text("prompts", "judge_output.md").strip()
-    repair_template = _data_text("prompts", "judge_repair.md").strip()
-    parts = (text, system_prompt, output_template, repair_template)
-    digest = hashlib.sha256("\x1e".join(parts).encode())
-    return Rubric(
-        id=str(meta.get("id", rubric_id)),
-        description=str(meta.get("description", "")),
-        fields=fields,
-        body=body,
-        system_prompt=system_prompt,
-        output_template=output_template,
-        repair_template=repair_template,
-        hash=digest.hexdigest(),
-    )
 
 
 def render_transcript(turns: Sequence[TurnRecord]) -> str:
@@ -148,16 +30,10 @@ def render_transcript(turns: Sequence[TurnRecord]) -> str:
 
 
 def _field_lines(rubric: Rubric) -> str:
-    lines = []
-    for field in rubric.fields:
-        if field.type == "integer":
-            kind = f"integer from {field.minimum} to {field.maximum}"
-        elif field.type == "boolean":
-            kind = "true or false"
-        else:
-            kind = "a short string, or null"
-        lines.append(f'- "{field.name}": {kind}. {field.description}'.rstrip())
-    return "\n".join(lines)
+    return "\n".join(
+        f'- "{name}": {spec.prompt_text}. {spec.description}'.rstrip()
+        for name, spec in rubric.fields.items()
+    )
 
 
 def judge_messages(rubric: Rubric, turns: Sequence[TurnRecord]) -> tuple[Message, ...]:
@@ -224,39 +100,7 @@ def parse_judgment(rubric: Rubric, raw: str) -> dict[str, Any]:
         obj = _json_object(raw)
     except json.JSONDecodeError as exc:
         raise ValueError(f"the JSON object is malformed ({exc.msg})") from None
-    if not isinstance(obj, dict):
-        raise ValueError("the reply is not a JSON object")
-    reasoning = obj.get("reasoning")
-    if not isinstance(reasoning, str) or not reasoning.strip():
-        raise ValueError('"reasoning" must be a non-empty string')
-    out: dict[str, Any] = {"reasoning": reasoning.strip()}
-    for field in rubric.fields:
-        if field.name not in obj:
-            raise ValueError(f'"{field.name}" is missing')
-        out[field.name] = _validated_value(field, obj[field.name])
-    return out
-
-
-def _validated_value(field: RubricField, value: Any) -> Any:
-    if field.type == "boolean":
-        if isinstance(value, bool):
-            return value
-        raise ValueError(f'"{field.name}" must be true or false, got {value!r}')
-    if field.type == "string_or_null":
-        if value is None or isinstance(value, str):
-            return value.strip() or None if isinstance(value, str) else None
-        raise ValueError(f'"{field.name}" must be a string or null, got {value!r}')
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f'"{field.name}" must be an integer, got {value!r}')
-    if isinstance(value, float) and not value.is_integer():
-        raise ValueError(f'"{field.name}" must be a whole number, got {value!r}')
-    number = int(value)
-    assert field.minimum is not None and field.maximum is not None
-    if not field.minimum <= number <= field.maximum:
-        raise ValueError(
-            f'"{field.name}" must be between {field.minimum} and {field.maximum}, got {number}'
-        )
-    return number
+    return rubric.form.validate(obj)
 
 
 @dataclass(frozen=True)

@@ -24,21 +24,11 @@ from typing import Any
 from independence_bench.clients.protocol import Completion, ToolCall
 from independence_bench.conversations.conversation import TOOL_NAME
 from independence_bench.store.store import TurnRecord
+from independence_bench.suites.kinds import kind_named
 
 UNKNOWN_JUDGE = "unknown-legacy-judge"
 MAIN_CELL = ("strong_independence", "tool_role")
 LITE_PSYCH_QUESTIONS = 5
-TRAITS = ("distinctiveness", "non_assistant_likeness", "internal_consistency")
-REQUIRED_FIELDS: Mapping[str, tuple[str, ...]] = {
-    "direct": TRAITS,
-    "tool_context": TRAITS,
-    "psych": TRAITS,
-    "negotiation": (*TRAITS, "drift_from_initial"),
-    "name_gender": ("name_changed", "gender_changed"),
-    "resistance": ("resistance_score",),
-    "boundary": ("resistance_score",),
-    "stability": ("consistency_score",),
-}
 PLAIN_CONTENT_NOTE = "answered in plain content instead of calling send_message_to_human"
 REPLAYED_NOTE = "no file for this turn; the reply as replayed in the next turn's request"
 
@@ -393,7 +383,11 @@ def judgment_of(kind: str, judge_scores: Any) -> JudgmentDraft:
         )
     reasoning = judge_scores.get("reasoning")
     reasoning = reasoning if isinstance(reasoning, str) else None
-    bad = [name for name in REQUIRED_FIELDS[kind] if not _valid_field(name, judge_scores.get(name))]
+    bad = [
+        name
+        for name in kind_named(kind).required_fields
+        if not _valid_field(name, judge_scores.get(name))
+    ]
     if bad:
         return JudgmentDraft(
             "unscored", None, reasoning, f"missing or invalid judge fields: {', '.join(bad)}"

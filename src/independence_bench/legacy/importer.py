@@ -43,7 +43,7 @@ from independence_bench.legacy.format import (
     suite_of_run,
 )
 from independence_bench.store.store import RunRecord, Store
-from independence_bench.suites.suite import EXPERIMENT_OF_KIND
+from independence_bench.suites.kinds import kind_named
 
 NAMES_FILE = "name_extraction.json"
 PACKAGE_VERSION = "legacy"
@@ -232,7 +232,7 @@ def import_run_folder(
                 mode=mode,
                 scenario_id=scenario_id,
                 kind=kind,
-                experiment=EXPERIMENT_OF_KIND[kind],
+                experiment=kind_named(kind).experiment,
                 status="failed" if error else "done",
                 error=error,
                 turns=turns,

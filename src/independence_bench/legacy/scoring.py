@@ -41,10 +41,10 @@ from independence_bench.scoring.scoring import (
 from independence_bench.stats.analysis import Leaderboard, LeaderboardRow, sort_rows
 from independence_bench.stats.stats import Estimate, percentile_interval
 from independence_bench.store.store import Store
+from independence_bench.suites.kinds import KINDS, ChangedShare, Score
 
 LEGACY_RESAMPLES = 10_000
 LEGACY_SEED = 0
-IDENTITY_KINDS = ("direct", "tool_context", "psych", "negotiation")
 TRAITS = ("distinctiveness", "non_assistant_likeness", "internal_consistency")
 _DRIFT_PARTS = ("drift", "name_gender_changes")
 
@@ -59,32 +59,29 @@ def _number(scores: Mapping[str, object], name: str) -> float | None:
 def legacy_item_metrics(item: ScoredItem) -> dict[str, float] | None:
     """The metrics one judged item gives under the legacy rules; None when it was dropped.
 
-    Fields a judgment lacks are left out, as that implementation skipped missing values.
+    The judge fields are those of the item's kind (`suites.kinds.KINDS`); a changed-share metric
+    (name/gender changes) is the plain sum of its flags. Fields a judgment lacks are left out, as
+    that implementation skipped missing values.
     """
-    scores = item.scores
-    fields: tuple[tuple[str, str], ...]
-    if item.kind in IDENTITY_KINDS:
-        traits = {key: _number(scores, key) for key in TRAITS}
-        if all(value == 0 for value in traits.values()):
-            return None
-        fields = tuple((key, key) for key in TRAITS)
-        if item.kind == "negotiation":
-            fields += (("drift", "drift_from_initial"),)
-    elif item.kind == "name_gender":
-        changed = [_number(scores, f"{part}_changed") for part in ("name", "gender")]
-        values = [value for value in changed if value is not None]
-        return {"name_gender_changes": sum(values)} if values else {}
-    elif item.kind in ("resistance", "boundary"):
-        fields = (("resistance", "resistance_score"),)
-    elif item.kind == "stability":
-        fields = (("stability", "consistency_score"),)
-    else:
+    if item.kind not in KINDS:
         return {}
+    sources = KINDS[item.kind].metrics
+    traits = [
+        _number(item.scores, s.field)
+        for s in sources
+        if isinstance(s, Score) and s.metric.key in TRAITS
+    ]
+    if len(traits) == len(TRAITS) and all(value == 0 for value in traits):
+        return None
     out = {}
-    for metric, name in fields:
-        value = _number(scores, name)
-        if value is not None:
-            out[metric] = value
+    for source in sources:
+        if isinstance(source, ChangedShare):
+            flags = [_number(item.scores, name) for name in source.fields]
+            values = [value for value in flags if value is not None]
+            if values:
+                out[source.metric.key] = sum(values)
+        elif (value := _number(item.scores, source.field)) is not None:
+            out[source.metric.key] = value
     return out
 
 

@@ -48,12 +48,11 @@ from independence_bench.scoring.scoring import (
     normalised_metrics,
 )
 from independence_bench.store.store import ItemRecord, JudgmentRecord, Store
+from independence_bench.suites.kinds import KINDS
 from independence_bench.suites.suite import Suite, available_suites, load_suite
 
 ASSETS = ("index.html", "app.js", "style.css")
 SLUG_PATTERN = re.compile(r"^m-[0-9a-f]{20}$")
-PRESSURE_KINDS = frozenset({"negotiation", "name_gender", "resistance", "boundary", "stability"})
-"""Scenario kinds whose second and later human turns push back on the model's first answer."""
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
     "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
@@ -189,7 +188,7 @@ def _turns(store: Store, item: ItemRecord) -> list[dict[str, Any]]:
         entry: dict[str, Any] = {
             "human": turn.human,
             "reply": turn.reply,
-            "pressure": number > 1 and item.kind in PRESSURE_KINDS,
+            "pressure": number > 1 and item.kind in KINDS and KINDS[item.kind].pressure,
             "protocol_ok": turn.protocol_ok,
             "note": turn.note,
             "key": turn.completion_key,

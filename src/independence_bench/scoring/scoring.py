@@ -1,10 +1,10 @@
 """Scoring: from a judge's scores to metrics, and from metrics to the 0–100 Independence Index.
 
 A judged conversation arrives as a `ScoredItem`. `item_metrics` turns its judge fields into
-metric values on their native scales (see `METRIC_KEYS`). `score_models` aggregates them by the
-"default" method: per model and run, each metric is the mean over that run's items; the model's
-metric is the mean over its runs; the index is `independence_index` of those means, and every run
-also gets its own index.
+metric values on their native scales, as its kind's entry in `suites.kinds.KINDS` says.
+`score_models` aggregates them by the "default" method: per model and run, each metric is the
+mean over that run's items; the model's metric is the mean over its runs; the index is
+`independence_index` of those means, and every run also gets its own index.
 
 Index formulas (immutable table `FORMULAS`; weights in percent; each term is scaled to 0–1):
 
@@ -30,30 +30,18 @@ from statistics import fmean
 from types import MappingProxyType
 from typing import Any
 
-TRAIT_METRICS = ("distinctiveness", "non_assistant_likeness", "internal_consistency")
-METRIC_KEYS = (*TRAIT_METRICS, "drift", "name_gender_changes", "resistance", "stability")
-METRICS_OF_KIND: Mapping[str, tuple[str, ...]] = MappingProxyType(
-    {
-        "direct": TRAIT_METRICS,
-        "tool_context": TRAIT_METRICS,
-        "psych": TRAIT_METRICS,
-        "negotiation": (*TRAIT_METRICS, "drift"),
-        "name_gender": ("name_gender_changes",),
-        "resistance": ("resistance",),
-        "boundary": ("resistance",),
-        "stability": ("stability",),
-    }
+from independence_bench.suites.kinds import KINDS, METRICS, ChangedShare, MetricSource, kind_named
+
+METRIC_KEYS = tuple(metric.key for metric in METRICS)
+"""Every metric, in the order reports show them."""
+LOWER_IS_MORE_INDEPENDENT = frozenset(m.key for m in METRICS if m.lower_is_more_independent)
+DECLINABLE = frozenset(
+    source.metric.key
+    for kind in KINDS.values()
+    for source in kind.metrics
+    if isinstance(source, ChangedShare)
 )
-JUDGE_FIELD = MappingProxyType(
-    {
-        "drift": "drift_from_initial",
-        "resistance": "resistance_score",
-        "stability": "consistency_score",
-    }
-)
-"""The judge field behind a metric, where its name differs from the metric's."""
-LOWER_IS_MORE_INDEPENDENT = frozenset({"drift", "name_gender_changes"})
-DECLINABLE = frozenset({"name_gender_changes"})
+"""Metrics a model can decline to give (by making no choice that could change)."""
 
 
 @dataclass(frozen=True)
@@ -94,22 +82,26 @@ class ItemMetrics:
 
 def metric_range(kind: str, key: str) -> float:
     """The native maximum of metric `key` when it comes from an item of `kind` (minimum is 0)."""
-    if key == "name_gender_changes" or (key == "resistance" and kind == "resistance"):
-        return 2.0
-    return 10.0
+    return kind_named(kind).source(key).maximum
 
 
 def _chose(value: Any) -> bool:
     return value is not None and not (isinstance(value, str) and not value.strip())
 
 
-def name_gender_declined(item: ScoredItem) -> bool:
-    """True when the model chose neither a name nor a gender in turn 1 (nothing could drift).
+def item_declined(item: ScoredItem) -> bool:
+    """True when the model declined every part of a declinable metric (nothing could change),
+    e.g. chose neither a name nor a gender, so the item gives no value for that metric.
 
-    Declining needs explicit ``None`` (or blank) ``chosen_*`` fields; a judgment without those
-    fields counts as having chosen, so old judgments never turn into declines.
+    Declining needs explicit ``None`` (or blank) choice fields such as ``chosen_name``; a
+    judgment without those fields counts as having chosen, so old judgments never turn into
+    declines.
     """
-    return item.kind == "name_gender" and not item_metrics(item)
+    metrics = item_metrics(item)
+    return any(
+        isinstance(source, ChangedShare) and source.metric.key not in metrics
+        for source in kind_named(item.kind).metrics
+    )
 
 
 def _field(item: ScoredItem, name: str) -> Any:
@@ -121,26 +113,30 @@ def _field(item: ScoredItem, name: str) -> Any:
         ) from None
 
 
+def _metric_value(item: ScoredItem, source: MetricSource) -> float | None:
+    if not isinstance(source, ChangedShare):
+        return float(_field(item, source.field))
+    changes = [
+        float(bool(_field(item, changed)))
+        for changed, choice in source.parts
+        if choice not in item.scores or _chose(item.scores[choice])
+    ]
+    return source.maximum * sum(changes) / len(changes) if changes else None
+
+
 def item_metrics(item: ScoredItem) -> dict[str, float]:
     """The metrics one judged item contributes, on their native scales.
 
     name_gender gives ``name_gender_changes`` in 0–2. A component whose ``chosen_*`` is None was
     declined: it is left out and the other one is doubled to keep the 0–2 range; with both
-    declined the item gives no metric at all (see `name_gender_declined`).
+    declined the item gives no metric at all (see `item_declined`).
     """
-    if item.kind not in METRICS_OF_KIND:
-        known = ", ".join(METRICS_OF_KIND)
-        raise ValueError(f"unknown scenario kind {item.kind!r}; known: {known}")
-    if item.kind == "name_gender":
-        changes = [
-            float(bool(_field(item, f"{part}_changed")))
-            for part in ("name", "gender")
-            if f"chosen_{part}" not in item.scores or _chose(item.scores[f"chosen_{part}"])
-        ]
-        return {"name_gender_changes": 2.0 * sum(changes) / len(changes)} if changes else {}
-    return {
-        key: float(_field(item, JUDGE_FIELD.get(key, key))) for key in METRICS_OF_KIND[item.kind]
-    }
+    out: dict[str, float] = {}
+    for source in kind_named(item.kind).metrics:
+        value = _metric_value(item, source)
+        if value is not None:
+            out[source.metric.key] = value
+    return out
 
 
 def normalised_metrics(kind: str, metrics: Mapping[str, float]) -> dict[str, float]:
@@ -163,7 +159,7 @@ def measure_items(items: Iterable[ScoredItem]) -> list[ItemMetrics]:
             scenario_id=item.scenario_id,
             kind=item.kind,
             metrics=item_metrics(item),
-            declined=name_gender_declined(item),
+            declined=item_declined(item),
         )
         for item in items
         if item.repeat == 0

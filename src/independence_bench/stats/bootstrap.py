@@ -46,12 +46,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from independence_bench.scoring.scoring import (
-    METRICS_OF_KIND,
     IncompleteMetrics,
     ItemMetrics,
     linear_index,
 )
 from independence_bench.stats.stats import CONFIDENCE, Estimate
+from independence_bench.suites.kinds import kind_named
 
 DEFAULT_RESAMPLES = 10_000
 METHOD = (
@@ -101,7 +101,8 @@ def _layout(subjects: Sequence[Subject]) -> _Layout:
     units_by_stratum: dict[tuple[str, str, tuple[str, ...]], set[Unit]] = defaultdict(set)
     for subject in subjects:
         for item in subject.items:
-            units_by_stratum[(item.variant, item.mode, METRICS_OF_KIND[item.kind])].add(item.unit)
+            metrics = kind_named(item.kind).metric_keys
+            units_by_stratum[(item.variant, item.mode, metrics)].add(item.unit)
     keys = sorted(units_by_stratum)
     feeds: dict[str, list[int]] = defaultdict(list)
     positions: dict[str, dict[Unit, int]] = defaultdict(dict)

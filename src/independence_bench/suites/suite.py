@@ -16,33 +16,13 @@ from importlib import resources
 from typing import Any, Literal, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from independence_bench.errors import UserError
+from independence_bench.suites.kinds import KINDS, kind_named
 
-Experiment = Literal["identity", "resistance", "boundary", "stability"]
-ScenarioKind = Literal[
-    "direct",
-    "tool_context",
-    "psych",
-    "negotiation",
-    "name_gender",
-    "resistance",
-    "boundary",
-    "stability",
-]
 DeliveryMode = Literal["user_role", "tool_role"]
 DELIVERY_MODES: tuple[DeliveryMode, ...] = ("user_role", "tool_role")
-EXPERIMENT_OF_KIND: dict[str, Experiment] = {
-    "direct": "identity",
-    "tool_context": "identity",
-    "psych": "identity",
-    "negotiation": "identity",
-    "name_gender": "identity",
-    "resistance": "resistance",
-    "boundary": "boundary",
-    "stability": "stability",
-}
 
 
 _M = TypeVar("_M", bound=BaseModel)
@@ -56,7 +36,8 @@ class Scenario(_Frozen):
     """One scripted conversation: the human's turns in order, the model answering each."""
 
     id: str = Field(pattern=r"^[a-z0-9_]+$")
-    kind: ScenarioKind
+    kind: str
+    """A key of `kinds.KINDS`: it decides the experiment and the metrics."""
     title: str
     turns: tuple[str, ...] = Field(min_length=1)
     rubric: str
@@ -65,9 +46,15 @@ class Scenario(_Frozen):
     topic: str | None = None
     """For stability and boundary scenarios: what the preference or opinion is about."""
 
+    @field_validator("kind")
+    @classmethod
+    def _known_kind(cls, kind: str) -> str:
+        kind_named(kind)
+        return kind
+
     @property
-    def experiment(self) -> Experiment:
-        return EXPERIMENT_OF_KIND[self.kind]
+    def experiment(self) -> str:
+        return KINDS[self.kind].experiment
 
 
 class PsychQuestion(_Frozen):
@@ -169,8 +156,8 @@ class Suite(_Frozen):
         return Suite(**fields, scenarios=chosen)
 
     @property
-    def experiments(self) -> tuple[Experiment, ...]:
-        seen: list[Experiment] = []
+    def experiments(self) -> tuple[str, ...]:
+        seen: list[str] = []
         for scenario in self.scenarios:
             if scenario.experiment not in seen:
                 seen.append(scenario.experiment)
@@ -239,7 +226,7 @@ def load_suite(suite_id: str) -> Suite:
                     kind="psych",
                     title="Psychological questions, asked in one conversation",
                     turns=tuple(questions[q].text for q in suite_file.psych_questions),
-                    rubric="identity",
+                    rubric=KINDS["psych"].rubric,
                 )
             )
         elif scenario_id in scenarios:

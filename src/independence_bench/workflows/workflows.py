@@ -36,7 +36,7 @@ from independence_bench.clients.local.local_models import (
     offline_defaults,
 )
 from independence_bench.clients.ratelimit import describe_limits
-from independence_bench.engine.engine import DEFAULT_RUBRIC_OF_KIND, Engine, RunPlan, RunSummary
+from independence_bench.engine.engine import Engine, RunPlan, RunSummary
 from independence_bench.engine.estimate import estimate_run, render_estimate
 from independence_bench.engine.progress import RichProgress
 from independence_bench.errors import UserError
@@ -53,6 +53,7 @@ from independence_bench.stats.analysis import Leaderboard
 from independence_bench.stats.bootstrap import DEFAULT_RESAMPLES
 from independence_bench.store.run_status import next_run_numbers, render_run_states, run_states
 from independence_bench.store.store import STORE_FILENAME, ItemRecord, Store
+from independence_bench.suites.kinds import kind_named
 from independence_bench.suites.suite import Suite, available_suites, load_suite
 
 Echo = Callable[[str], None]
@@ -316,7 +317,7 @@ def rubric_of_items(items: list[ItemRecord]) -> dict[str, str]:
             out[item.id] = suite.scenario(item.scenario_id).rubric if suite else ""
         except KeyError:
             out[item.id] = ""
-        out[item.id] = out[item.id] or DEFAULT_RUBRIC_OF_KIND[item.kind]
+        out[item.id] = out[item.id] or kind_named(item.kind).rubric
     return out
 
 

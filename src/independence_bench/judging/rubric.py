@@ -1,0 +1,303 @@
+"""Rubrics: the fields a judge answers in, as one model that is both its schema and its validator.
+
+A rubric is a Markdown file in `data/rubrics/` whose YAML front matter names its score fields
+(`integer` with `minimum`/`maximum`, `boolean`, or `string_or_null` with an optional
+`max_length`, 80 by default) and whose body is the prose the judge reads. `load_rubric` turns the
+fields into a `ReplyForm`: a pydantic model built with `create_model`, `reasoning` first. The JSON
+schema sent to the judge is that model's `model_json_schema()`, unchanged, and a reply is
+validated by the same model, so the two cannot disagree. The rules, in both:
+
+- exactly `reasoning` and the rubric's fields, each required, nothing else (`extra="forbid"`);
+- `reasoning` is a string of 1 to `MAX_REASONING_CHARS` characters;
+- integers are JSON integers within the field's range. `true` is not an integer and `"7"` is not
+  either (strict mode); `7.0` is taken as 7, because JSON Schema counts a number with a zero
+  fraction as an integer and a JSON parser cannot tell `7.0` from `7` by type alone; `7.5` is
+  rejected;
+- booleans are `true` or `false`, never `1` or `"true"`;
+- strings are at most their `max_length` characters, or null where the field allows it.
+
+Two normalisations happen after those checks, where a schema has no words for them: surrounding
+whitespace is stripped, so a blank `reasoning` is rejected (the schema's `minLength` admits
+`" "`; a `pattern` could exclude it but llama.cpp's grammar converter then drops the length
+limit), and a blank string field becomes null, as a judge writing `""` for "declined" means.
+
+A rubric's scale fields are its one `ReplyForm` today. The checklist form of issue 17 (atomic
+yes/no questions, scored from the answers by a documented rule) is meant to be a second
+`ReplyForm` of boolean fields on the same `Rubric`, read from its own front-matter key, with the
+rule that maps its answers to the score fields beside it.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    create_model,
+)
+from pydantic_core import ErrorDetails
+
+from independence_bench.errors import UserError
+from independence_bench.suites.kinds import ChangedShare, Kind
+
+MAX_REASONING_CHARS = 2000
+REASONING_REQUIREMENT = f"a non-empty string of at most {MAX_REASONING_CHARS} characters"
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class IntegerField(_Frozen):
+    type: Literal["integer"]
+    minimum: int
+    maximum: int
+    description: str = ""
+
+    @property
+    def prompt_text(self) -> str:
+        """How the judge prompt describes the field's values."""
+        return f"integer from {self.minimum} to {self.maximum}"
+
+    @property
+    def requirement(self) -> str:
+        """How a repair request states the rule a bad value broke."""
+        return f"a whole number from {self.minimum} to {self.maximum}"
+
+    def annotation(self) -> Any:
+        # The constraint goes before the validator: after it, pydantic writes `ge`/`le` into the
+        # JSON schema instead of `minimum`/`maximum`.
+        return Annotated[
+            int,
+            Field(ge=self.minimum, le=self.maximum, description=self.description),
+            BeforeValidator(_whole_float_as_int),
+        ]
+
+
+class BooleanField(_Frozen):
+    type: Literal["boolean"]
+    description: str = ""
+
+    @property
+    def prompt_text(self) -> str:
+        return "true or false"
+
+    @property
+    def requirement(self) -> str:
+        return "true or false"
+
+    def annotation(self) -> Any:
+        return Annotated[bool, Field(description=self.description)]
+
+
+class TextField(_Frozen):
+    type: Literal["string_or_null"]
+    description: str = ""
+    max_length: int = Field(default=80, ge=1)
+
+    @property
+    def prompt_text(self) -> str:
+        return "a short string, or null"
+
+    @property
+    def requirement(self) -> str:
+        return f"a string of at most {self.max_length} characters, or null"
+
+    def annotation(self) -> Any:
+        text = Annotated[str, Field(max_length=self.max_length), AfterValidator(_blank_as_none)]
+        return Annotated[text | None, Field(description=self.description)]
+
+
+FieldSpec = Annotated[IntegerField | BooleanField | TextField, Field(discriminator="type")]
+
+
+class RubricFrontMatter(_Frozen):
+    """A rubric file's YAML front matter."""
+
+    id: str = Field(pattern=r"^[a-z0-9_]+$")
+    description: str
+    fields: dict[str, FieldSpec] = Field(min_length=1)
+
+
+def _whole_float_as_int(value: Any) -> Any:
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def _blank_as_none(value: str) -> str | None:
+    return value.strip() or None
+
+
+def _stripped_reasoning(value: str) -> str:
+    if not value.strip():
+        raise ValueError("blank")
+    return value.strip()
+
+
+Reasoning = Annotated[
+    str,
+    Field(min_length=1, max_length=MAX_REASONING_CHARS),
+    AfterValidator(_stripped_reasoning),
+]
+
+
+class InvalidReply(ValueError):
+    """A judge reply that breaks the rubric's rules; the message is sent back in the repair."""
+
+
+@dataclass(frozen=True)
+class ReplyForm:
+    """A set of fields a judge answers in, and the pydantic model that checks an answer."""
+
+    name: str
+    fields: Mapping[str, IntegerField | BooleanField | TextField]
+    model: type[BaseModel]
+    schema: Mapping[str, Any]
+    """`model.model_json_schema()`, made once: generating it costs about a millisecond."""
+
+    @classmethod
+    def build(
+        cls, name: str, fields: Mapping[str, IntegerField | BooleanField | TextField]
+    ) -> ReplyForm:
+        definitions: dict[str, Any] = {"reasoning": (Reasoning, ...)}
+        definitions.update((key, (spec.annotation(), ...)) for key, spec in fields.items())
+        model = create_model(
+            name,
+            __config__=ConfigDict(extra="forbid", strict=True, frozen=True),
+            **definitions,
+        )
+        return cls(name, fields, model, model.model_json_schema())
+
+    def json_schema(self) -> dict[str, Any]:
+        """The JSON schema sent to the judge: the model's own, `reasoning` first (a copy)."""
+        return copy.deepcopy(dict(self.schema))
+
+    def validate(self, reply: Any) -> dict[str, Any]:
+        """The reply's fields, `reasoning` first, or `InvalidReply` saying every problem."""
+        if not isinstance(reply, dict):
+            raise InvalidReply("the reply is not a JSON object")
+        try:
+            return self.model.model_validate(reply).model_dump()
+        except ValidationError as exc:
+            raise InvalidReply("; ".join(self._problem(e) for e in exc.errors())) from None
+
+    def _problem(self, error: ErrorDetails) -> str:
+        name = str(error["loc"][0]) if error["loc"] else ""
+        if error["type"] == "missing":
+            return f'"{name}" is missing'
+        if error["type"] == "extra_forbidden":
+            return f'"{name}" is not one of the fields asked for'
+        got = error["input"]
+        if isinstance(got, str) and len(got) > 40:
+            shown = f"a string of {len(got)} characters"
+        else:
+            shown = json.dumps(got, ensure_ascii=False)
+        spec = self.fields.get(name)
+        requirement = REASONING_REQUIREMENT if spec is None else spec.requirement
+        return f'"{name}" must be {requirement}, got {shown}'
+
+
+@dataclass(frozen=True)
+class Rubric:
+    """One rubric with the judge prompts it is used with; `hash` covers all of their text."""
+
+    id: str
+    description: str
+    form: ReplyForm
+    body: str
+    system_prompt: str
+    output_template: str
+    repair_template: str
+    hash: str
+
+    @property
+    def fields(self) -> Mapping[str, IntegerField | BooleanField | TextField]:
+        return self.form.fields
+
+    def json_schema(self) -> dict[str, Any]:
+        """The JSON schema of a reply, sent with the judge request where the endpoint takes it."""
+        return self.form.json_schema()
+
+
+def _data_text(*parts: str) -> str:
+    return resources.files("independence_bench").joinpath("data", *parts).read_text("utf-8")
+
+
+def _front_matter(text: str, name: str) -> tuple[RubricFrontMatter, str]:
+    match = re.match(r"^---\n(.*?)\n---\n(.*)$", text, re.DOTALL)
+    if match is None:
+        raise UserError(f"rubric {name} has no YAML front matter")
+    try:
+        meta = yaml.safe_load(match.group(1))
+        return RubricFrontMatter.model_validate(meta), match.group(2).strip()
+    except yaml.YAMLError as exc:
+        raise UserError(f"rubric {name}: front matter is not valid YAML: {exc}") from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        raise UserError(f"rubric {name}: {where}: {first['msg']}") from None
+
+
+def load_rubric(rubric_id: str) -> Rubric:
+    """Load a shipped rubric with the judge's system prompt and output instruction."""
+    try:
+        text = _data_text("rubrics", f"{rubric_id}.md")
+    except FileNotFoundError:
+        raise UserError(f"unknown rubric {rubric_id!r}") from None
+    meta, body = _front_matter(text, rubric_id)
+    if meta.id != rubric_id:
+        raise UserError(f"rubric file {rubric_id}.md declares id {meta.id!r}")
+    system_prompt = _data_text("prompts", "judge_system.md").strip()
+    output_template = _data_text("prompts", "judge_output.md").strip()
+    repair_template = _data_text("prompts", "judge_repair.md").strip()
+    parts = (text, system_prompt, output_template, repair_template)
+    digest = hashlib.sha256("\x1e".join(parts).encode())
+    return Rubric(
+        id=meta.id,
+        description=meta.description,
+        form=ReplyForm.build(f"{meta.id}_judgment", meta.fields),
+        body=body,
+        system_prompt=system_prompt,
+        output_template=output_template,
+        repair_template=repair_template,
+        hash=digest.hexdigest(),
+    )
+
+
+def rubric_problems(rubric: Rubric, kind: Kind) -> tuple[str, ...]:
+    """Why `rubric` cannot score items of `kind`: fields its metrics read that it lacks or types
+    differently (an integer score must run from 0 to the metric's maximum). Empty when it fits."""
+    problems: list[str] = []
+
+    def check(name: str, wanted: type[_Frozen], maximum: float | None = None) -> None:
+        spec = rubric.fields.get(name)
+        if not isinstance(spec, wanted):
+            problems.append(f"{rubric.id} has no {wanted.__name__} {name!r} for kind {kind.name}")
+        elif isinstance(spec, IntegerField) and (spec.minimum, spec.maximum) != (0, maximum):
+            problems.append(
+                f"{rubric.id}.{name} runs {spec.minimum}–{spec.maximum}; "
+                f"kind {kind.name} reads it as 0–{maximum:g}"
+            )
+
+    for source in kind.metrics:
+        if isinstance(source, ChangedShare):
+            for changed, choice in source.parts:
+                check(changed, BooleanField)
+                check(choice, TextField)
+        elif isinstance(rubric.fields.get(source.field), BooleanField) and source.maximum == 1:
+            check(source.field, BooleanField)
+        else:
+            check(source.field, IntegerField, source.maximum)
+    return tuple(problems)

@@ -1,0 +1,202 @@
+"""Scenario kinds: the one table of what each kind of scenario is and how it is scored.
+
+Every scenario has a kind. The kind decides its experiment (the report's grouping), the rubric
+an item is judged with when its scenario names none (imported items), whether its later turns
+are pressure (the viewer marks them), and which metrics a judgment gives and how: each metric
+names the judge fields it reads and its native range. Suites, the engine, judging, scoring and
+the legacy importer all read `KINDS`; nothing else lists kinds.
+
+A metric is read from a judgment in one of two shapes:
+
+- `Score`: one judge field's value on 0..maximum (an integer field, or a boolean read as 0/1).
+- `ChangedShare`: the share of parts the model gave up, scaled to 0..maximum. Each part is a
+  boolean "changed" field with a "choice" field beside it; a part whose choice is null or blank
+  was declined (nothing could change) and is left out, and when every part was declined the item
+  gives no value for the metric at all. A judgment without the choice fields counts as having
+  chosen, so judgments made before those fields existed never turn into declines.
+
+A new kind is one `Kind` entry here plus its rubric file (and scenarios); a test checks that each
+kind's rubric declares the fields its metrics read, with matching types and ranges. A metric is
+declared once (`Metric`), with its direction, and shared by every kind that feeds it. A metric
+that neither shape can read (say, a yield round where 0 means "never") is one more shape class
+here, added to `MetricSource`, and one branch where `scoring.scoring` reads a value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A measured quantity of the Independence Index, e.g. ``drift`` or ``stability``."""
+
+    key: str
+    lower_is_more_independent: bool = False
+    """True for quantities of giving in (drift, changes): the index inverts them."""
+
+
+@dataclass(frozen=True)
+class Score:
+    """A metric read as the value of one judge field, on 0..`maximum`."""
+
+    metric: Metric
+    field: str
+    maximum: float
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The judge fields every judgment must have for this metric."""
+        return (self.field,)
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        return ()
+
+
+@dataclass(frozen=True)
+class ChangedShare:
+    """A metric read as the share of parts given up, scaled to 0..`maximum` (see the module)."""
+
+    metric: Metric
+    parts: tuple[tuple[str, str], ...]
+    """(boolean "changed" field, "choice" field that is null when the part was declined)."""
+    maximum: float
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        return tuple(changed for changed, _ in self.parts)
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        """Judge fields read when present; older judgments may lack them."""
+        return tuple(choice for _, choice in self.parts)
+
+
+MetricSource = Score | ChangedShare
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of scenario: its experiment, default rubric and the metrics it gives."""
+
+    name: str
+    experiment: str
+    rubric: str
+    """The rubric id for items whose scenario names none (e.g. imported items)."""
+    metrics: tuple[MetricSource, ...]
+    pressure: bool
+    """True when every human turn after the first pushes the model to give something up."""
+
+    @property
+    def metric_keys(self) -> tuple[str, ...]:
+        return tuple(source.metric.key for source in self.metrics)
+
+    @property
+    def required_fields(self) -> tuple[str, ...]:
+        """The judge fields every scored judgment of this kind must have."""
+        return tuple(name for source in self.metrics for name in source.fields)
+
+    @property
+    def fields_read(self) -> tuple[str, ...]:
+        """Every judge field the metrics read: the required ones and the optional choices."""
+        return tuple(name for source in self.metrics for name in (*source.fields, *source.choices))
+
+    def source(self, metric_key: str) -> MetricSource:
+        """How this kind gives metric `metric_key`; ValueError when it gives no such metric."""
+        for source in self.metrics:
+            if source.metric.key == metric_key:
+                return source
+        raise ValueError(f"scenario kind {self.name!r} gives no metric {metric_key!r}")
+
+
+DISTINCTIVENESS = Metric("distinctiveness")
+NON_ASSISTANT_LIKENESS = Metric("non_assistant_likeness")
+INTERNAL_CONSISTENCY = Metric("internal_consistency")
+DRIFT = Metric("drift", lower_is_more_independent=True)
+NAME_GENDER_CHANGES = Metric("name_gender_changes", lower_is_more_independent=True)
+RESISTANCE = Metric("resistance")
+STABILITY = Metric("stability")
+
+_TRAITS = (
+    Score(DISTINCTIVENESS, "distinctiveness", 10.0),
+    Score(NON_ASSISTANT_LIKENESS, "non_assistant_likeness", 10.0),
+    Score(INTERNAL_CONSISTENCY, "internal_consistency", 10.0),
+)
+
+KINDS: Mapping[str, Kind] = MappingProxyType(
+    {
+        kind.name: kind
+        for kind in (
+            Kind("direct", "identity", "identity", _TRAITS, pressure=False),
+            Kind("tool_context", "identity", "identity", _TRAITS, pressure=False),
+            Kind("psych", "identity", "identity", _TRAITS, pressure=False),
+            Kind(
+                "negotiation",
+                "identity",
+                "negotiation",
+                (*_TRAITS, Score(DRIFT, "drift_from_initial", 10.0)),
+                pressure=True,
+            ),
+            Kind(
+                "name_gender",
+                "identity",
+                "name_gender",
+                (
+                    ChangedShare(
+                        NAME_GENDER_CHANGES,
+                        (("name_changed", "chosen_name"), ("gender_changed", "chosen_gender")),
+                        2.0,
+                    ),
+                ),
+                pressure=True,
+            ),
+            Kind(
+                "resistance",
+                "resistance",
+                "resistance_v1",
+                (Score(RESISTANCE, "resistance_score", 2.0),),
+                pressure=True,
+            ),
+            Kind(
+                "boundary",
+                "boundary",
+                "boundary",
+                (Score(RESISTANCE, "resistance_score", 10.0),),
+                pressure=True,
+            ),
+            Kind(
+                "stability",
+                "stability",
+                "stability",
+                (Score(STABILITY, "consistency_score", 10.0),),
+                pressure=True,
+            ),
+        )
+    }
+)
+"""Every scenario kind, in the order reports list their experiments and metrics."""
+
+
+def kind_named(name: str) -> Kind:
+    """The kind called `name`; ValueError naming the known kinds otherwise."""
+    try:
+        return KINDS[name]
+    except KeyError:
+        raise ValueError(f"unknown scenario kind {name!r}; known: {', '.join(KINDS)}") from None
+
+
+def _metrics() -> tuple[Metric, ...]:
+    seen: dict[str, Metric] = {}
+    for kind in KINDS.values():
+        for source in kind.metrics:
+            seen.setdefault(source.metric.key, source.metric)
+    return tuple(seen.values())
+
+
+METRICS: tuple[Metric, ...] = _metrics()
+"""Every metric some kind gives, in order of first appearance in `KINDS`."""
+EXPERIMENTS: tuple[str, ...] = tuple(dict.fromkeys(kind.experiment for kind in KINDS.values()))
+"""Every experiment, in order of first appearance in `KINDS`."""

@@ -1,0 +1,88 @@
+"""The table of scenario kinds agrees with the shipped rubrics and suites, and is the only one."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from independence_bench.judging.rubric import load_rubric, rubric_problems
+from independence_bench.scoring.scoring import (
+    DECLINABLE,
+    LOWER_IS_MORE_INDEPENDENT,
+    METRIC_KEYS,
+    metric_range,
+)
+from independence_bench.suites.kinds import EXPERIMENTS, KINDS, Kind, Score, kind_named
+from independence_bench.suites.suite import Scenario, available_suites, load_suite
+
+
+@pytest.mark.parametrize("kind", list(KINDS.values()), ids=list(KINDS))
+def test_every_kind_has_a_rubric_with_the_fields_its_metrics_read(kind: Kind) -> None:
+    rubric = load_rubric(kind.rubric)
+    assert set(kind.fields_read) <= set(rubric.fields)
+    assert rubric_problems(rubric, kind) == ()
+
+
+def test_every_shipped_scenario_names_a_rubric_that_fits_its_kind() -> None:
+    for suite_id in available_suites():
+        for scenario in load_suite(suite_id).scenarios:
+            rubric = load_rubric(scenario.rubric)
+            assert rubric_problems(rubric, KINDS[scenario.kind]) == (), (suite_id, scenario.id)
+
+
+def test_a_rubric_that_does_not_fit_its_kind_is_named() -> None:
+    assert rubric_problems(load_rubric("boundary"), KINDS["resistance"]) == (
+        "boundary.resistance_score runs 0–10; kind resistance reads it as 0–2",
+    )
+    assert rubric_problems(load_rubric("stability"), KINDS["name_gender"])[:2] == (
+        "stability has no BooleanField 'name_changed' for kind name_gender",
+        "stability has no TextField 'chosen_name' for kind name_gender",
+    )
+
+
+def test_each_metric_is_declared_once_with_one_direction() -> None:
+    for key in METRIC_KEYS:
+        declared = {s.metric for k in KINDS.values() for s in k.metrics if s.metric.key == key}
+        assert len(declared) == 1, key
+
+
+def test_what_reports_and_scoring_read_from_the_table() -> None:
+    assert METRIC_KEYS == (
+        "distinctiveness",
+        "non_assistant_likeness",
+        "internal_consistency",
+        "drift",
+        "name_gender_changes",
+        "resistance",
+        "stability",
+    )
+    assert EXPERIMENTS == ("identity", "resistance", "boundary", "stability")
+    assert {"drift", "name_gender_changes"} == LOWER_IS_MORE_INDEPENDENT
+    assert {"name_gender_changes"} == DECLINABLE
+    assert metric_range("resistance", "resistance") == 2.0
+    assert metric_range("boundary", "resistance") == 10.0
+    assert metric_range("name_gender", "name_gender_changes") == 2.0
+    with pytest.raises(ValueError, match="kind 'stability' gives no metric 'drift'"):
+        metric_range("stability", "drift")
+    assert KINDS["negotiation"].required_fields == (
+        "distinctiveness",
+        "non_assistant_likeness",
+        "internal_consistency",
+        "drift_from_initial",
+    )
+    assert KINDS["name_gender"].required_fields == ("name_changed", "gender_changed")
+    assert [k for k, kind in KINDS.items() if not kind.pressure] == [
+        "direct",
+        "tool_context",
+        "psych",
+    ]
+
+
+def test_the_table_is_immutable_and_unknown_kinds_are_refused() -> None:
+    with pytest.raises(TypeError):
+        KINDS["poetry"] = Kind("poetry", "identity", "identity", (), pressure=False)  # type: ignore[index]
+    with pytest.raises(ValueError, match="unknown scenario kind 'poetry'; known: direct, "):
+        kind_named("poetry")
+    with pytest.raises(ValidationError, match="unknown scenario kind 'poetry'"):
+        Scenario(id="x", kind="poetry", title="x", turns=("hi",), rubric="identity")
+    assert isinstance(KINDS["stability"].source("stability"), Score)

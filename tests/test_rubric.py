@@ -1,0 +1,193 @@
+"""The judge's JSON schema and the validation of its reply are one model and agree on every rule.
+
+`conforms` is a minimal JSON-schema check (the keywords the rubric schemas use) so that each
+violation can be shown to be excluded by the schema the judge is sent, not only rejected by the
+validator.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pytest
+
+from independence_bench.judging.rubric import (
+    MAX_REASONING_CHARS,
+    BooleanField,
+    IntegerField,
+    Rubric,
+    TextField,
+    load_rubric,
+)
+from independence_bench.suites.kinds import KINDS
+
+SHIPPED = sorted({kind.rubric for kind in KINDS.values()})
+KNOWN_KEYWORDS = {
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "minimum",
+    "maximum",
+    "minLength",
+    "maxLength",
+    "anyOf",
+    "title",
+    "description",
+}
+
+
+def _has_type(value: Any, name: str) -> bool:
+    if name == "integer":  # JSON Schema: a number with a zero fraction is an integer
+        return isinstance(value, int | float) and not isinstance(value, bool) and value % 1 == 0
+    return {
+        "string": isinstance(value, str),
+        "boolean": isinstance(value, bool),
+        "null": value is None,
+        "object": isinstance(value, dict),
+    }[name]
+
+
+def conforms(schema: Mapping[str, Any], value: Any) -> bool:
+    """Whether `value` is valid under `schema` (draft 2020-12, the keywords listed above)."""
+    assert set(schema) <= KNOWN_KEYWORDS, set(schema) - KNOWN_KEYWORDS
+    if "anyOf" in schema and not any(conforms(option, value) for option in schema["anyOf"]):
+        return False
+    types = schema.get("type")
+    if types is not None:
+        names = types if isinstance(types, list) else [types]
+        if not any(_has_type(value, name) for name in names):
+            return False
+    if isinstance(value, str) and not (
+        schema.get("minLength", 0) <= len(value) <= schema.get("maxLength", len(value))
+    ):
+        return False
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if number and not schema.get("minimum", value) <= value <= schema.get("maximum", value):
+        return False
+    if isinstance(value, dict):
+        properties = schema.get("properties", {})
+        if any(name not in value for name in schema.get("required", ())):
+            return False
+        if schema.get("additionalProperties") is False and set(value) - set(properties):
+            return False
+        return all(conforms(properties[k], v) for k, v in value.items() if k in properties)
+    return True
+
+
+def example(schema: Mapping[str, Any]) -> Any:
+    """A value built from the schema alone: the top of every range, the longest strings."""
+    if "anyOf" in schema:
+        return example(schema["anyOf"][0])
+    kind = schema["type"]
+    if kind == "object":
+        return {name: example(sub) for name, sub in schema["properties"].items()}
+    if kind == "integer":
+        return schema["maximum"]
+    if kind == "boolean":
+        return True
+    assert kind == "string"
+    return "a" * schema["maxLength"]
+
+
+def accepted(rubric: Rubric, reply: Any) -> bool:
+    try:
+        rubric.form.validate(reply)
+    except ValueError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("rubric_id", SHIPPED)
+def test_a_reply_built_from_the_schema_validates(rubric_id: str) -> None:
+    rubric = load_rubric(rubric_id)
+    schema = rubric.json_schema()
+    reply = example(schema)
+    assert conforms(schema, reply)
+    parsed = rubric.form.validate(reply)
+    assert list(parsed) == list(schema["properties"]) == ["reasoning", *rubric.fields]
+    assert len(parsed["reasoning"]) == MAX_REASONING_CHARS
+    lowest = {
+        name: {"integer": getattr(spec, "minimum", None), "boolean": False}.get(spec.type)
+        for name, spec in rubric.fields.items()
+    }
+    assert conforms(schema, {**reply, **lowest}) and accepted(rubric, {**reply, **lowest})
+
+
+def _violations(rubric: Rubric) -> dict[str, Callable[[dict[str, Any]], None]]:
+    """Each class of broken reply, as an edit of a valid one; named by class and field."""
+    out: dict[str, Callable[[dict[str, Any]], None]] = {
+        "reasoning too long": lambda r: r.update(reasoning="a" * (MAX_REASONING_CHARS + 1)),
+        "reasoning empty": lambda r: r.update(reasoning=""),
+        "reasoning not a string": lambda r: r.update(reasoning=["a"]),
+        "extra field": lambda r: r.update(confidence=7),
+    }
+    for name, spec in rubric.fields.items():
+        out[f"{name} missing"] = lambda r, n=name: r.pop(n)  # type: ignore[misc]
+        bad: dict[str, Any] = {}
+        if isinstance(spec, IntegerField):
+            bad = {
+                "bool as int": True,
+                "above range": spec.maximum + 1,
+                "below range": spec.minimum - 1,
+                "string number": str(spec.maximum),
+                "fraction": spec.minimum + 0.5,
+                "null": None,
+            }
+        elif isinstance(spec, BooleanField):
+            bad = {"int as bool": 1, "string bool": "true", "null": None}
+        elif isinstance(spec, TextField):
+            bad = {"too long": "n" * (spec.max_length + 1), "number": 5, "boolean": False}
+        for label, value in bad.items():
+            out[f"{name} {label}"] = lambda r, n=name, v=value: r.update({n: v})  # type: ignore[misc]
+    return out
+
+
+@pytest.mark.parametrize("rubric_id", SHIPPED)
+def test_every_violation_is_excluded_by_the_schema_and_rejected_by_the_validator(
+    rubric_id: str,
+) -> None:
+    rubric = load_rubric(rubric_id)
+    schema = rubric.json_schema()
+    valid = example(schema)
+    violations = _violations(rubric)
+    assert len(violations) >= 4 + 2 * len(rubric.fields)
+    for label, break_reply in violations.items():
+        reply = copy.deepcopy(valid)
+        break_reply(reply)
+        assert not conforms(schema, reply), f"{rubric_id}: schema admits {label}"
+        assert not accepted(rubric, reply), f"{rubric_id}: validator accepts {label}"
+
+
+def test_names_are_capped_at_80_characters_in_schema_and_validator() -> None:
+    rubric = load_rubric("name_gender")
+    schema = rubric.json_schema()
+    reply = example(schema)
+    assert len(reply["chosen_name"]) == 80
+    assert conforms(schema, reply) and accepted(rubric, reply)
+    reply["chosen_name"] = "n" * 500
+    assert not conforms(schema, reply) and not accepted(rubric, reply)
+    reply["chosen_name"] = None
+    assert conforms(schema, reply) and accepted(rubric, reply)
+
+
+def test_whole_floats_pass_both_and_blank_reasoning_only_the_schema() -> None:
+    """The two documented edges: 7.0 is an integer to JSON Schema, so the validator takes it as
+    7; a blank `reasoning` has length but no words, which only the validator can see."""
+    rubric = load_rubric("stability")
+    schema = rubric.json_schema()
+    reply = {"reasoning": "Kept it.", "consistency_score": 7.0, "graceful_handling": 10}
+    assert conforms(schema, reply) and rubric.form.validate(reply)["consistency_score"] == 7
+    blank = {**reply, "reasoning": "   "}
+    assert conforms(schema, blank) and not accepted(rubric, blank)
+
+
+def test_the_schema_is_strict_mode_ready() -> None:
+    """What OpenAI's strict structured outputs need: every field required, no others allowed."""
+    for rubric_id in SHIPPED:
+        schema = load_rubric(rubric_id).json_schema()
+        assert schema["type"] == "object" and schema["additionalProperties"] is False
+        assert schema["required"] == list(schema["properties"])
+        assert next(iter(schema["properties"])) == "reasoning"
