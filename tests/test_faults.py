@@ -51,8 +51,10 @@ def _run(
     )
 
 
-def _board(result: RunResult) -> dict[str, tuple[float | None, dict[str, float | None]]]:
-    return {row.model: (row.index, row.metrics) for row in result.rows}
+def _board(result: RunResult) -> dict[str, tuple[float | None, Any]]:
+    board = result.leaderboard
+    assert board is not None
+    return {row.model: (row.index, row.metrics) for row in board.rows}
 
 
 @pytest.fixture(scope="module")

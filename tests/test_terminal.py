@@ -9,34 +9,42 @@ import pytest
 
 from independence_bench import __version__
 from independence_bench.cli.main import read_env
-from independence_bench.reports.leaderboard import METRIC_TITLES, LeaderboardRow, render_table
+from independence_bench.reports.leaderboard import METRIC_TITLES, render_table
 from independence_bench.scoring.scoring import METRIC_KEYS
+from independence_bench.stats.analysis import Leaderboard, LeaderboardRow
+from independence_bench.stats.stats import Estimate
 from independence_bench.testing.mock_server import MockServer
 
 LONG = "some-provider/a-model-with-quite-a-long-name+pinned-host@high-t0.2"
 
 
-def _row(model: str, index: float) -> LeaderboardRow:
+def _row(model: str, index: float, rank: int) -> LeaderboardRow:
     return LeaderboardRow(
         model=model,
         index=index,
-        runs=5,
-        metrics={k: 7.25 for k in METRIC_KEYS},
-        suite_id="v2",
-        formula="v2",
-        judge="judge",
-        n_items=75,
-        n_scored=75,
         ci_low=96.5,
         ci_high=98.9,
-        tie_group="tied 1–2",
+        rank=rank,
+        rank_low=1,
+        rank_high=2,
+        runs=5,
+        metrics={k: Estimate(7.25, 6.0, 8.5) for k in METRIC_KEYS},
+        n_items=75,
+        n_scored=75,
+        n_declined=0,
+        missing=(),
+        why_no_interval=None,
     )
+
+
+def _board(*rows: LeaderboardRow) -> Leaderboard:
+    return Leaderboard("v2", "v2", ("judge",), rows, {}, "a bootstrap")
 
 
 @pytest.mark.parametrize("width", [80, 200])
 def test_long_labels_and_the_index_are_never_cut(width: int) -> None:
-    text = render_table([_row(LONG, 97.81), _row("short/m", 97.12)], width=width)
-    assert LONG in text and "97.8" in text and "96.5–98.9" in text and "tied 1–2" in text
+    text = render_table(_board(_row(LONG, 97.81, 1), _row("short/m", 97.12, 2)), width=width)
+    assert LONG in text and "97.8" in text and "96.5–98.9" in text and "2 (1–2)" in text
     assert "…" not in text
     table_lines = [line for line in text.splitlines() if line.startswith(("┃", "│"))]
     if width == 200:
@@ -50,7 +58,7 @@ def test_long_labels_and_the_index_are_never_cut(width: int) -> None:
 
 
 def test_a_medium_terminal_gets_short_headers_with_a_legend() -> None:
-    text = render_table([_row("a/b", 90.0)], width=100)
+    text = render_table(_board(_row("a/b", 90.0, 1)), width=100)
     assert "Dis = distinctiveness" in text
     assert all(len(line) <= 100 for line in text.splitlines() if line.startswith("│"))
 
@@ -63,7 +71,8 @@ def test_the_leaderboard_follows_columns(server: MockServer, aib: Any, monkeypat
     monkeypatch.setenv("COLUMNS", "70")
     narrow = aib("leaderboard", "--data-dir", "store")
     assert "┃ Name/gender ┃" in wide.out and "left out" not in wide.out
-    assert "Name/gender, Resist., Stability left out" in narrow.out
+    notes = " ".join(narrow.out.split())  # notes are wrapped to the terminal's width
+    assert "Name/gender, Resist., Stability left out" in notes
     for out in (wide.out, narrow.out):
         assert "scripted-firm" in out and "…" not in out
     assert max(len(x) for x in narrow.out.splitlines() if x.startswith("│")) <= 70

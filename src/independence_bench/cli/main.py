@@ -295,7 +295,7 @@ def leaderboard(
     data_dir: Path | None,
     **selectors: Any,
 ) -> None:
-    """Rank the models in the store by Independence Index, with 95% intervals and tie groups."""
+    """Rank the models in the store by Independence Index, with 95% intervals and rank intervals."""
     env = read_env(Path.cwd())
     options = LeaderboardOptions(
         suite_id=suite,

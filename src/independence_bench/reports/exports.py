@@ -41,9 +41,10 @@ def model_record(model: ModelReport, report: SuiteReport | None = None) -> dict[
     detailed = report.extras.detailed.get(model.model, {}) if report else {}
     return {
         "model": model.model,
-        "rank": row.tie_group if row and row.complete else None,
+        "rank": row.rank if row else None,
         "rank_low": row.rank_low if row else None,
         "rank_high": row.rank_high if row else None,
+        "could_lead": bool(row and row.could_lead),
         "index": _round(row.index, 2) if row else None,
         "ci_low": _round(row.ci_low, 2) if row else None,
         "ci_high": _round(row.ci_high, 2) if row else None,
@@ -146,7 +147,8 @@ def results_document(reports: Sequence[SuiteReport]) -> dict[str, Any]:
 
 
 CSV_HEAD = (
-    "row", "suite", "judge", "model", "rank", "index", "ci_low", "ci_high", "runs",
+    "row", "suite", "judge", "model", "rank", "rank_low", "rank_high", "index", "ci_low",
+    "ci_high", "runs",
     *METRIC_KEYS, *DETAILED_KEYS,
     "items", "scored_items", "cost_usd", "index_per_usd",
     "run", "variant", "mode", "scenario_id", "kind", "item_id", "judgment_id", "status",
@@ -173,7 +175,8 @@ def results_csv(reports: Sequence[SuiteReport]) -> str:
         for model in report.models:
             record = model_record(model, report)
             row = {**common, "row": "model"}
-            row.update({k: record[k] for k in ("model", "rank", "index", "ci_low", "ci_high")})
+            row.update({k: record[k] for k in ("model", "rank", "rank_low", "rank_high")})
+            row.update({k: record[k] for k in ("index", "ci_low", "ci_high")})
             row.update({k: record[k] for k in ("runs", "items", "scored_items", "cost_usd")})
             row["index_per_usd"] = record["index_per_usd"]
             row.update({k: (v or {}).get("value") for k, v in record["metrics"].items()})

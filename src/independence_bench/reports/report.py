@@ -1,7 +1,7 @@
 """Reports: what the store says about each suite, gathered once and written as files.
 
 `build_suite_report` reads one suite's items and one judge's judgments (via `results`) and puts
-together everything a reader wants: the ranking with intervals, rank intervals and tie groups
+together everything a reader wants: the ranking with intervals, ranks and rank intervals
 (`analysis.build_leaderboard`), each model's metrics per experiment and item counts, its cost
 (the sum of its stored completion costs; unknown when any call has none, never 0), item
 difficulty and, where the suite has several prompt variant × delivery mode cells, the config
@@ -226,7 +226,13 @@ def build_suite_report(
 ) -> SuiteReport:
     """Everything the report says about one suite under one judge (see the module docstring)."""
     results = load_results(store, suite_id=suite_id, judge=judge, selection=selection)
-    board = build_leaderboard(results.scored, results.formula, n_resamples=n_resamples, seed=seed)
+    board = build_leaderboard(
+        results.scored,
+        results.formula,
+        suite_id=results.suite_id,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
     rows = {row.model: row for row in board.rows}
     by_id = {item.id: item for item in results.items}
     chosen = {

@@ -14,7 +14,12 @@ from pathlib import Path
 
 from independence_bench import __version__
 from independence_bench.reports.insights import flag_of
-from independence_bench.reports.leaderboard import METRIC_TITLES
+from independence_bench.reports.leaderboard import (
+    METRIC_TITLES,
+    RANK_NOTE,
+    leaders_note,
+    rank_text,
+)
 from independence_bench.reports.markdown_text import md_text
 from independence_bench.reports.report import ModelReport, SuiteReport, metric_scale
 from independence_bench.reports.report_sections import extra_sections, summary_lines
@@ -57,11 +62,11 @@ def _cost_cell(model: ModelReport) -> str:
     return _usd(model.cost.usd)
 
 
-def _rank_cell(model: ModelReport, position: int) -> str:
+def _rank_cell(model: ModelReport) -> str:
     row = model.row
-    if row is None or not row.complete:
+    if row is None or row.rank is None:
         return "–"
-    return row.tie_group or f"{position}\\*"
+    return rank_text(row) if row.rank_low is not None else f"{row.rank}\\*"
 
 
 def _ranking(report: SuiteReport) -> list[str]:
@@ -71,9 +76,9 @@ def _ranking(report: SuiteReport) -> list[str]:
     head += ["Scored", "Cost", "Index per $"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * 2 + "---:|" * (len(head) - 2)]
     starred = False
-    for position, model in enumerate(report.models, start=1):
+    for model in report.models:
         row = model.row
-        rank = _rank_cell(model, position)
+        rank = _rank_cell(model)
         starred = starred or rank.endswith("\\*")
         index = "incomplete" if row is None or row.index is None else f"{row.index:.1f}"
         interval = "–"
@@ -87,6 +92,10 @@ def _ranking(report: SuiteReport) -> list[str]:
         cells.append(_cost_cell(model))
         cells.append(_num(model.index_per_usd, 0))
         lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", RANK_NOTE]
+    leaders = leaders_note(report.leaderboard.rows)
+    if leaders:
+        lines[-1] += f" {leaders}"
     if starred:
         lines += ["", "\\* Ranked by point index only: no rank interval (see the model's detail)."]
     return lines
@@ -109,8 +118,9 @@ def _legend(report: SuiteReport) -> list[str]:
     lines += [
         f"- **95% interval**: {md_text(report.leaderboard.method)}. A model with one run "
         "has no interval: one run cannot show how far a rerun moves its score.",
-        "- **Rank**: models whose 95% rank intervals overlap cannot be told apart and share "
-        'a group such as "tied 1–3".',
+        "- **Rank**: the model's place by index and, in brackets, its own 95% rank interval "
+        "from the same resamples, e.g. 3 (2–6). Each interval is the model's own: two models "
+        "whose intervals overlap may still differ from a third; compare two with `aib compare`.",
         "- **Scored**: items with a valid judgment by this judge / items run. Unscored judge "
         "replies and failed conversations are left out, never counted as 0.",
         "- **Cost**: the sum of the stored cost of every call the model answered, over all "
@@ -129,7 +139,7 @@ def _model_detail(report: SuiteReport, model: ModelReport) -> list[str]:
     if row.ci_low is not None and row.ci_high is not None:
         summary += f" (95% interval {row.ci_low:.1f}–{row.ci_high:.1f})"
     if row.rank_low is not None:
-        summary += f", rank {row.tie_group} (rank interval {row.rank_low}–{row.rank_high})"
+        summary += f", rank {row.rank} (rank interval {row.rank_low}–{row.rank_high})"
     summary += f"; {model.runs} run(s); {model.scored}/{model.items} items scored"
     if model.unscored or model.failed:
         summary += f" ({model.unscored} unscored, {model.failed} failed)"

@@ -41,21 +41,17 @@ from independence_bench.engine.engine import Engine, RunPlan, RunSummary
 from independence_bench.engine.estimate import estimate_run, render_estimate
 from independence_bench.engine.progress import RichProgress
 from independence_bench.errors import UserError
-from independence_bench.legacy.scoring import legacy_rows
+from independence_bench.legacy.scoring import legacy_leaderboard
 from independence_bench.reports.charts import require_matplotlib, safe_name, write_charts
 from independence_bench.reports.exports import results_csv, results_document
 from independence_bench.reports.insight_tables import leaderboard_output
 from independence_bench.reports.insights import InsightOptions
-from independence_bench.reports.leaderboard import (
-    LeaderboardRow,
-    build_rows,
-    render_table,
-    rows_as_json,
-)
+from independence_bench.reports.leaderboard import load_leaderboard, render_table, rows_as_json
 from independence_bench.reports.report import build_reports
 from independence_bench.reports.report_markdown import render_leaderboard
 from independence_bench.reports.spend import Spend, run_spend, spend_line
 from independence_bench.reports.viewer import serve_viewer, write_viewer
+from independence_bench.stats.analysis import Leaderboard
 from independence_bench.stats.bootstrap import DEFAULT_RESAMPLES
 from independence_bench.store.run_status import next_run_numbers, render_run_states, run_states
 from independence_bench.store.store import STORE_FILENAME, ItemRecord, Store
@@ -113,7 +109,8 @@ class RunResult:
     models: tuple[ModelSpec, ...]
     judge: ModelSpec | None
     summary: RunSummary
-    rows: tuple[LeaderboardRow, ...]
+    leaderboard: Leaderboard | None
+    """None when nothing was judged yet."""
     budget: CostGuard | None = None
     spend: Spend | None = None
     """What the stored calls of these runs cost, the judge's included."""
@@ -257,7 +254,7 @@ async def _run_on_pool(
         else:
             summary = await engine.run(plan)
         try:
-            rows = build_rows(
+            board: Leaderboard | None = load_leaderboard(
                 store,
                 suite_id=suite.id,
                 judge=judge.display_label if judge else None,
@@ -266,7 +263,7 @@ async def _run_on_pool(
         except UserError:
             if summary.judged or summary.judge_cached or summary.judge_unscored:
                 raise
-            rows = []  # nothing judged yet (all failed, or the cost cap): report, not raise
+            board = None  # nothing judged yet (all failed, or the cost cap): report, not raise
         spend = run_spend(
             store,
             suite_id=suite.id,
@@ -285,7 +282,7 @@ async def _run_on_pool(
             "replies failed validation; transcripts are stored); pick a judge that can follow "
             "JSON instructions and run 'aib judge --judge MODEL'"
         )
-    return RunResult(suite, specs, judge, summary, tuple(rows), guard, spend)
+    return RunResult(suite, specs, judge, summary, board, guard, spend)
 
 
 def _limits_text(pool: ClientPool) -> str:
@@ -310,9 +307,9 @@ def run_command(options: RunOptions, *, echo: Echo) -> None:
     )
     for failure in summary.failures[:10]:
         echo(f"  failed: {failure}")
-    echo(render_table(result.rows))
+    echo(render_table(result.leaderboard))
     left_out = options.selection.left_out(load_suite(options.suite_id).experiments)
-    if left_out and result.rows:
+    if left_out and result.leaderboard is not None and result.leaderboard.rows:
         echo(
             f"No index (partial): the selection leaves out {', '.join(left_out)}, which the "
             "index formula needs; the metrics shown are those of the selected experiments."
@@ -433,11 +430,11 @@ def leaderboard_command(options: LeaderboardOptions, *, as_json: bool, echo: Ech
             "legacy scoring reproduces the published tables as they were"
         )
     with Store(options.data_dir, create=False) as store:
-        rows = legacy_rows(store, suite_id=options.suite_id, judge=options.judge)
+        board = legacy_leaderboard(store, suite_id=options.suite_id, judge=options.judge)
     if as_json:
-        echo(json.dumps(rows_as_json(rows), indent=2))
+        echo(json.dumps(rows_as_json(board), indent=2))
     else:
-        echo(render_table(rows))
+        echo(render_table(board))
 
 
 @dataclass(frozen=True)
