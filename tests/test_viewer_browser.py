@@ -63,7 +63,7 @@ def plant_hostile_model(data: Path, judge: str) -> None:
     rng = random.Random(0)
     with Store(data) as store:
         for run_index in (1, 2):
-            run = store.ensure_run(
+            run, _ = store.ensure_run(
                 model_label=HOSTILE_LABEL,
                 model_id="evil/model",
                 suite_id=suite.id,

@@ -257,7 +257,7 @@ class Engine:
         for spec in plan.models:
             first = plan.first_run.get(spec.display_label, 1)
             for run_index in range(first, first + plan.runs):
-                run = self.store.ensure_run(
+                run, _ = self.store.ensure_run(
                     model_label=spec.display_label,
                     model_id=spec.id,
                     suite_id=suite.id,
