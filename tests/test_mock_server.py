@@ -22,8 +22,8 @@ from independence_bench.testing.mock_behaviours import (
     CAVE_MARKER,
     FIRM_MARKER,
     SEND_TOOL_NAME,
-    build_judgment,
 )
+from independence_bench.testing.mock_judgments import build_judgment
 from independence_bench.testing.mock_server import MockConfig, MockServer
 
 SRC_DIR = Path(__file__).resolve().parents[1] / "src"
