@@ -200,7 +200,7 @@ def import_run_folder(
         groups[(turn.variant, turn.mode, kind, turn.scenario_id)].append(turn)
     written: Counter[str] = Counter()
     with store.transaction():
-        run, changed = store.import_run(
+        run, changed = store.ensure_run(
             model_label=config.label,
             model_id=config.model_id,
             suite_id=suite_id,
@@ -209,24 +209,24 @@ def import_run_folder(
             run_index=run_index,
             model_config=_model_config(config, run_rel, names),
             package_version=PACKAGE_VERSION,
-            created_at=min(turn.timestamp for turn in files),
+            imported_at=min(turn.timestamp for turn in files),
         )
         written["runs"] += changed
         keys: dict[str, str] = {}
         for turn in files:
             keys[turn.rel] = subject_key(turn)
-            written["completions"] += store.import_completion(
+            written["completions"] += store.put_completion(
                 keys[turn.rel],
                 config.model_id,
                 subject_request(config, turn),
                 subject_completion(turn),
-                created_at=turn.timestamp,
+                imported_at=turn.timestamp,
             )
         for (variant, mode, kind, scenario_id), members in sorted(groups.items()):
             where = f"{run_rel}/{variant}/{mode}/{scenario_id}"
             turns, error = build_transcript(members, keys)
             iid = item_key(run, variant, mode, scenario_id)
-            written["items"] += store.import_item(
+            written["items"] += store.put_item(
                 item_id=iid,
                 run=run,
                 variant=variant,
@@ -237,7 +237,7 @@ def import_run_folder(
                 status="failed" if error else "done",
                 error=error,
                 turns=turns,
-                updated_at=max(turn.timestamp for turn in members),
+                imported_at=max(turn.timestamp for turn in members),
             )
             report.items += 1
             if error:
@@ -272,8 +272,8 @@ def _import_judgment(
     call = judge_completion(source)
     if call is not None:
         key, judge, request, completion = call
-        written["completions"] += store.import_completion(
-            key, judge, request, completion, created_at=source.timestamp
+        written["completions"] += store.put_completion(
+            key, judge, request, completion, imported_at=source.timestamp
         )
         completion_keys.append(key)
     rubric_id, rubric_hash = legacy_rubric(kind)
@@ -281,18 +281,20 @@ def _import_judgment(
     report.judgments += 1
     if draft.status != "scored":
         report.unscored.append(f"{source.rel}: {draft.error}")
-    written["judgments"] += store.import_judgment(
+    written["judgments"] += store.add_judgment(
         item_id=iid,
         judge_model=judge,
         rubric_id=rubric_id,
         rubric_hash=rubric_hash,
+        repeat=0,
         status=draft.status,
         scores=draft.scores,
         reasoning=draft.reasoning,
         raw_reply=raw if isinstance(raw, str) else None,
         error=draft.error,
+        attempts=1,
         completion_keys=completion_keys,
-        created_at=source.timestamp,
+        imported_at=source.timestamp,
     )
 
 
