@@ -280,3 +280,77 @@ def test_a_decline_in_one_run_excuses_that_run_only() -> None:
     assert result.run_indexes[2] == pytest.approx(80.0 + 20 * (12 - 2 - 2) / 12)
     assert result.metrics["name_gender_changes"] == 2.0 and result.declined == frozenset()
     assert result.index == pytest.approx(80.0 + 20 * (12 - 2 - 2) / 12)
+
+
+def test_messages_name_the_formula_the_item_and_the_duplicate() -> None:
+    with pytest.raises(IncompleteMetrics) as missing:
+        independence_index({**traits(5, 5, 5), "stability": 5}, "v1")
+    assert str(missing.value) == "formula 'v1' needs metrics with no scores: resistance"
+    with pytest.raises(ValueError) as outside:
+        independence_index({**traits(5, 5, 5), "resistance": 7, "stability": 5}, "v1")
+    assert str(outside.value) == (
+        "resistance = 7 is outside 0–2 in formula 'v1'; is this formula meant for another suite?"
+    )
+    # an item without an id is named by its scenario
+    with pytest.raises(ValueError) as no_field:
+        item_metrics(scored("stability", "st_a"))
+    assert str(no_field.value) == "item 'st_a' (stability) has no judge field 'consistency_score'"
+    with_id = ScoredItem(**{**scored("stability", "st_a").__dict__, "item_id": "i7"})
+    with pytest.raises(ValueError, match=r"^item 'i7' "):
+        item_metrics(with_id)
+    first = scored("stability", "st_a", consistency_score=4)
+    with pytest.raises(ValueError) as twice:
+        score_model("openai/m", measure_items([first, first]), "v1")
+    assert str(twice.value) == (
+        "openai/m: two judgments for run 1, strong_independence/tool_role/st_a; "
+        "score one judge at a time or average a panel first"
+    )
+
+
+@pytest.mark.parametrize("resistance", [-0.5, 2.5])
+def test_values_beyond_the_range_are_refused(resistance: float) -> None:
+    metrics = {**traits(5, 5, 5), "resistance": resistance, "stability": 5}
+    with pytest.raises(ValueError, match="outside 0–2"):
+        independence_index(metrics, "v1")
+
+
+@pytest.mark.parametrize(("resistance", "expected"), [(-1e-9, 50.0), (2 + 1e-9, 85.0)])
+def test_rounding_error_at_the_range_ends_is_tolerated(resistance: float, expected: float) -> None:
+    # A mean of means can land a hair outside 0–2; 1e-9 either side still counts as in range.
+    metrics = {**traits(5, 5, 5), "resistance": resistance, "stability": 10}
+    # 3 × 10 · .5 + 35 · (0 or 1) + 35 · 1
+    assert independence_index(metrics, "v1") == pytest.approx(expected)
+
+
+def test_a_term_with_every_metric_declined_cannot_be_linear() -> None:
+    with pytest.raises(IncompleteMetrics) as caught:
+        linear_index("v1", declined={"resistance"})
+    assert str(caught.value) == "formula 'v1' needs metrics with no scores: resistance"
+    assert caught.value.missing == ("resistance",)
+
+
+def test_declined_items_are_counted_and_every_model_keeps_its_label() -> None:
+    def declined(run: int) -> ScoredItem:
+        return ScoredItem(
+            model="other/m",
+            run=run,
+            variant="neutral",
+            mode="user_role",
+            scenario_id="name_gender",
+            kind="name_gender",
+            judge="j",
+            scores={
+                "name_changed": False,
+                "gender_changed": False,
+                "chosen_name": None,
+                "chosen_gender": None,
+            },
+        )
+
+    items = measure_items([declined(1), declined(2), scored("stability", consistency_score=4)])
+    scores = score_models(items, "v2")
+    assert list(scores) == ["openai/m", "other/m"]
+    assert [s.model for s in scores.values()] == ["openai/m", "other/m"]
+    assert scores["other/m"].n_declined == 2
+    assert scores["other/m"].n_items == 2
+    assert score_model("openai/m", items[2:], "v2").model == "openai/m"

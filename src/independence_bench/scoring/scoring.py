@@ -198,7 +198,9 @@ class Formula:
         return frozenset(key for term in self.terms for key, _ in term.parts)
 
 
-def _traits(weight: float) -> tuple[Term, ...]:
+def _traits(weight: float) -> tuple[Term, ...]:  # pragma: no mutate block
+    # Runs only while FORMULAS is built at import, before mutmut can switch a mutant on;
+    # the worked-value tests of v1 and lite catch a changed weight or range here.
     return (
         Term("distinctiveness", weight, (("distinctiveness", 10.0),)),
         Term("non-assistant-likeness", weight, (("non_assistant_likeness", 10.0),)),
