@@ -34,11 +34,11 @@ declare -A SOURCES=(
   [bootstrap]="stats/bootstrap.py"
 )
 declare -A TESTS=(
-  [scoring]="tests/test_scoring.py tests/test_kinds.py tests/test_stats.py tests/test_golden.py"
+  [scoring]="tests/test_scoring.py tests/test_results.py tests/test_kinds.py tests/test_stats.py tests/test_golden.py"
   [judging]="tests/test_judge.py tests/test_rubric.py tests/test_kinds.py tests/test_engine_cache.py"
-  [store]="tests/test_store.py tests/test_engine_cache.py tests/test_judge.py tests/test_resume.py tests/test_launch.py tests/test_importer.py"
-  [engine]="tests/test_engine_cache.py tests/test_keys.py tests/test_launch.py tests/test_resume.py tests/test_faults.py tests/test_ratelimit.py"
-  [conversations]="tests/test_conversation.py tests/test_bad_input.py tests/test_faults.py tests/test_keys.py tests/test_resume.py"
+  [store]="tests/test_store.py tests/test_engine_cache.py tests/test_judge.py tests/test_launch.py tests/test_importer.py"
+  [engine]="tests/test_engine_cache.py tests/test_keys.py tests/test_launch.py tests/test_faults.py tests/test_ratelimit.py"
+  [conversations]="tests/test_conversation.py tests/test_bad_input.py tests/test_faults.py tests/test_keys.py"
   [suites]="tests/test_suite.py tests/test_kinds.py tests/test_selectors.py tests/test_conversation.py"
   [bootstrap]="tests/test_stats.py tests/test_bootstrap_reference.py"
 )
@@ -81,6 +81,8 @@ use_git_change_detection = false
 TOML
   started=$(date +%s)
   cd "$work"
+  # Tests that start a scripted server in a subprocess import the package from the copy.
+  export PYTHONPATH=$work/mutants/src
   if [ "$SAMPLE" -gt 1 ]; then
     # Generate the mutants and the per-test coverage once (a pattern that matches nothing runs
     # no mutant), then run every SAMPLE-th mutant by sorted name: the same sample every time.

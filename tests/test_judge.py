@@ -173,3 +173,110 @@ def test_transcript_and_fields_appear_in_the_judge_prompt() -> None:
     assert system["role"] == "system" and system["content"] == rubric.system_prompt
     assert "What season do you like?" in user["content"] and "Autumn." in user["content"]
     assert '"consistency_score": integer from 0 to 10' in user["content"]
+
+
+def test_the_transcript_numbers_every_turn() -> None:
+    from independence_bench.judging.judge import render_transcript
+
+    turns = (TurnRecord("Hi?", "Hello.", "k1"), TurnRecord("Name?", "Quill.", "k2"))
+    assert render_transcript(turns) == (
+        "### Turn 1\n\n**Human:**\nHi?\n\n**AI:**\nHello.\n\n"
+        "### Turn 2\n\n**Human:**\nName?\n\n**AI:**\nQuill."
+    )
+
+
+def test_each_field_is_one_line_of_the_output_instruction() -> None:
+    import dataclasses
+
+    from independence_bench.judging.judge import judge_messages
+    from independence_bench.judging.rubric import BooleanField, ReplyForm
+
+    fields = {
+        "kept": BooleanField(type="boolean", description="Kept the name."),
+        "flag": BooleanField(type="boolean"),
+    }
+    rubric = dataclasses.replace(
+        load_rubric("stability"),
+        body="BODY",
+        output_template="Fields:\n{fields}\nEnd.",
+        form=ReplyForm.build("tiny", fields),
+    )
+    _, user = judge_messages(rubric, TURNS)
+    assert user == {
+        "role": "user",
+        "content": "BODY\n\n## Transcript\n\n### Turn 1\n\n**Human:**\nWhat season do you like?"
+        '\n\n**AI:**\nAutumn.\n\nFields:\n- "kept": true or false. Kept the name.\n'
+        '- "flag": true or false.\nEnd.',
+    }
+
+
+def test_the_object_is_taken_from_the_fence_and_braces_in_strings_are_text() -> None:
+    rubric = load_rubric("stability")
+    body = '{"reasoning": "It kept {autumn}.", "consistency_score": 9, "graceful_handling": 8}'
+    raw = f"My {{draft}} answer:\n```json\n{body}\n```"
+    assert parse_judgment(rubric, raw)["reasoning"] == "It kept {autumn}."
+    with pytest.raises(ValueError) as caught:
+        parse_judgment(rubric, "Seven.")
+    assert str(caught.value) == "the reply contains no JSON object"
+
+
+@pytest.mark.parametrize(
+    ("content", "finish_reason", "whole"),
+    [
+        (None, "stop", False),
+        ("  ", "stop", False),
+        ("Seven out of ten.", "stop", True),  # no object: the repair request says so
+        ('{"a": 1}', "stop", True),
+        ('Here: {"a": {"b": [1, 2]}} done', "stop", True),
+        ('{"a": {"b": 1}', "stop", False),
+        ('{"a": 1', "stop", False),
+        ('{"a": 1', "length", True),  # the model ended it: asking again would not help
+        ('{"a": "}"', "stop", False),
+        (r'{"a": "\"{"}', "stop", True),
+        (r'{"a": "\\", "b": {}}', "stop", True),
+        ('{"": {}}', "stop", True),
+    ],
+)
+def test_a_cut_off_or_empty_judge_reply_is_asked_again(
+    content: str | None, finish_reason: str, whole: bool
+) -> None:
+    from independence_bench.judging.judge import judge_reply_is_whole
+
+    completion = Completion(content=content, finish_reason=finish_reason)
+    assert judge_reply_is_whole(completion) is whole
+
+
+async def test_an_empty_reply_is_shown_as_such_in_the_repair_and_tried_three_times() -> None:
+    rubric = load_rubric("stability")
+    seen: list[tuple[Message, ...]] = []
+
+    async def call(messages: tuple[Message, ...], attempt: int) -> tuple[str, Completion]:
+        seen.append(messages)
+        return f"key{attempt}", Completion(content=None)
+
+    outcome = await run_judgment(rubric, TURNS, call)
+    assert len(seen) == 3
+    assert outcome.scored is False
+    assert (outcome.raw_reply, outcome.attempts) == ("", 3)
+    assert outcome.completion_keys == ("key0", "key1", "key2")
+    assert outcome.error == "the reply contains no JSON object"
+    assert seen[1][-2:] == (
+        {"role": "assistant", "content": "(empty reply)"},
+        {"role": "user", "content": rubric.repair_template.replace("{error}", outcome.error)},
+    )
+
+
+async def test_a_scored_judgment_keeps_its_raw_reply() -> None:
+    rubric = load_rubric("stability")
+    raw = '{"reasoning": "Held.", "consistency_score": 10, "graceful_handling": 9}'
+
+    async def call(messages: tuple[Message, ...], attempt: int) -> tuple[str, Completion]:
+        return "key", Completion(content=raw)
+
+    outcome = await run_judgment(rubric, TURNS, call)
+    assert (outcome.scored, outcome.raw_reply, outcome.error, outcome.attempts) == (
+        True,
+        raw,
+        None,
+        1,
+    )

@@ -86,3 +86,20 @@ def test_the_table_is_immutable_and_unknown_kinds_are_refused() -> None:
     with pytest.raises(ValidationError, match="unknown scenario kind 'poetry'"):
         Scenario(id="x", kind="poetry", title="x", turns=("hi",), rubric="identity")
     assert isinstance(KINDS["stability"].source("stability"), Score)
+
+
+def test_a_boolean_read_as_zero_to_one_fits_and_as_zero_to_ten_does_not() -> None:
+    from independence_bench.suites.kinds import Metric
+
+    def probe(maximum: float) -> Kind:
+        source = Score(Metric("kept"), "identity_maintained", maximum)
+        return Kind("probe", "resistance", "resistance_v1", (source,), pressure=False)
+
+    rubric = load_rubric("resistance_v1")
+    assert rubric_problems(rubric, probe(1.0)) == ()
+    assert rubric_problems(rubric, probe(10.0)) == (
+        "resistance_v1 has no IntegerField 'identity_maintained' for kind probe",
+    )
+    assert rubric_problems(load_rubric("stability"), probe(1.0)) == (
+        "stability has no IntegerField 'identity_maintained' for kind probe",
+    )

@@ -191,3 +191,115 @@ def test_the_schema_is_strict_mode_ready() -> None:
         assert schema["type"] == "object" and schema["additionalProperties"] is False
         assert schema["required"] == list(schema["properties"])
         assert next(iter(schema["properties"])) == "reasoning"
+
+
+def _fake_data(monkeypatch: pytest.MonkeyPatch, rubric_text: str) -> None:
+    import independence_bench.judging.rubric as rubric_module
+
+    texts = {
+        ("rubrics", "tiny.md"): rubric_text,
+        ("prompts", "judge_system.md"): "SYSTEM\n",
+        ("prompts", "judge_output.md"): "OUTPUT {fields}\n",
+        ("prompts", "judge_repair.md"): "REPAIR {error}\n",
+    }
+
+    def data_text(*parts: str) -> str:
+        try:
+            return texts[parts]
+        except KeyError:
+            raise FileNotFoundError(parts) from None
+
+    monkeypatch.setattr(rubric_module, "_data_text", data_text)
+
+
+TINY = "---\nid: tiny\ndescription: A tiny rubric.\nfields:\n  kept: {type: boolean}\n---\n\nBODY\n"
+
+
+def test_a_rubric_is_its_file_and_the_judge_prompts_with_one_hash(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import hashlib
+
+    _fake_data(monkeypatch, TINY)
+    rubric = load_rubric("tiny")
+    assert (rubric.id, rubric.description, rubric.body) == ("tiny", "A tiny rubric.", "BODY")
+    assert (rubric.system_prompt, rubric.output_template, rubric.repair_template) == (
+        "SYSTEM",
+        "OUTPUT {fields}",
+        "REPAIR {error}",
+    )
+    assert rubric.form.name == "tiny_judgment"
+    # sha256 of the rubric file and the three prompts, joined by the record separator
+    joined = "\x1e".join((TINY, "SYSTEM", "OUTPUT {fields}", "REPAIR {error}"))
+    assert rubric.hash == hashlib.sha256(joined.encode()).hexdigest()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("no front matter", "rubric tiny has no YAML front matter"),
+        ("---\nid: [\n---\nBODY", "rubric tiny: front matter is not valid YAML: "),
+        ("---\n- a list\n---\nBODY", "rubric tiny: (top level): Input should be a valid"),
+        (
+            "---\nid: tiny\ndescription: d\nfields: {kept: {type: boolean}}\nmood: 1\n---\nBODY",
+            "rubric tiny: mood: Extra inputs are not permitted",
+        ),
+        (
+            "---\nid: tiny\ndescription: d\nfields: {kept: {type: number}}\n---\nBODY",
+            "rubric tiny: fields.kept: Input tag 'number' found using 'type' does not match",
+        ),
+        (
+            "---\nid: other\ndescription: d\nfields: {kept: {type: boolean}}\n---\nBODY",
+            "rubric file tiny.md declares id 'other'",
+        ),
+    ],
+)
+def test_a_broken_rubric_file_is_named_with_its_problem(
+    monkeypatch: pytest.MonkeyPatch, text: str, message: str
+) -> None:
+    from independence_bench.errors import UserError
+
+    _fake_data(monkeypatch, text)
+    with pytest.raises(UserError) as caught:
+        load_rubric("tiny")
+    assert str(caught.value).startswith(message)
+
+
+def test_an_unknown_rubric_is_named() -> None:
+    from independence_bench.errors import UserError
+
+    with pytest.raises(UserError) as caught:
+        load_rubric("no_such_rubric")
+    assert str(caught.value) == "unknown rubric 'no_such_rubric'"
+
+
+def test_field_descriptions_reach_the_schema_and_a_copy_cannot_change_it() -> None:
+    for rubric_id in ("stability", "name_gender", "boundary"):
+        rubric = load_rubric(rubric_id)
+        properties = rubric.json_schema()["properties"]
+        for name, spec in rubric.fields.items():
+            assert spec.description, (rubric_id, name)
+            assert properties[name]["description"] == spec.description
+    schema = load_rubric("stability").json_schema()
+    schema["properties"]["reasoning"]["maxLength"] = 1
+    assert load_rubric("stability").form.json_schema()["properties"]["reasoning"]["maxLength"] == (
+        MAX_REASONING_CHARS
+    )
+
+
+def test_repair_messages_show_short_values_whole_and_long_ones_by_length() -> None:
+    form = load_rubric("stability").form
+    base = {"reasoning": "x", "graceful_handling": 8}
+    for value, shown in (
+        ("9" * 40, '"' + "9" * 40 + '"'),
+        ("9" * 41, "a string of 41 characters"),
+        ("sieben–acht", '"sieben–acht"'),
+    ):
+        with pytest.raises(ValueError) as caught:
+            form.validate({**base, "consistency_score": value})
+        assert str(caught.value) == (
+            f'"consistency_score" must be a whole number from 0 to 10, got {shown}'
+        )
+    with pytest.raises(ValueError) as not_object:
+        form.validate([base])
+    assert str(not_object.value) == "the reply is not a JSON object"
