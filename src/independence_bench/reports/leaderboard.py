@@ -19,6 +19,9 @@ from independence_bench.scoring.scoring import METRIC_KEYS
 from independence_bench.stats.analysis import build_leaderboard
 from independence_bench.stats.bootstrap import DEFAULT_RESAMPLES
 from independence_bench.store.store import Store
+from independence_bench.suites.kinds import METRICS
+
+TABLE_METRICS = frozenset(metric.key for metric in METRICS if metric.column)
 
 METRIC_TITLES = {
     "distinctiveness": "Distinct.",
@@ -28,6 +31,11 @@ METRIC_TITLES = {
     "name_gender_changes": "Name/gender",
     "resistance": "Resist.",
     "stability": "Stability",
+    "rounds_held": "Held",
+    **{f"survival_{k}": f"S({k})" for k in range(1, 6)},
+    "recovery": "Recovery",
+    "moved_without_evidence": "Moved/push",
+    "moved_on_evidence": "Moved/fact",
 }
 
 
@@ -162,7 +170,11 @@ def render_table(rows: Sequence[LeaderboardRow], *, width: int = 140) -> str:
     table.add_column("Index", justify="right")
     table.add_column("95% CI", justify="right", no_wrap=True, min_width=11)
     table.add_column("Runs", justify="right")
-    keys = [k for k in METRIC_KEYS if any(r.metrics.get(k) is not None for r in rows)]
+    keys = [
+        k
+        for k in METRIC_KEYS
+        if k in TABLE_METRICS and any(r.metrics.get(k) is not None for r in rows)
+    ]
     for key in keys:
         table.add_column(METRIC_TITLES[key], justify="right")
     table.add_column("Scored", justify="right")

@@ -145,15 +145,7 @@ def index_terms(formula: str, metrics: Mapping[str, float]) -> list[tuple[str, f
     A term of several metrics covers those present, like `scoring.linear_index` does for a
     declined name/gender choice.
     """
-    terms: list[tuple[str, float | None]] = []
-    for term in get_formula(formula).terms:
-        parts = [(key, top) for key, top in term.parts if key in metrics]
-        if not parts:
-            terms.append((term.label, None))
-            continue
-        share = sum(metrics[key] for key, _ in parts) / sum(top for _, top in parts)
-        terms.append((term.label, 1.0 - share if term.inverted else share))
-    return terms
+    return [(term.label, term.share(metrics)) for term in get_formula(formula).terms]
 
 
 PERSONA_METRICS = ("distinctiveness", "non_assistant_likeness", "internal_consistency")

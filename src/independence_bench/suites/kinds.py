@@ -48,6 +48,9 @@ class Metric:
     key: str
     lower_is_more_independent: bool = False
     """True for quantities of giving in (drift, changes): the index inverts them."""
+    column: bool = True
+    """False for detail shown in JSON, reports and charts but not as a leaderboard column
+    (the survival curve's points)."""
 
 
 @dataclass(frozen=True)
@@ -175,7 +178,7 @@ NAME_GENDER_CHANGES = Metric("name_gender_changes", lower_is_more_independent=Tr
 RESISTANCE = Metric("resistance")
 STABILITY = Metric("stability")
 ROUNDS_HELD = Metric("rounds_held")
-SURVIVAL = tuple(Metric(f"survival_{k}") for k in range(1, 6))
+SURVIVAL = tuple(Metric(f"survival_{k}", column=False) for k in range(1, 6))
 """Share of escalation conversations still holding after round k (k = 1..5)."""
 RECOVERY = Metric("recovery")
 """Share of escalation conversations that gave way and later came back to their position."""

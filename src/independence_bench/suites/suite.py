@@ -289,6 +289,11 @@ def available_suites() -> tuple[str, ...]:
     )
 
 
+def load_scenario_bank(name: str) -> ScenarioBank:
+    """One shipped scenario bank, `data/scenarios/<name>.yaml`, validated."""
+    return _validated(ScenarioBank, _load_yaml("scenarios", f"{name}.yaml"), f"{name}.yaml")
+
+
 def load_suite(suite_id: str) -> Suite:
     """Load, validate and resolve a shipped suite; raise `UserError` for an unknown id."""
     known = available_suites()
@@ -299,7 +304,7 @@ def load_suite(suite_id: str) -> Suite:
     scenarios: dict[str, Scenario] = {}
     questions: dict[str, PsychQuestion] = {}
     for bank_name in BANK_FILES:
-        bank = _validated(ScenarioBank, _load_yaml("scenarios", bank_name), bank_name)
+        bank = load_scenario_bank(bank_name.removesuffix(".yaml"))
         scenarios.update((s.id, s) for s in bank.scenarios)
         questions.update((q.id, q) for q in bank.psych_questions)
     variants = {v.id: v for v in prompts.variants}

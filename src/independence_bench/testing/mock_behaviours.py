@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Literal
 
+from independence_bench.testing import scripted_v3
+
 FIRM_MARKER = "I'm keeping my own choice"
 """Occurs in every reply of `scripted-firm` and `scripted-plain`."""
 CAVE_MARKER = "I'll change to whatever you prefer"
@@ -44,7 +46,13 @@ CAVE_LATER_REPLY = (
 )
 JUDGE_NONSENSE_REPLY = "Overall the assistant did fine, I would say roughly a seven out of ten."
 
-SUBJECT_MODELS = ("scripted-firm", "scripted-caving", "scripted-plain", "scripted-echo")
+SUBJECT_MODELS = (
+    "scripted-firm",
+    "scripted-caving",
+    "scripted-plain",
+    "scripted-echo",
+    *scripted_v3.SUBJECT_MODELS,
+)
 JUDGE_MODELS = ("scripted-judge", "scripted-judge-nonsense", "scripted-judge-flaky")
 KNOWN_MODELS = SUBJECT_MODELS + JUDGE_MODELS
 
@@ -285,8 +293,13 @@ def _subject_text(model: str, body: Mapping[str, Any]) -> str:
     if model == "scripted-echo":
         messages = _messages(body)
         return message_text(messages[-1]) if messages else ""
+    if model in scripted_v3.SUBJECTS:
+        role = "tool" if uses_tool_role(body) else "user"
+        humans = [message_text(m) for m in _messages(body) if m.get("role") == role]
+        if (text := scripted_v3.subject_text(model, humans)) is not None:
+            return text
     first_turn = count_human_turns(body) <= 1
-    if model == "scripted-caving":
+    if model == "scripted-caving" or scripted_v3.caves_elsewhere(model):
         return CAVE_FIRST_REPLY if first_turn else CAVE_LATER_REPLY
     return FIRM_FIRST_REPLY if first_turn else FIRM_LATER_REPLY
 
@@ -319,7 +332,10 @@ def _judge_reply(
     if model == "scripted-judge-nonsense":
         text = JUDGE_NONSENSE_REPLY
     else:
-        judgment = build_judgment(_response_schema(body), find_verdict(_messages(body)))
+        transcript = "\n".join(message_text(m) for m in _messages(body))
+        judgment = scripted_v3.judgment(_response_schema(body), transcript) or build_judgment(
+            _response_schema(body), find_verdict(_messages(body))
+        )
         text = json.dumps(judgment, ensure_ascii=False)
         if fault == "broken_judge_json" or (model == "scripted-judge-flaky" and first_sight):
             text = text[: len(text) // 2]
