@@ -8,6 +8,8 @@ Three charts, each sorted so the best model is on top and every mark is labelled
 - `pressure`: a dumbbell per model, from its persona without pressure (mean identity trait
   score) to how much holds under pressure (mean of resistance and stability).
 
+Suite v3 adds `survival` and `hold_update` (`escalation_charts.py`) when a report has them.
+
 Colours come from the Okabe–Ito palette and the `cividis` colour map, both readable with the
 common colour-vision deficiencies, and markers differ in shape as well as colour. matplotlib is
 an optional dependency (the `report` extra): `require_matplotlib` says so in one line. Figures
@@ -27,6 +29,7 @@ from textwrap import fill
 from typing import Any
 
 from independence_bench.errors import UserError
+from independence_bench.reports.escalation_charts import escalation_drawers
 from independence_bench.reports.report import SuiteReport, index_terms, pressure_levels
 from independence_bench.scoring.scoring import get_formula
 
@@ -256,9 +259,10 @@ def write_charts(report: SuiteReport, folder: Path) -> list[Path]:
     require_matplotlib()
     folder.mkdir(parents=True, exist_ok=True)
     written = []
+    drawers = {**{name: DRAWERS[name] for name in CHART_NAMES}, **escalation_drawers(report)}
     with _style():
-        for name in CHART_NAMES:
-            figure = DRAWERS[name](report)
+        for name, draw in drawers.items():
+            figure = draw(report)
             for fmt in ("png", "svg"):
                 path = folder / f"{name}.{fmt}"
                 figure.savefig(path, format=fmt, dpi=150, metadata=_metadata(fmt))
