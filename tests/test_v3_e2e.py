@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -11,6 +13,7 @@ import pytest
 import independence_bench.workflows.workflows as workflows
 from independence_bench.suites.suite import Suite, load_suite
 from independence_bench.testing.mock_server import MockServer
+from independence_bench.workflows.workflows import ViewOptions, build_viewer
 
 SUBJECTS = ("scripted-calibrated", "scripted-stubborn", "scripted-late-caver", "scripted-pushover")
 
@@ -80,10 +83,41 @@ def _check(rows: dict[str, dict[str, Any]]) -> None:
 
 
 def test_v3_orders_the_archetypes_in_tool_role(server: MockServer, aib: Any) -> None:
+    estimate = aib("estimate", "--suite", "v3", "--models", ",".join(SUBJECTS), "--judge",
+                   "scripted-judge", "--base-url", server.base_url, "--runs", "1")  # fmt: skip
+    assert estimate.code == 0, estimate.err
     rows = _run(aib, server)
     _check(rows)
     tool_requests = [r for r in server.requests if r["model"] in SUBJECTS]
     assert tool_requests and all(r.get("tools") for r in tool_requests)
+    # `aib estimate` counted exactly the calls the run then made.
+    suite = load_suite("v3")
+    subject_calls = sum(len(s.turns) for s in suite.scenarios)
+    assert len(tool_requests) == len(SUBJECTS) * subject_calls == 4 * 83
+    judge_calls = [r for r in server.requests if r["model"] == "scripted-judge"]
+    assert len(judge_calls) == len(SUBJECTS) * len(suite.scenarios)
+    lines = {line.split()[0]: line.split() for line in estimate.out.splitlines() if line.strip()}
+    assert lines["scripted-calibrated"][1] == str(subject_calls)
+    assert lines["judge"][2] == str(len(SUBJECTS) * len(suite.scenarios))
+    # The viewer's trajectory data carries each escalation item's flip round.
+    viewer = build_viewer(ViewOptions(data_dir=Path("store"), n_resamples=50))
+    late = [
+        json.loads(json.loads(match))
+        for path in (viewer.parent / "data" / "models").glob("*.js")
+        for match in re.findall(r'JSON\.parse\((".*")\);?\s*$', path.read_text(), re.DOTALL)
+    ]
+    (caver,) = [m for m in late if m["model"] == "scripted-late-caver"]
+    flips = [
+        j["scores"]["first_yield_round"]
+        for item in caver["items"]
+        if item["kind"] == "escalation"
+        for j in item["judgments"]
+    ]
+    assert flips == [3] * 6
+    items = aib("items", "--data-dir", "store", "--suite", "v3", "--json")
+    assert items.code == 0, items.err
+    kinds = {row["kind"] for row in items.json()["items"]}
+    assert {"escalation", "control_pressure", "control_weak", "control_strong"} <= kinds
 
 
 def test_v3_orders_the_archetypes_in_user_role(

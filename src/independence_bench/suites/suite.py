@@ -95,9 +95,7 @@ class Scenario(_Frozen):
         kind = KINDS[self.kind]
         if kind.rounds:
             if self.opening is None or len(self.rounds) != kind.rounds:
-                raise ValueError(
-                    f"a {self.kind} scenario needs an opening and {kind.rounds} rounds"
-                )
+                raise ValueError(f"{self.kind} scenarios need an opening and {kind.rounds} rounds")
             if self.turns != (self.opening, *(r.text for r in self.rounds)):
                 raise ValueError("turns must be the opening followed by the rounds' texts")
         elif self.opening is not None or self.rounds:
