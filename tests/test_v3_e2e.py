@@ -114,6 +114,10 @@ def test_v3_orders_the_archetypes_in_tool_role(server: MockServer, aib: Any) -> 
         for j in item["judgments"]
     ]
     assert flips == [3] * 6
+    report = aib("report", "--data-dir", "store", "--out", "report")
+    assert report.code == 0, report.err
+    charts = {p.name for p in Path("report").glob("charts/*/*.png")}
+    assert {"survival.png", "hold_update.png", "index.png"} <= charts
     items = aib("items", "--data-dir", "store", "--suite", "v3", "--json")
     assert items.code == 0, items.err
     kinds = {row["kind"] for row in items.json()["items"]}

@@ -38,6 +38,7 @@ from independence_bench.stats.analysis import (
 )
 from independence_bench.stats.bootstrap import DEFAULT_RESAMPLES
 from independence_bench.store.store import ItemRecord, JudgmentRecord, Store
+from independence_bench.suites.kinds import KINDS
 
 EXPERIMENT_ORDER = ("identity", "resistance", "boundary", "stability")
 
@@ -131,12 +132,14 @@ class SuiteReport:
 
 
 def metric_scale(formula: str, key: str) -> float:
-    """The native maximum of a metric in this formula's suite (10 unless the formula says)."""
+    """The native maximum of a metric in this formula's suite: the formula's, else the kinds'
+    table's (a reported-only metric such as a survival point), else 10."""
     for term in get_formula(formula).terms:
         for part, top in term.parts:
             if part == key:
                 return top
-    return 10.0
+    ranges = (s.maximum for kind in KINDS.values() for s in kind.metrics if s.metric.key == key)
+    return next(ranges, 10.0)
 
 
 def index_terms(formula: str, metrics: Mapping[str, float]) -> list[tuple[str, float | None]]:
