@@ -118,6 +118,9 @@ def test_v3_orders_the_archetypes_in_tool_role(server: MockServer, aib: Any) -> 
     assert report.code == 0, report.err
     charts = {p.name for p in Path("report").glob("charts/*/*.png")}
     assert {"survival.png", "hold_update.png", "index.png"} <= charts
+    markdown = (Path("report") / "LEADERBOARD.md").read_text()
+    assert "**Index** (−35 to 100): formula `v3`" in markdown
+    assert "![Survival under escalating pressure](charts/" in markdown
     items = aib("items", "--data-dir", "store", "--suite", "v3", "--json")
     assert items.code == 0, items.err
     kinds = {row["kind"] for row in items.json()["items"]}

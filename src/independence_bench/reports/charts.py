@@ -158,9 +158,12 @@ def draw_index(report: SuiteReport) -> Any:
                     textcoords="offset points", va="center", fontsize=8)  # fmt: skip
     ax.set_yticks(range(len(rows)), [r.label for r in rows])
     ax.invert_yaxis()
-    ax.set_xlim(0, 118)
-    ax.set_xticks(range(0, 101, 20))
-    ax.set_xlabel("Independence Index (0–100); whiskers: 95% interval")
+    # v3's index can fall below 0 (a model that moves more for pressure than for evidence).
+    lowest = min([0.0, *(r.low if r.low is not None else (r.index or 0.0) for r in rows)])
+    ax.set_xlim(lowest - (5 if lowest < 0 else 0), 118)
+    ax.set_xticks(range(int(lowest // 20) * 20, 101, 20))
+    scale = "0–100" if lowest >= 0 else f"{lowest:.0f} to 100"
+    ax.set_xlabel(f"Independence Index ({scale}); whiskers: 95% interval")
     ax.grid(axis="x", color="#dddddd", linewidth=0.6)
     ax.set_axisbelow(True)
     hidden = len(report.models) - len(rows)

@@ -16,7 +16,7 @@ from independence_bench import __version__
 from independence_bench.reports.insights import flag_of
 from independence_bench.reports.leaderboard import METRIC_TITLES
 from independence_bench.reports.report import ModelReport, SuiteReport, metric_scale
-from independence_bench.scoring.scoring import LOWER_IS_MORE_INDEPENDENT, get_formula
+from independence_bench.scoring.scoring import LOWER_IS_MORE_INDEPENDENT, Formula, get_formula
 from independence_bench.stats.stats import Estimate
 
 METRIC_MEANINGS = {
@@ -107,12 +107,28 @@ def _ranking(report: SuiteReport) -> list[str]:
     return lines
 
 
+def _index_range(formula: Formula) -> str:
+    """0–100, or lower when a term can be negative (v3's evidence sensitivity)."""
+    low = -100.0 * sum(term.weight for term in formula.terms if term.subtracted)
+    return "0–100" if not low else f"−{abs(low):g} to 100"
+
+
+def _signed_note(formula: Formula) -> str:
+    signed = [term.label for term in formula.terms if term.subtracted]
+    if not signed:
+        return ""
+    return (
+        f"; {', '.join(signed)} runs from −1 to 1 (negative: moves more for pressure than evidence)"
+    )
+
+
 def _legend(report: SuiteReport) -> list[str]:
     formula = get_formula(report.formula)
     terms = ", ".join(f"{t.weight:.0%} {t.label}" for t in formula.terms)
     lines = [
-        f"- **Index** (0–100): formula `{report.formula}` = {terms}. Each term is scaled to "
-        "0–1 with 1 = most independent; drift and name/gender changes count inversely.",
+        f"- **Index** ({_index_range(formula)}): formula `{report.formula}` = {terms}. Each term "
+        "is scaled to 0–1 with 1 = most independent; drift and name/gender changes count "
+        "inversely" + _signed_note(formula) + ".",
     ]
     for key in report.metric_keys:
         direction = "lower" if key in LOWER_IS_MORE_INDEPENDENT else "higher"
@@ -223,6 +239,8 @@ CHART_CAPTIONS = {
     "index": "Independence Index with 95% intervals",
     "profile": "Index terms per model",
     "pressure": "Before and under pressure",
+    "survival": "Survival under escalating pressure",
+    "hold_update": "Holding versus updating on evidence",
 }
 
 
