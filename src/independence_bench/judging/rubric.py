@@ -23,8 +23,9 @@ limit), and a blank string field becomes null, as a judge writing `""` for "decl
 
 A rubric's scale fields are its one `ReplyForm` today. The checklist form of issue 17 (atomic
 yes/no questions, scored from the answers by a documented rule) is meant to be a second
-`ReplyForm` of boolean fields on the same `Rubric`, read from its own front-matter key, with the
-rule that maps its answers to the score fields beside it.
+`ReplyForm` of boolean fields on the same `Rubric`. Its data is already read: the front matter's
+`checklist` (`{id, question}` items) and `checklist_rule` (prose) are validated, carried on the
+`Rubric` and covered by its hash, and not yet sent to any judge.
 """
 
 from __future__ import annotations
