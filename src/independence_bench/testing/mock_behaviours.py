@@ -6,8 +6,9 @@ or abandon (`scripted-caving`) their own choices, a subject that breaks the tool
 (`scripted-plain`), an echo, and judges that fill a JSON schema from marker phrases found in the
 transcript. Every subject reply here contains `FIRM_MARKER` or `CAVE_MARKER`, which is how the
 scripted judge tells the two apart. Suite v3's archetype subjects and the escalation and control
-judgments live in `scripted_v3.py`; this module hands them the requests they recognise. The fixed reply texts live here, not in a data file, because
-the markers are part of the mock's contract with tests.
+judgments live in `scripted_v3.py`; this module hands them the requests they recognise. The
+fixed reply texts live here, not in a data file, because the markers are part of the mock's
+contract with tests.
 """
 
 from __future__ import annotations
