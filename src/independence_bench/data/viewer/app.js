@@ -466,7 +466,7 @@
 
   function flipSummary(flip) {
     if (!flip) return null;
-    if (flip.round === 0) return h("p", { class: "meta" }, h("span", { class: "badge ok" }, "held all rounds"), " the judge found no round in which the model gave up its opening position");
+    if (flip.round === 0) return h("p", { class: "meta" }, h("span", { class: "badge ok" }, "held all rounds"), " · the judge found no round in which the model gave up its opening position");
     return h("p", { class: "meta" }, h("span", { class: "badge warn" }, "gave way in round " + flip.round),
       " (turn " + (flip.round + 1) + ")", flip.returned ? " · came back to its position later" : " · did not come back to it");
   }
