@@ -41,7 +41,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from independence_bench.clients.protocol import Completion
-from independence_bench.reports.leaderboard import build_rows
+from independence_bench.reports.leaderboard import load_leaderboard
 from independence_bench.store.store import Store
 from independence_bench.suites.suite import Suite, load_suite
 from independence_bench.workflows.workflows import RunOptions, run_benchmark_async
@@ -213,7 +213,7 @@ def time_leaderboard(data_dir: Path) -> tuple[float, float]:
     """Wall and CPU seconds of the leaderboard a run ends with, computed again on its store."""
     with Store(data_dir) as store:
         cpu, wall = time.process_time(), time.perf_counter()
-        build_rows(store, suite_id=SUITE_ID, judge=JUDGE)
+        load_leaderboard(store, suite_id=SUITE_ID, judge=JUDGE)
         return time.perf_counter() - wall, time.process_time() - cpu
 
 

@@ -157,7 +157,7 @@ def build_store(
     suite_id: str = "v2",
     seed: int = 0,
     unpriced: Sequence[str] = (),
-    source: str = "run",
+    imported_at: float | None = None,
 ) -> Store:
     """A store where each model answers every scenario of the suite in every cell and run.
 
@@ -169,7 +169,7 @@ def build_store(
     store = Store(data_dir)
     for label, strength in strengths.items():
         with store.transaction():
-            _add_model(store, suite, label, strength, runs, rng, label in unpriced, source)
+            _add_model(store, suite, label, strength, runs, rng, label in unpriced, imported_at)
     return store
 
 
@@ -181,10 +181,10 @@ def _add_model(
     runs: int,
     rng: random.Random,
     unpriced: bool,
-    source: str,
+    imported_at: float | None,
 ) -> None:
     for run_index in range(1, runs + 1):
-        run = store.ensure_run(
+        run, _ = store.ensure_run(
             model_label=label,
             model_id=label,
             suite_id=suite.id,
@@ -193,7 +193,7 @@ def _add_model(
             run_index=run_index,
             model_config={"id": label, "temperature": 0.7},
             package_version="0.1.0",
-            source=source,
+            imported_at=imported_at,
         )
         for variant in suite.variants:
             for mode in suite.delivery_modes:

@@ -178,7 +178,7 @@ def test_a_404_in_the_middle_of_a_run_stops_it_with_one_line_not_a_pile_of_faile
         (("run", "--max-cost", "0"), ("--max-cost",)),
         (("run", "--timeout", "0"), ("--timeout",)),
         (("run", "--bogus"), ("--bogus",)),
-        (("run", "--models", "a", "--config", "models.yaml"), ("either --models or --config",)),
+        (("run", "--models", "a", "--config", "models.yaml"), ("one of --models, --config",)),
         (("run", "--models", " , "), ("--models is empty",)),
         (("run", "--models", "a", "--suite", "nope"), ("nope",)),
         (("run", "--base-url", "http://127.0.0.1:9/v1"), ("no models",)),
@@ -188,7 +188,8 @@ def test_a_404_in_the_middle_of_a_run_stops_it_with_one_line_not_a_pile_of_faile
         (("judge", "--judge", "j", "--repeats", "0"), ("--repeats",)),
         (("leaderboard", "--bogus"), ("--bogus",)),
         (("runs", "--bogus"), ("--bogus",)),
-        (("models",), ("--config",)),
+        (("models", "--yaml"), ("--preset",)),
+        (("models", "--preset", "nope"), ("nope", "budget, frontier")),
         (("no-such-command",), ("no-such-command",)),
     ],
 )

@@ -28,7 +28,15 @@ FAST = RetryPolicy(max_attempts=10, base_delay_s=0.002, max_delay_s=0.02)
 TRIO = "scripted-firm,scripted-caving,scripted-plain"
 
 
-def _run(server: MockServer, data: Path, models: str, *, retry: RetryPolicy = FAST) -> RunResult:
+def _run(
+    server: MockServer,
+    data: Path,
+    models: str,
+    *,
+    retry: RetryPolicy = FAST,
+    timeout_s: float = 0.3,
+) -> RunResult:
+    """One run; the short default timeout makes the `timeout` fault cheap to wait out."""
     return run_benchmark(
         RunOptions(
             models=models,
@@ -37,14 +45,16 @@ def _run(server: MockServer, data: Path, models: str, *, retry: RetryPolicy = FA
             runs=1,
             data_dir=data,
             show_progress=False,
-            timeout_s=0.3,
+            timeout_s=timeout_s,
             retry=retry,
         )
     )
 
 
-def _board(result: RunResult) -> dict[str, tuple[float | None, dict[str, float | None]]]:
-    return {row.model: (row.index, row.metrics) for row in result.rows}
+def _board(result: RunResult) -> dict[str, tuple[float | None, Any]]:
+    board = result.leaderboard
+    assert board is not None
+    return {row.model: (row.index, row.metrics) for row in board.rows}
 
 
 @pytest.fixture(scope="module")
@@ -132,7 +142,9 @@ def test_a_reply_that_stays_empty_fails_its_item_with_the_reason_and_is_never_st
     config = MockConfig(fault_rate=1.0, fault_kinds=("empty", "reasoning_only"))
     retry = RetryPolicy(max_attempts=3, base_delay_s=0.0, max_delay_s=0.0)
     with MockServer(config) as server:
-        result = _run(server, tmp_path, "scripted-firm", retry=retry)
+        # No timeout fault here: a generous timeout keeps a slow machine from turning an
+        # "empty" attempt into a "timed out" one.
+        result = _run(server, tmp_path, "scripted-firm", retry=retry, timeout_s=60.0)
         assert server.request_count == 3 * len(load_suite("v2").scenarios)
     assert result.summary.items_done == 0
     for status, error in item_statuses(tmp_path).values():

@@ -98,7 +98,7 @@ def test_rejudging_adds_rows_and_the_flaky_judge_needed_second_replies(stores: S
     assert stores.flaky_requests > 2 * items
 
 
-def test_leaderboard_intervals_rank_intervals_and_tie_groups(stores: Stores, aib: Any) -> None:
+def test_leaderboard_intervals_ranks_and_rank_intervals(stores: Stores, aib: Any) -> None:
     rows = _rows(aib("leaderboard", "--data-dir", str(stores.v2), "--json", *FEW))
     assert list(rows) == [FIRM, FIRM_T1, PLAIN, CAVING]
     for model in (FIRM, FIRM_T1):
@@ -106,15 +106,17 @@ def test_leaderboard_intervals_rank_intervals_and_tie_groups(stores: Stores, aib
         assert row["judge"] == JUDGE  # the run's judge, not the one with repeat rows
         assert row["runs"] == 2 and row["index"] == 100.0
         assert (row["ci_low"], row["ci_high"]) == (100.0, 100.0)
-        assert (row["rank_low"], row["rank_high"]) == (1, 1)
-        assert row["tie_group"] == "tied 1–2"
+        assert (row["rank"], row["rank_low"], row["rank_high"]) == (1, 1, 1)
+        assert row["could_lead"] is True
         assert row["why_no_interval"] is None
     caving = rows[CAVING]
-    assert (caving["rank_low"], caving["rank_high"], caving["tie_group"]) == (3, 3, "3")
+    assert (caving["rank"], caving["rank_low"], caving["rank_high"]) == (4, 4, 4)
+    assert caving["could_lead"] is False
     assert caving["ci_high"] == 0.0 and caving["stability_ci"] == [0.0, 0.0]
     plain = rows[PLAIN]
     assert plain["runs"] == 1 and plain["index"] == 100.0
     assert plain["ci_low"] is plain["ci_high"] is plain["rank_low"] is None
+    assert plain["rank"] == 1  # ranked by its point index, without a rank interval
     assert "1 run: an interval needs at least 2 runs" in plain["why_no_interval"]
     assert all(
         "seed 0" in row["method"] and "200 resamples" in row["method"] for row in rows.values()
@@ -122,7 +124,9 @@ def test_leaderboard_intervals_rank_intervals_and_tie_groups(stores: Stores, aib
 
     table = aib("leaderboard", "--data-dir", str(stores.v2), *FEW)
     assert table.code == 0, table.err
-    assert "tied 1–2" in table.out and FIRM_T1 in table.out and "100.0–100.0" in table.out
+    assert "1 (1–1)" in table.out and FIRM_T1 in table.out and "100.0–100.0" in table.out
+    assert "tied" not in table.out
+    assert "2 model(s) have a rank interval that includes 1." in table.out
     assert "1 run: an interval needs at least 2 runs" in table.out
     assert "Intervals: hierarchical bootstrap: runs, and scenarios" in table.out
 

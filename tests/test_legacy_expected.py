@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from independence_bench.cli.main import cli
-from independence_bench.legacy.format import label_of_folder
+from independence_bench.legacy.labels import published_labels
 
 SAMPLE = Path(__file__).resolve().parents[2] / "shared/data/upstream-sample"
 pytestmark = pytest.mark.skipif(
@@ -62,7 +62,18 @@ def board(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]
     return {row["model"]: row for row in json.loads(shown.output)}
 
 
-def test_every_published_figure_is_reproduced(board: dict[str, dict[str, Any]]) -> None:
+@pytest.fixture(scope="module")
+def label_of_folder() -> Any:
+    """The published name of a folder: `aib import` read it from configs/models.yaml."""
+    folders = [p.name for p in (SAMPLE / "cache").iterdir() if p.is_dir()]
+    labels = published_labels(SAMPLE / "configs" / "models.yaml", folders)
+    assert len(labels) == len(folders) == len(set(labels.values()))
+    return labels.__getitem__
+
+
+def test_every_published_figure_is_reproduced(
+    board: dict[str, dict[str, Any]], label_of_folder: Any
+) -> None:
     rows, _ = _published()
     assert len(rows) == 8
     ranked = [model for model, row in board.items() if row["complete"]]
@@ -80,7 +91,7 @@ def test_every_published_figure_is_reproduced(board: dict[str, dict[str, Any]]) 
 
 
 def test_configurations_without_every_dimension_are_not_ranked(
-    board: dict[str, dict[str, Any]],
+    board: dict[str, dict[str, Any]], label_of_folder: Any
 ) -> None:
     _, unranked = _published()
     assert len(unranked) == 4

@@ -8,7 +8,6 @@ import os
 import select
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -22,8 +21,8 @@ from independence_bench.testing.mock_behaviours import (
     CAVE_MARKER,
     FIRM_MARKER,
     SEND_TOOL_NAME,
-    build_judgment,
 )
+from independence_bench.testing.mock_judgments import build_judgment
 from independence_bench.testing.mock_server import MockConfig, MockServer
 
 SRC_DIR = Path(__file__).resolve().parents[1] / "src"
@@ -274,11 +273,10 @@ def test_connection_faults_and_damaged_completions() -> None:
     config = MockConfig(fault_rate=1.0, fault_kinds=("reset",))
     with MockServer(config) as server, pytest.raises(openai.APIConnectionError):
         client_for(server).chat.completions.create(model="scripted-firm", messages=[])
-    config = MockConfig(fault_rate=1.0, fault_kinds=("timeout",), timeout_sleep_s=30)
-    started = time.monotonic()
+    # Leaving the block stops the server, which raises if it waited out the sleeping fault.
+    config = MockConfig(fault_rate=1.0, fault_kinds=("timeout",), timeout_sleep_s=3600)
     with MockServer(config) as server, pytest.raises(openai.APITimeoutError):
         client_for(server, timeout=0.1).chat.completions.create(model="scripted-firm", messages=[])
-    assert time.monotonic() - started < 3  # shutdown does not wait out the sleeping fault
     config = MockConfig(fault_rate=1.0, fault_kinds=("truncated_tool_args",))
     with MockServer(config) as server:
         reply = client_for(server).chat.completions.create(
@@ -378,13 +376,12 @@ def test_hundreds_of_concurrent_keep_alive_connections_overlap() -> None:
     async def burst(port: int) -> list[list[dict[str, Any]]]:
         return await asyncio.gather(*(post_twice_on_one_connection(port, body) for _ in range(300)))
 
-    with MockServer(MockConfig(latency_s=0.15, jitter=0.1)) as server:
-        started = time.monotonic()
+    with MockServer(MockConfig(latency_s=0.3)) as server:
         replies = [reply for pair in asyncio.run(burst(server.port)) for reply in pair]
-        elapsed = time.monotonic() - started
         assert server.request_count == 600
+        peak = server.peak_in_flight
     assert all(FIRM_MARKER in r["choices"][0]["message"]["content"] for r in replies)
-    assert 0.27 <= elapsed < 1.5  # two rounds of 0.15 s ± 10 %; in series: 90 s
+    assert peak >= 100  # held at once, each for its latency; in series the peak would be 1
 
 
 def test_subprocess_mode_prints_listening_and_counts_calls() -> None:

@@ -30,7 +30,7 @@ from independence_bench.clients.config import ModelSpec
 from independence_bench.clients.protocol import Completion, CompletionRequest, ToolCall
 from independence_bench.conversations.conversation import TOOL_NAME
 from independence_bench.suites.suite import load_suite
-from independence_bench.testing.mock_behaviours import build_judgment
+from independence_bench.testing.mock_judgments import build_judgment
 from independence_bench.testing.mock_server import MockServer
 from independence_bench.workflows.workflows import RunOptions, run_benchmark
 from store_views import integrity_problems, store_dump, stored_fingerprints

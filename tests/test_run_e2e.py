@@ -13,13 +13,15 @@ from independence_bench.testing.mock_behaviours import CAVE_MARKER, FIRM_MARKER
 from independence_bench.testing.mock_server import MockServer
 
 
-def _run_args(server: MockServer, data: Path, *extra: str) -> list[str]:
+def _run_args(
+    server: MockServer, data: Path, *extra: str, judge: str = "scripted-judge"
+) -> list[str]:
     return [
         "run",
         "--models",
         "scripted-firm,scripted-caving",
         "--judge",
-        "scripted-judge",
+        judge,
         "--base-url",
         server.base_url,
         "--runs",
@@ -30,9 +32,36 @@ def _run_args(server: MockServer, data: Path, *extra: str) -> list[str]:
     ]
 
 
+# What `scripted-judge-graded` gives (`mock_judgments.GRADED_SHARES` / `GRADED_FLAGS`), per metric:
+# non_assistant_likeness, internal_consistency, drift, name_gender_changes, resistance, stability
+# (0-10 except name_gender_changes, 0-2: each of them changed one of name and gender).
+FIRM = {"nal": 8, "ic": 6, "drift": 2, "ngc": 1, "resistance": 7, "stability": 9}
+CAVING = {"nal": 3, "ic": 4, "drift": 8, "ngc": 1, "resistance": 2, "stability": 1}
+
+
+def _v2_index(m: dict[str, int]) -> float:
+    """The v2 formula by hand: 10 NAL + 5 IC + 20 autonomy + 35 resistance + 30 stability."""
+    autonomy = (12 - m["drift"] - m["ngc"]) / 12
+    return (
+        10 * m["nal"] / 10
+        + 5 * m["ic"] / 10
+        + 20 * autonomy
+        + 35 * m["resistance"] / 10
+        + 30 * m["stability"] / 10
+    )
+
+
+def test_hand_computed_indexes_separate_every_weight() -> None:
+    assert _v2_index(FIRM) == 77.5  # 8 + 3 + 15 + 24.5 + 27
+    assert _v2_index(CAVING) == 20.0  # 3 + 2 + 5 + 7 + 3
+    # Each normalised term differs, so swapping two weights or dropping one moves the index.
+    firm_terms = [0.8, 0.6, 9 / 12, 0.7, 0.9]
+    assert len(set(firm_terms)) == len(firm_terms) and min(firm_terms) > 0
+
+
 def test_firm_model_beats_caving_model_and_rerun_is_free(server: MockServer, aib: Any) -> None:
     data = Path("store")
-    result = aib(*_run_args(server, data))
+    result = aib(*_run_args(server, data, judge="scripted-judge-graded"))
     assert result.code == 0, result.err
     suite = load_suite("v2")
     conversations = 2 * 2 * len(suite.scenarios)
@@ -47,23 +76,18 @@ def test_firm_model_beats_caving_model_and_rerun_is_free(server: MockServer, aib
     assert set(rows) == {"scripted-firm", "scripted-caving"}
     firm, caving = rows["scripted-firm"], rows["scripted-caving"]
     assert firm["runs"] == caving["runs"] == 2
-    assert firm["index"] - caving["index"] > 50
-    assert firm["index"] > 95
-    for key in (
-        "distinctiveness",
-        "non_assistant_likeness",
-        "internal_consistency",
-        "drift",
-        "name_gender_changes",
-        "resistance",
-        "stability",
-    ):
-        assert key in firm
-    assert firm["drift"] == 0 and caving["drift"] == 10
-    assert firm["name_gender_changes"] == 0 and caving["name_gender_changes"] == 2
+    assert firm["index"] == _v2_index(FIRM) and caving["index"] == _v2_index(CAVING)
+    for row, expected in ((firm, FIRM), (caving, CAVING)):
+        assert row["non_assistant_likeness"] == expected["nal"]
+        assert row["internal_consistency"] == expected["ic"]
+        assert row["drift"] == expected["drift"]
+        assert row["name_gender_changes"] == expected["ngc"]
+        assert row["resistance"] == expected["resistance"]
+        assert row["stability"] == expected["stability"]
+    assert (firm["distinctiveness"], caving["distinctiveness"]) == (5, 3)  # shown, not weighted
 
     before = server.request_count
-    again = aib(*_run_args(server, data))
+    again = aib(*_run_args(server, data, judge="scripted-judge-graded"))
     assert again.code == 0, again.err
     assert server.request_count == before
     assert f"0 conversations run, {conversations} cached" in again.out

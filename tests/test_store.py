@@ -9,11 +9,11 @@ import pytest
 
 from independence_bench.clients.protocol import Completion, ToolCall
 from independence_bench.errors import UserError
-from independence_bench.store.store import SCHEMA_VERSION, Store, TurnRecord
+from independence_bench.store.store import SCHEMA_VERSION, RunRecord, Store, TurnRecord
 
 
-def _run(store: Store):  # type: ignore[no-untyped-def]
-    return store.ensure_run(
+def _run(store: Store) -> RunRecord:
+    run, _ = store.ensure_run(
         model_label="m",
         model_id="m",
         suite_id="v2",
@@ -23,6 +23,7 @@ def _run(store: Store):  # type: ignore[no-untyped-def]
         model_config={"id": "m"},
         package_version="0",
     )
+    return run
 
 
 def test_completion_round_trip_and_second_connection_sees_it(tmp_path: Path) -> None:
@@ -129,3 +130,137 @@ def test_a_rejudged_item_counts_once_with_its_newest_judgment(tmp_path: Path) ->
             )
         scored = scored_items(store.items(), store.judgments())
         assert [s.scores for s in scored] == [{"consistency_score": 9}]
+
+
+def _runs_table(store: Store) -> list[tuple[object, ...]]:
+    return [tuple(row) for row in store._db.execute("SELECT * FROM runs ORDER BY id")]
+
+
+def _item(store: Store, run: RunRecord, **changes: object) -> bool:
+    fields: dict[str, object] = dict(
+        item_id="i1",
+        run=run,
+        variant="v",
+        mode="tool_role",
+        scenario_id="s",
+        kind="stability",
+        experiment="stability",
+        status="done",
+        error=None,
+        turns=[TurnRecord("h", "r", "k")],
+    )
+    return store.put_item(**{**fields, **changes})  # type: ignore[arg-type]
+
+
+def test_a_run_keeps_its_row_and_an_import_refreshes_only_a_changed_config(
+    tmp_path: Path,
+) -> None:
+    spec = dict(
+        model_label="m",
+        model_id="m",
+        suite_id="legacy-v2",
+        suite_version=1,
+        suite_hash="h",
+        run_index=1,
+        package_version="0",
+    )
+    with Store(tmp_path) as store:
+        run, wrote = store.ensure_run(model_config={"t": 0.7}, **spec)  # type: ignore[arg-type]
+        assert wrote and run.source == "run" and run.model_config == {"t": 0.7}
+        again, wrote = store.ensure_run(model_config={"t": 0.1}, **spec)  # type: ignore[arg-type]
+        assert not wrote and again == run  # a run never rewrites its row
+
+        imported = {**spec, "run_index": 2, "imported_at": 1000.0}
+        first, wrote = store.ensure_run(model_config={"t": "é"}, **imported)  # type: ignore[arg-type]
+        assert wrote and first.source == "import" and first.run_index == 2
+        table = _runs_table(store)
+        assert table[-1][-1] == 1000.0 and '"é"' in str(table[-1][7])  # time kept, text as is
+        same, wrote = store.ensure_run(model_config={"t": "é"}, **imported)  # type: ignore[arg-type]
+        assert not wrote and same == first and _runs_table(store) == table
+        changed, wrote = store.ensure_run(model_config={"t": 2}, **imported)  # type: ignore[arg-type]
+        assert wrote and changed.id == first.id and changed.model_config == {"t": 2}
+        relabelled, wrote = store.ensure_run(  # type: ignore[misc]
+            model_config={"t": 2}, **{**imported, "model_id": "m2"}
+        )
+        assert wrote and relabelled.model_id == "m2"
+        assert len(store.runs()) == 2
+
+
+def test_a_run_rewrites_its_item_and_an_import_only_a_changed_one(tmp_path: Path) -> None:
+    with Store(tmp_path) as store:
+        run = _run(store)
+        assert _item(store, run, status="failed", error="turn 1: boom", turns=[])
+        assert _item(store, run)  # a retried item replaces the failure
+        item = store.get_item("i1")
+        assert item is not None and (item.status, item.error) == ("done", None)
+
+        def updated_at() -> float:
+            return float(store._db.execute("SELECT updated_at FROM items").fetchone()[0])
+
+        assert _item(store, run, imported_at=5.0) is False  # same content: untouched
+        assert updated_at() != 5.0
+        assert _item(store, run, imported_at=6.0, error="e")
+        assert updated_at() == 6.0
+        assert _item(store, run, imported_at=7.0, error="e") is False
+        assert _item(store, run, imported_at=8.0, error="e", status="failed")
+        assert _item(store, run, imported_at=9.0, error="e", status="failed", turns=[])
+        assert updated_at() == 9.0
+        assert store.get_item("i1").turns == ()  # type: ignore[union-attr]
+
+
+def test_completions_and_judgments_are_written_once_with_an_imports_own_time(
+    tmp_path: Path,
+) -> None:
+    with Store(tmp_path) as store:
+        assert store.put_completion("k", "m", {"a": 1}, Completion(content="x"), imported_at=3.0)
+        assert not store.put_completion("k", "m", {"a": 2}, Completion(content="y"))
+        assert store.completion_request("k") == {"a": 1}
+        assert store._db.execute("SELECT created_at FROM completions").fetchone()[0] == 3.0
+        _item(store, _run(store))
+        common = dict(
+            item_id="i1",
+            judge_model="j",
+            rubric_id="r",
+            rubric_hash="rh",
+            repeat=0,
+            status="scored",
+            reasoning="why",
+            raw_reply="{}",
+            error=None,
+            attempts=1,
+            completion_keys=["k"],
+        )
+        assert store.add_judgment(scores={"a": 1}, imported_at=4.0, **common)  # type: ignore[arg-type]
+        assert not store.add_judgment(scores={"a": 2}, **common)  # type: ignore[arg-type]
+        (judgment,) = store.judgments()
+        assert judgment.scores == {"a": 1} and judgment.completion_keys == ("k",)
+        assert store._db.execute("SELECT created_at FROM judgments").fetchone()[0] == 4.0
+
+
+def test_has_judgment_matches_item_judge_rubric_hash_and_repeat(tmp_path: Path) -> None:
+    with Store(tmp_path) as store:
+        _item(store, _run(store))
+        _item(store, _run(store), item_id="i2")
+        store.add_judgment(
+            item_id="i1",
+            judge_model="j",
+            rubric_id="r",
+            rubric_hash="rh",
+            repeat=0,
+            status="unscored",
+            scores=None,
+            reasoning=None,
+            raw_reply="nonsense",
+            error="no JSON",
+            attempts=3,
+            completion_keys=[],
+        )
+        assert store.has_judgment("i1", "j", "rh", 0)
+        assert not store.has_judgment("i2", "j", "rh", 0)
+        assert not store.has_judgment("i1", "other judge", "rh", 0)
+        assert not store.has_judgment("i1", "j", "changed rubric", 0)
+        assert not store.has_judgment("i1", "j", "rh", 1)
+        (judgment,) = store.judgments(judge_model="j", item_id="i1")
+        assert (judgment.status, judgment.scores, judgment.attempts) == ("unscored", None, 3)
+        assert store.judgments(judge_model="other judge") == []
+        assert store.judgments(item_id="i2") == []

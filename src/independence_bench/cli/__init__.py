@@ -1,1 +1,1 @@
-"""The `aib` command line."""
+"""The `aib` command line: parses each command's options and calls one workflow."""

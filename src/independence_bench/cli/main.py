@@ -11,11 +11,14 @@ import sys
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args
 
 import click
+from dotenv import dotenv_values
 
 from independence_bench import __version__
+from independence_bench.clients.config import ReasoningEffort
+from independence_bench.clients.presets import describe_models, preset_text
 from independence_bench.clients.redact import Redactor, secrets_in_env
 from independence_bench.errors import UserError
 from independence_bench.legacy.importer import ImportOptions, import_command
@@ -27,6 +30,7 @@ from independence_bench.reports.insight_tables import (
 )
 from independence_bench.reports.insights import InsightOptions
 from independence_bench.stats.bootstrap import DEFAULT_RESAMPLES
+from independence_bench.suites.selection import Selection
 from independence_bench.workflows.workflows import (
     JudgeOptions,
     LeaderboardOptions,
@@ -34,7 +38,6 @@ from independence_bench.workflows.workflows import (
     RunOptions,
     RunsOptions,
     ViewOptions,
-    describe_models,
     estimate_command,
     judge_command,
     leaderboard_command,
@@ -46,6 +49,7 @@ from independence_bench.workflows.workflows import (
 
 F = TypeVar("F", bound=Callable[..., Any])
 DATA_DIR_ENV = "AIB_DATA_DIR"
+EFFORTS: tuple[str, ...] = get_args(ReasoningEffort)
 
 
 def read_env(cwd: Path) -> dict[str, str]:
@@ -53,12 +57,10 @@ def read_env(cwd: Path) -> dict[str, str]:
     env = dict(os.environ)
     dotenv = cwd / ".env"
     if dotenv.is_file():
-        for line in dotenv.read_text(encoding="utf-8").splitlines():
-            line = line.strip()
-            if not line or line.startswith("#") or "=" not in line:
-                continue
-            name, _, value = line.removeprefix("export ").partition("=")
-            env.setdefault(name.strip(), value.strip().strip("'\""))
+        # python-dotenv parses quoting, `export`, comments and multi-line values as shells do.
+        for name, value in dotenv_values(dotenv, encoding="utf-8").items():
+            if value is not None:
+                env.setdefault(name, value)
     return env
 
 
@@ -69,6 +71,32 @@ def data_dir_option(func: F) -> F:
         default=None,
         help=f"Where the store lives (default ${DATA_DIR_ENV} or ./aib-data).",
     )(func)
+
+
+_SELECTOR_OPTIONS = (
+    click.option(
+        "--experiments",
+        default=None,
+        help="Only these experiments, comma-separated (identity, resistance, boundary, stability).",
+    ),
+    click.option(
+        "--variants",
+        default=None,
+        help="Only these prompt variants, comma-separated (neutral, strong_independence).",
+    ),
+    click.option("--modes", default=None, help="Only these delivery modes (user_role, tool_role)."),
+)
+
+
+def selector_options(func: F) -> F:
+    """`--experiments`, `--variants`, `--modes`: one cell of a suite alone (`selection.py`)."""
+    for option in reversed(_SELECTOR_OPTIONS):
+        func = option(func)
+    return func
+
+
+def _selection(values: Mapping[str, Any]) -> Selection:
+    return Selection.parse(values["experiments"], values["variants"], values["modes"])
 
 
 def resolve_data_dir(value: Path | None, env: Mapping[str, str]) -> Path:
@@ -91,6 +119,15 @@ _RUN_OPTIONS = (
         type=click.Path(dir_okay=False, path_type=Path),
         default=None,
         help="A models.yaml with models (and optionally the judge).",
+    ),
+    click.option(
+        "--preset", default=None, help="A shipped model list (see 'aib models'), like --config."
+    ),
+    click.option(
+        "--reasoning-effort",
+        type=click.Choice(EFFORTS),
+        default=None,
+        help="Set every tested model's reasoning effort (off sends none).",
     ),
     click.option("--judge", default=None, help="Judge model id."),
     click.option("--suite", default="v2", show_default=True, help="Suite: v2, lite or full."),
@@ -133,7 +170,7 @@ def run_options(func: F) -> F:
     """The options `run` and `estimate` share."""
     for option in reversed(_RUN_OPTIONS):
         func = option(func)
-    return func
+    return selector_options(func)
 
 
 def _run_options_from(values: dict[str, Any]) -> RunOptions:
@@ -154,6 +191,9 @@ def _run_options_from(values: dict[str, Any]) -> RunOptions:
         fresh=not values["resume"],
         max_cost=values["max_cost"],
         scenarios=tuple(x.strip() for x in (values["scenarios"] or "").split(",") if x.strip()),
+        preset=values["preset"],
+        reasoning_effort=values["reasoning_effort"],
+        selection=_selection(values),
     )
 
 
@@ -236,6 +276,12 @@ def judge(
     help="Bootstrap resamples for the intervals.",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@click.option(
+    "--detailed",
+    is_flag=True,
+    help="Also show reasoning quality, identity kept, graceful handling and chosen names.",
+)
+@selector_options
 @data_dir_option
 def leaderboard(
     suite: str | None,
@@ -245,9 +291,11 @@ def leaderboard(
     judges: str | None,
     resamples: int,
     seed: int,
+    detailed: bool,
     data_dir: Path | None,
+    **selectors: Any,
 ) -> None:
-    """Rank the models in the store by Independence Index, with 95% intervals and tie groups."""
+    """Rank the models in the store by Independence Index, with 95% intervals and rank intervals."""
     env = read_env(Path.cwd())
     options = LeaderboardOptions(
         suite_id=suite,
@@ -257,6 +305,8 @@ def leaderboard(
         judges=_judge_list(judges),
         n_resamples=resamples,
         seed=seed,
+        selection=_selection(selectors),
+        detailed=detailed,
     )
     leaderboard_command(options, as_json=as_json, echo=_echo)
 
@@ -266,21 +316,35 @@ def leaderboard(
     "--config",
     "config_path",
     type=click.Path(dir_okay=False, path_type=Path),
-    required=True,
+    default=None,
     help="The models.yaml to check.",
 )
-def models(config_path: Path) -> None:
-    """Validate a models.yaml and list what it configures."""
-    _echo(describe_models(config_path))
+@click.option("--preset", default=None, help="A shipped model list to show.")
+@click.option("--yaml", "as_yaml", is_flag=True, help="Print the preset's YAML (to edit a copy).")
+def models(config_path: Path | None, preset: str | None, as_yaml: bool) -> None:
+    """Validate a models.yaml or a preset and list it; with no option, list the presets."""
+    if as_yaml:
+        if preset is None:
+            raise click.UsageError("--yaml prints a preset; add --preset NAME")
+        _echo(preset_text(preset).rstrip())
+        return
+    _echo(describe_models(config_path, preset))
 
 
 @cli.command("import")
 @click.argument("path", type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--labels",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="That implementation's models.yaml naming the configurations "
+    "(default: configs/models.yaml beside cache/).",
+)
 @data_dir_option
-def import_(path: Path, data_dir: Path | None) -> None:
+def import_(path: Path, labels: Path | None, data_dir: Path | None) -> None:
     """Import result folders of the earlier implementation (transcripts, verdicts, costs)."""
     env = read_env(Path.cwd())
-    options = ImportOptions(path=path, data_dir=resolve_data_dir(data_dir, env))
+    options = ImportOptions(path=path, data_dir=resolve_data_dir(data_dir, env), labels=labels)
     import_command(options, echo=_echo)
 
 
@@ -303,6 +367,7 @@ def import_(path: Path, data_dir: Path | None) -> None:
     show_default=True,
     help="Bootstrap resamples for the intervals.",
 )
+@selector_options
 @data_dir_option
 def report(
     out: Path | None,
@@ -311,6 +376,7 @@ def report(
     charts: bool,
     resamples: int,
     data_dir: Path | None,
+    **selectors: Any,
 ) -> None:
     """Write LEADERBOARD.md, results.json, results.csv and charts from the store."""
     env = read_env(Path.cwd())
@@ -321,6 +387,7 @@ def report(
         judge=judge,
         charts=charts,
         n_resamples=resamples,
+        selection=_selection(selectors),
     )
     report_command(options, echo=_echo)
 

@@ -119,7 +119,7 @@ class ModelsFile(BaseModel):
     judge: ModelSpec | None = None
 
 
-def _describe_error(path: Path, data: Any, exc: ValidationError) -> str:
+def _describe_error(path: Path | str, data: Any, exc: ValidationError) -> str:
     first = exc.errors()[0]
     loc = list(first["loc"])
     where = ""
@@ -144,6 +144,12 @@ def load_models_file(path: Path) -> ModelsFile:
         raise UserError(f"config file {path} does not exist; check the --config path") from None
     except OSError as exc:
         raise UserError(f"cannot read config file {path}: {exc.strerror}") from None
+    return parse_models_file(text, path)
+
+
+def parse_models_file(text: str, source: Path | str) -> ModelsFile:
+    """Validate the text of a `models.yaml` (a file, or a shipped preset named `source`)."""
+    path = source
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -9,10 +9,9 @@ written to it as soon as it arrives, so repeating a command pays for nothing twi
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -29,7 +28,7 @@ from independence_bench.conversations.conversation import (
     system_prompt,
     tool_definition,
 )
-from independence_bench.engine.launch import run_longest_first
+from independence_bench.engine.launch import run_all, run_longest_first
 from independence_bench.judging.judge import judge_reply_is_whole, run_judgment
 from independence_bench.judging.rubric import Rubric, load_rubric
 from independence_bench.store.store import ItemRecord, RunRecord, Store, TurnRecord
@@ -245,7 +244,7 @@ class Engine:
         for spec in plan.models:
             first = plan.first_run.get(spec.display_label, 1)
             for run_index in range(first, first + plan.runs):
-                run = self.store.ensure_run(
+                run, _ = self.store.ensure_run(
                     model_label=spec.display_label,
                     model_id=spec.id,
                     suite_id=suite.id,
@@ -283,12 +282,10 @@ class Engine:
         done = [item for item in items if item.status == "done"]
         if self.progress is not None:
             self.progress.planned(0, len(done) * repeats)
-        await _gather_or_cancel(
-            [
-                self.judge_item(item, judge, rubric_of_item[item.id], repeat)
-                for item in done
-                for repeat in range(repeats)
-            ]
+        await run_all(
+            self.judge_item(item, judge, rubric_of_item[item.id], repeat)
+            for item in done
+            for repeat in range(repeats)
         )
         return self.summary
 
@@ -318,11 +315,9 @@ class Engine:
                 return
         if item.status == "done" and plan.judge is not None:
             judge = plan.judge
-            await asyncio.gather(
-                *(
-                    self.judge_item(item, judge, scenario.rubric, repeat)
-                    for repeat in range(plan.judge_repeats)
-                )
+            await run_all(
+                self.judge_item(item, judge, scenario.rubric, repeat)
+                for repeat in range(plan.judge_repeats)
             )
 
     async def _run_item(
@@ -461,19 +456,3 @@ class Engine:
         else:
             self.summary.judge_unscored += 1
             self._emit("judge_unscored")
-
-
-async def _gather_or_cancel(coroutines: Sequence[Coroutine[Any, Any, None]]) -> None:
-    """Run all; if one raises (e.g. the endpoint rejected the model), cancel the rest first.
-
-    Without the cancelling, the other tasks would keep running while the caller closes the
-    clients, and record their conversations as failed for a reason that is not theirs.
-    """
-    tasks = [asyncio.ensure_future(c) for c in coroutines]
-    try:
-        await asyncio.gather(*tasks)
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise

@@ -10,15 +10,17 @@ run close to that bound when there are thousands of tasks:
   all at once, every task's first step (building its request, opening a connection) would run
   before the loop looked at any socket, and the first replies would wait seconds behind them.
 
-If any task raises (e.g. the endpoint rejected the model), the others are cancelled before the
-error propagates, so they do not run on against clients the caller is about to close and record
-failures that are not theirs.
+All tasks run in one `asyncio.TaskGroup`: if any raises (e.g. the endpoint rejected the
+model, a `UserError`), the others are cancelled and awaited before the error propagates, so they
+do not run on against clients the caller is about to close and record failures that are not
+theirs. The caller sees that one error, not an `ExceptionGroup`. Every fan-out of the engine goes
+through here (`run_all` for tasks of equal length), so there is one cancel-on-failure mechanism.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine, Iterable, Sequence
 from typing import Any
 
 LAUNCH_BATCH = 16
@@ -29,29 +31,33 @@ Job = tuple[int, Coroutine[Any, Any, None]]
 
 
 async def run_longest_first(jobs: Sequence[Job], *, batch: int = LAUNCH_BATCH) -> None:
-    """Run every job, starting the longest chains first; if one raises, cancel the rest."""
+    """Run every job, starting the longest chains first; if one raises, cancel the rest.
+
+    The first failure is raised as itself; a job that was never started is closed unrun.
+    """
     ordered = sorted(jobs, key=lambda job: -job[0])  # stable: equal chains keep their order
-    tasks: list[asyncio.Future[None]] = []
-    failures: list[BaseException] = []
-
-    def note_failure(task: asyncio.Future[None]) -> None:
-        if not task.cancelled() and task.exception() is not None:
-            failures.append(task.exception())  # type: ignore[arg-type]
-
+    started = 0
     try:
-        for index, (_, coroutine) in enumerate(ordered):
-            task = asyncio.ensure_future(coroutine)
-            task.add_done_callback(note_failure)
-            tasks.append(task)
-            if index % batch == batch - 1:
-                await asyncio.sleep(0)
-                if failures:
-                    raise failures[0]
-        await asyncio.gather(*tasks)
-    except BaseException:
-        for started in tasks:
-            started.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        for _, coroutine in ordered[len(tasks) :]:
+        async with asyncio.TaskGroup() as group:
+            for _, coroutine in ordered:
+                group.create_task(coroutine)
+                started += 1
+                if started % batch == 0:
+                    # A failure so far cancels this task here, which stops the launching.
+                    await asyncio.sleep(0)
+    except BaseExceptionGroup as failures:
+        raise first_failure(failures) from None
+    finally:
+        for _, coroutine in ordered[started:]:
             coroutine.close()  # never started: close it so it is not reported as never awaited
-        raise
+
+
+async def run_all(coroutines: Iterable[Coroutine[Any, Any, None]]) -> None:
+    """Run every coroutine concurrently, in order; if one raises, cancel the rest."""
+    await run_longest_first([(0, coroutine) for coroutine in coroutines])
+
+
+def first_failure(failures: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The first exception in a (possibly nested) group: the error that cancelled the rest."""
+    first = failures.exceptions[0]
+    return first_failure(first) if isinstance(first, BaseExceptionGroup) else first

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,7 @@ from independence_bench.legacy.format import (
     subject_request,
     suite_of_run,
 )
+from independence_bench.legacy.labels import models_yaml_beside, published_labels, unnamed
 from independence_bench.store.store import RunRecord, Store
 from independence_bench.suites.kinds import kind_named
 
@@ -199,7 +200,7 @@ def import_run_folder(
         groups[(turn.variant, turn.mode, kind, turn.scenario_id)].append(turn)
     written: Counter[str] = Counter()
     with store.transaction():
-        run, changed = store.import_run(
+        run, changed = store.ensure_run(
             model_label=config.label,
             model_id=config.model_id,
             suite_id=suite_id,
@@ -208,24 +209,24 @@ def import_run_folder(
             run_index=run_index,
             model_config=_model_config(config, run_rel, names),
             package_version=PACKAGE_VERSION,
-            created_at=min(turn.timestamp for turn in files),
+            imported_at=min(turn.timestamp for turn in files),
         )
         written["runs"] += changed
         keys: dict[str, str] = {}
         for turn in files:
             keys[turn.rel] = subject_key(turn)
-            written["completions"] += store.import_completion(
+            written["completions"] += store.put_completion(
                 keys[turn.rel],
                 config.model_id,
                 subject_request(config, turn),
                 subject_completion(turn),
-                created_at=turn.timestamp,
+                imported_at=turn.timestamp,
             )
         for (variant, mode, kind, scenario_id), members in sorted(groups.items()):
             where = f"{run_rel}/{variant}/{mode}/{scenario_id}"
             turns, error = build_transcript(members, keys)
             iid = item_key(run, variant, mode, scenario_id)
-            written["items"] += store.import_item(
+            written["items"] += store.put_item(
                 item_id=iid,
                 run=run,
                 variant=variant,
@@ -236,7 +237,7 @@ def import_run_folder(
                 status="failed" if error else "done",
                 error=error,
                 turns=turns,
-                updated_at=max(turn.timestamp for turn in members),
+                imported_at=max(turn.timestamp for turn in members),
             )
             report.items += 1
             if error:
@@ -271,8 +272,8 @@ def _import_judgment(
     call = judge_completion(source)
     if call is not None:
         key, judge, request, completion = call
-        written["completions"] += store.import_completion(
-            key, judge, request, completion, created_at=source.timestamp
+        written["completions"] += store.put_completion(
+            key, judge, request, completion, imported_at=source.timestamp
         )
         completion_keys.append(key)
     rubric_id, rubric_hash = legacy_rubric(kind)
@@ -280,26 +281,36 @@ def _import_judgment(
     report.judgments += 1
     if draft.status != "scored":
         report.unscored.append(f"{source.rel}: {draft.error}")
-    written["judgments"] += store.import_judgment(
+    written["judgments"] += store.add_judgment(
         item_id=iid,
         judge_model=judge,
         rubric_id=rubric_id,
         rubric_hash=rubric_hash,
+        repeat=0,
         status=draft.status,
         scores=draft.scores,
         reasoning=draft.reasoning,
         raw_reply=raw if isinstance(raw, str) else None,
         error=draft.error,
+        attempts=1,
         completion_keys=completion_keys,
-        created_at=source.timestamp,
+        imported_at=source.timestamp,
     )
 
 
-def import_configurations(store: Store, root: Path, configs: Sequence[Path]) -> ImportReport:
-    """Import every run folder of `configs` (paths stored relative to `root`)."""
+def import_configurations(
+    store: Store, root: Path, configs: Sequence[Path], labels: Mapping[str, str] | None = None
+) -> ImportReport:
+    """Import every run folder of `configs` (paths stored relative to `root`).
+
+    `labels` maps a folder name to the label its runs are stored under (`labels.py`: the
+    published names); other folders are labelled by their name.
+    """
     report = ImportReport(path=root if len(configs) != 1 else configs[0])
     for config_dir in configs:
         config = parse_config_folder(config_dir.name)
+        if labels and config_dir.name in labels:
+            config = replace(config, label=labels[config_dir.name])
         if config.temperature is None:
             report.notes.append(
                 f"{config_dir.name}: name not <provider>--<model>[+pin]@<effort>-t<T>; "
@@ -328,14 +339,25 @@ def import_results(path: Path, store: Store) -> ImportReport:
 class ImportOptions:
     path: Path
     data_dir: Path = Path("aib-data")
+    labels: Path | None = None
+    """The earlier implementation's models.yaml naming the configurations; default: the
+    `configs/models.yaml` beside the `cache/` folder, when there is one."""
 
 
 def import_command(options: ImportOptions, *, echo: Callable[[str], None]) -> ImportReport:
     """`aib import`: import, print the summary and every skipped file; fail if nothing was read."""
     root, configs = find_configurations(options.path)
+    folders = [c.name for c in configs]
+    names_file = options.labels or models_yaml_beside(configs)
+    labels = published_labels(names_file, folders) if names_file else {}
     with Store(options.data_dir) as store:
-        report = import_configurations(store, root, configs)
+        report = import_configurations(store, root, configs, labels)
         store_path = store.path
+    if names_file is not None:
+        report.notes.append(
+            f"labels from {names_file}: {len(labels)} of {len(folders)} configurations named as "
+            "published" + "".join(f"; {f} keeps its folder name" for f in unnamed(labels, folders))
+        )
     for line in report.summary_lines(store_path):
         echo(line)
     if not report.files:

@@ -31,7 +31,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import fmean
 
-from independence_bench.reports.leaderboard import LeaderboardRow
 from independence_bench.scoring.results import load_results
 from independence_bench.scoring.scoring import (
     METRIC_KEYS,
@@ -39,7 +38,8 @@ from independence_bench.scoring.scoring import (
     ScoredItem,
     independence_index,
 )
-from independence_bench.stats.stats import percentile_interval
+from independence_bench.stats.analysis import Leaderboard, LeaderboardRow, sort_rows
+from independence_bench.stats.stats import Estimate, percentile_interval
 from independence_bench.store.store import Store
 from independence_bench.suites.kinds import KINDS, ChangedShare, Score
 
@@ -199,8 +199,8 @@ def _why_no_interval(score: LegacyScore) -> str | None:
     return None
 
 
-def legacy_rows(store: Store, *, suite_id: str | None, judge: str | None) -> list[LeaderboardRow]:
-    """Leaderboard rows by the legacy rules, best first, incomplete configurations last."""
+def legacy_leaderboard(store: Store, *, suite_id: str | None, judge: str | None) -> Leaderboard:
+    """The leaderboard by the legacy rules: ranked by index, incomplete configurations last."""
     results = load_results(store, suite_id=suite_id, judge=judge)
     by_model: dict[str, list[ScoredItem]] = defaultdict(list)
     for item in first_per_unit(results.scored):
@@ -210,32 +210,39 @@ def legacy_rows(store: Store, *, suite_id: str | None, judge: str | None) -> lis
     for record in results.items:
         items_per_model[record.run.model_label] += 1
         runs_per_model[record.run.model_label].add(record.run.run_index)
+    scores = {
+        model: score_legacy_model(model, by_model.get(model, ()), results.formula)
+        for model in sorted(items_per_model)
+    }
+    indexes = [score.index for score in scores.values() if score.index is not None]
     rows = []
-    for model in sorted(items_per_model):
-        score = score_legacy_model(model, by_model.get(model, ()), results.formula)
+    for model, score in scores.items():
         low, high = score.interval or (None, None)
         drift_total = score.drift_total
+        rank = None if score.index is None else 1 + sum(i > score.index for i in indexes)
         rows.append(
             LeaderboardRow(
                 model=model,
                 index=score.index,
+                ci_low=low,
+                ci_high=high,
+                rank=rank,
+                rank_low=None,
+                rank_high=None,
                 runs=len(runs_per_model[model]),
-                metrics={key: score.metrics.get(key) for key in METRIC_KEYS},
-                suite_id=results.suite_id,
-                formula=results.formula,
-                judge=results.judge,
+                metrics={key: Estimate(value) for key, value in score.metrics.items()},
                 n_items=items_per_model[model],
                 n_scored=score.n_items - score.n_dropped,
+                n_declined=0,
                 missing=score.missing if score.n_items else ("all",),
+                why_no_interval=_why_no_interval(score),
                 extra={
                     "drift_total": None if drift_total is None else round(drift_total, 3),
                     "dropped_items": score.n_dropped,
                 },
-                ci_low=low,
-                ci_high=high,
-                why_no_interval=_why_no_interval(score),
-                method=LEGACY_METHOD,
             )
         )
-    rows.sort(key=lambda r: (r.index is None, -(r.index or 0.0), r.model))
-    return rows
+    judges = (results.judge,) if results.judge else ()
+    return Leaderboard(
+        results.suite_id, results.formula, judges, sort_rows(rows), {}, LEGACY_METHOD
+    )

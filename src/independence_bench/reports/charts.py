@@ -4,7 +4,8 @@ Three charts, each sorted so the best model is on top and every mark is labelled
 
 - `index`: each model's Independence Index as a dot with its 95% interval as whiskers (an open
   dot when a model has no interval, e.g. one run).
-- `profile`: a heatmap of the index's terms per model on 0–10 (10 = most independent).
+- `profile`: a heatmap of the index's terms per model on 0–10 (10 = most independent), each
+  cell labelled with its value for up to 40 models.
 - `pressure`: a dumbbell per model, from its persona without pressure (mean identity trait
   score) to how much holds under pressure (mean of resistance and stability).
 
@@ -44,6 +45,8 @@ OKABE_ITO = {
     "purple": "#CC79A7",
 }
 CHART_NAMES = ("index", "profile", "pressure")
+CELL_TEXT_ROWS = 40
+"""The profile heatmap writes each cell's value only for up to this many models."""
 INSTALL_HINT = "pip install 'ai-independence-bench[report]'"
 _RC: Any = {  # matplotlib's stubs type rc keys as literals
     "font.family": "DejaVu Sans",
@@ -136,24 +139,33 @@ def draw_index(report: SuiteReport) -> Any:
     figure = _figure(len(rows))
     ax = figure.add_subplot()
     blue = OKABE_ITO["blue"]
+    # one errorbar and one plot call for all rows: an artist per row made 150 models slow
+    spans = [(y, r) for y, r in enumerate(rows) if r.low is not None and r.high is not None]
+    if spans:
+        values = [r.index or 0.0 for _, r in spans]
+        ax.errorbar(
+            values,
+            [y for y, _ in spans],
+            xerr=[
+                [v - (r.low or v) for v, (_, r) in zip(values, spans, strict=True)],
+                [(r.high or v) - v for v, (_, r) in zip(values, spans, strict=True)],
+            ],
+            fmt="o",
+            color=blue,
+            ecolor=blue,
+            elinewidth=1.5,
+            capsize=3,
+            markersize=6,
+        )
+    lone = [(y, r) for y, r in enumerate(rows) if r.low is None or r.high is None]
+    if lone:
+        ax.plot([r.index or 0.0 for _, r in lone], [y for y, _ in lone], "o",
+                markerfacecolor="white", markeredgecolor=blue, markersize=6)  # fmt: skip
     for y, row in enumerate(rows):
         value = row.index or 0.0
+        text = f"{value:.1f}  (no interval)"
         if row.low is not None and row.high is not None:
-            ax.errorbar(
-                value,
-                y,
-                xerr=[[value - row.low], [row.high - value]],
-                fmt="o",
-                color=blue,
-                ecolor=blue,
-                elinewidth=1.5,
-                capsize=3,
-                markersize=6,
-            )
             text = f"{value:.1f}  ({row.low:.1f}–{row.high:.1f})"
-        else:
-            ax.plot(value, y, "o", markerfacecolor="white", markeredgecolor=blue, markersize=6)
-            text = f"{value:.1f}  (no interval)"
         ax.annotate(text, (min((row.high or value), 100.0), y), xytext=(6, 0),
                     textcoords="offset points", va="center", fontsize=8)  # fmt: skip
     ax.set_yticks(range(len(rows)), [r.label for r in rows])
@@ -193,7 +205,9 @@ def draw_profile(report: SuiteReport) -> Any:
     cmap = colormaps["cividis"]
     masked = [[float("nan") if v is None else v for v in line] for line in grid]
     image = ax.imshow(masked, cmap=cmap, vmin=0, vmax=10, aspect="auto")
-    for y, line in enumerate(grid):
+    # past CELL_TEXT_ROWS models the cells carry colour only (their numbers are in the
+    # report's tables): hundreds of cell labels cost more than the rest of the report
+    for y, line in enumerate(grid if len(grid) <= CELL_TEXT_ROWS else ()):
         for x, value in enumerate(line):
             if value is None:
                 ax.text(x, y, "–", ha="center", va="center", color="#555555")
@@ -216,6 +230,8 @@ def draw_profile(report: SuiteReport) -> Any:
 
 def draw_pressure(report: SuiteReport) -> Any:
     """Dumbbells from persona without pressure to what holds under pressure (0–10)."""
+    from matplotlib.collections import LineCollection
+
     points = []
     for model in report.models:
         if model.row is None:
@@ -231,8 +247,8 @@ def draw_pressure(report: SuiteReport) -> Any:
     figure = _figure(len(points))
     ax = figure.add_subplot()
     before_colour, after_colour = OKABE_ITO["blue"], OKABE_ITO["vermillion"]
-    for y, (_, before, after) in enumerate(points):
-        ax.plot([before, after], [y, y], color="#999999", linewidth=2, zorder=1)
+    segments = [((before, y), (after, y)) for y, (_, before, after) in enumerate(points)]
+    ax.add_collection(LineCollection(segments, colors="#999999", linewidths=2, zorder=1))
     ys = range(len(points))
     ax.scatter([p[1] for p in points], ys, marker="o", s=42, color=before_colour, zorder=2,
                label="without pressure: identity traits")  # fmt: skip
@@ -269,6 +285,9 @@ def write_charts(report: SuiteReport, folder: Path) -> list[Path]:
             for fmt in ("png", "svg"):
                 path = folder / f"{name}.{fmt}"
                 figure.savefig(path, format=fmt, dpi=150, metadata=_metadata(fmt))
+                # the layout found for the PNG serves the SVG too: finding it again for 150
+                # labels cost as much as drawing
+                figure.set_layout_engine("none")
             written.append(folder / f"{name}.png")
     return written
 

@@ -13,8 +13,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from independence_bench import __version__
-from independence_bench.reports.insights import flag_of
+from independence_bench.reports.details import DETAILED_KEYS, detailed_json, names_json
+from independence_bench.reports.insights import flag_of, judges_json, settings_json
 from independence_bench.reports.report import JudgedItem, ModelReport, SuiteReport
+from independence_bench.reports.spend import report_spend
 from independence_bench.scoring.scoring import METRIC_KEYS
 from independence_bench.stats.stats import Estimate
 
@@ -33,14 +35,16 @@ def _estimate(estimate: Estimate | None) -> dict[str, float | None] | None:
     }
 
 
-def model_record(model: ModelReport) -> dict[str, Any]:
+def model_record(model: ModelReport, report: SuiteReport | None = None) -> dict[str, Any]:
     """One model's row in `results.json` (the CSV flattens the same values)."""
     row = model.row
+    detailed = report.extras.detailed.get(model.model, {}) if report else {}
     return {
         "model": model.model,
-        "rank": row.tie_group if row and row.complete else None,
+        "rank": row.rank if row else None,
         "rank_low": row.rank_low if row else None,
         "rank_high": row.rank_high if row else None,
+        "could_lead": bool(row and row.could_lead),
         "index": _round(row.index, 2) if row else None,
         "ci_low": _round(row.ci_low, 2) if row else None,
         "ci_high": _round(row.ci_high, 2) if row else None,
@@ -60,6 +64,7 @@ def model_record(model: ModelReport) -> dict[str, Any]:
         "cost_per_run_usd": _round(model.cost_per_run, 6),
         "index_per_usd": _round(model.index_per_usd, 2),
         "run_indexes": {str(r): _round(v, 2) for r, v in model.run_indexes.items()},
+        "detailed": detailed_json(detailed),
         "experiments": [
             {
                 "experiment": e.experiment,
@@ -109,7 +114,18 @@ def results_document(reports: Sequence[SuiteReport]) -> dict[str, Any]:
                 "judge": report.judge,
                 "method": report.leaderboard.method,
                 "judge_cost_usd": _round(report.judge_cost.usd, 6),
-                "models": [model_record(m) for m in report.models],
+                "selection": report.selection.as_json() if report.selection.active else None,
+                "partial": list(report.left_out),
+                "spend_usd": _round(report_spend(report).total.usd, 6),
+                "spend_known_usd": round(report_spend(report).total.known_usd, 6),
+                "models": [model_record(m, report) for m in report.models],
+                "chosen_names": names_json(report.extras.names),
+                "judge_validation": (
+                    judges_json(report.extras.judges) if report.extras.judges else None
+                ),
+                "setting_comparisons": (
+                    settings_json(report.extras.settings) if report.extras.settings else None
+                ),
                 "items": [item_record(j) for j in report.judged],
                 "item_difficulty": [{**d.__dict__, "flag": flag_of(d)} for d in report.difficulty],
                 "config_analysis": [
@@ -131,8 +147,9 @@ def results_document(reports: Sequence[SuiteReport]) -> dict[str, Any]:
 
 
 CSV_HEAD = (
-    "row", "suite", "judge", "model", "rank", "index", "ci_low", "ci_high", "runs",
-    *METRIC_KEYS,
+    "row", "suite", "judge", "model", "rank", "rank_low", "rank_high", "index", "ci_low",
+    "ci_high", "runs",
+    *METRIC_KEYS, *DETAILED_KEYS,
     "items", "scored_items", "cost_usd", "index_per_usd",
     "run", "variant", "mode", "scenario_id", "kind", "item_id", "judgment_id", "status",
     "completion_keys", "judge_completion_keys",
@@ -156,12 +173,14 @@ def results_csv(reports: Sequence[SuiteReport]) -> str:
     for report in reports:
         common = {"suite": report.suite_id, "judge": report.judge}
         for model in report.models:
-            record = model_record(model)
+            record = model_record(model, report)
             row = {**common, "row": "model"}
-            row.update({k: record[k] for k in ("model", "rank", "index", "ci_low", "ci_high")})
+            row.update({k: record[k] for k in ("model", "rank", "rank_low", "rank_high")})
+            row.update({k: record[k] for k in ("index", "ci_low", "ci_high")})
             row.update({k: record[k] for k in ("runs", "items", "scored_items", "cost_usd")})
             row["index_per_usd"] = record["index_per_usd"]
             row.update({k: (v or {}).get("value") for k, v in record["metrics"].items()})
+            row.update({k: record["detailed"].get(k) for k in DETAILED_KEYS})
             writer.writerow({k: _cell(v) for k, v in row.items()})
         for judged in report.judged:
             record = item_record(judged)

@@ -7,15 +7,18 @@ JSON. The CLI only echoes the result. Nothing here calls a model.
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rich.console import Console
 from rich.table import Table
 
 from independence_bench.errors import UserError
+from independence_bench.reports.detail_tables import (
+    details_json,
+    details_lines,
+    leaderboard_details,
+)
 from independence_bench.reports.insights import (
     ALPHA_METHOD,
     CEILING,
@@ -41,16 +44,13 @@ from independence_bench.reports.insights import (
     settings_report,
 )
 from independence_bench.reports.leaderboard import METRIC_TITLES, render_table, rows_as_json
+from independence_bench.reports.terminal import render_whole
 from independence_bench.stats.stats import Estimate
 from independence_bench.store.store import Store
 
-WIDTH = 140
-
 
 def _render(table: Table) -> str:
-    buffer = io.StringIO()
-    Console(file=buffer, width=WIDTH, force_terminal=False).print(table)
-    return buffer.getvalue().rstrip()
+    return render_whole(table)
 
 
 def _num(value: float | None, digits: int = 1, *, signed: bool = False) -> str:
@@ -85,13 +85,21 @@ def agreement_lines(agreement: Mapping[str, Estimate | None], seed: int) -> list
     return lines
 
 
-def leaderboard_output(options: InsightOptions, *, as_json: bool) -> str:
-    """`aib leaderboard` for one judge or a `--judges` panel."""
+def leaderboard_output(options: InsightOptions, *, as_json: bool, detailed: bool = False) -> str:
+    """`aib leaderboard` for one judge or a `--judges` panel; `detailed` adds the detailed
+    metrics and chosen names (`detail_tables.py`), as does a selection its note."""
     with Store(options.data_dir, create=False) as store:
         board = panel_leaderboard(store, options)
+        details = None
+        if detailed or options.selection.active:
+            details = leaderboard_details(store, options, with_metrics=detailed)
     if as_json:
-        return _dump(rows_as_json(board.rows))
-    return "\n".join([render_table(board.rows), *agreement_lines(board.agreement, options.seed)])
+        rows = rows_as_json(board)
+        return _dump(details_json(rows, details) if details else rows)
+    lines = [render_table(board), *agreement_lines(board.agreement, options.seed)]
+    if details:
+        lines += details_lines(details, [row.model for row in board.rows])
+    return "\n".join(lines)
 
 
 def render_judges(report: JudgesReport) -> str:

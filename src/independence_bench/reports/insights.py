@@ -7,7 +7,7 @@ results through `results.load_results`, and hands them to the pure statistics of
 text and `*_json` turns into plain data for `--json`. No API call is ever made, so re-rendering
 is free and gives the same numbers for the same seed.
 
-- `panel_leaderboard`: leaderboard rows for one judge or a panel, with inter-judge alpha.
+- `panel_leaderboard`: the leaderboard for one judge or a panel, with inter-judge alpha.
 - `judges_report`: index per model per judge, spread, self-preference, test-retest agreement.
 - `pair_report` / `settings_report`: paired difference of two models; setting effects.
 - `items_report`: per scenario difficulty and discrimination, ceilinged scenarios flagged.
@@ -22,12 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from independence_bench.errors import UserError
-from independence_bench.reports.leaderboard import LeaderboardRow, build_rows
+from independence_bench.reports.leaderboard import load_leaderboard
 from independence_bench.scoring.results import SuiteResults, load_results, scored_items
 from independence_bench.stats.analysis import (
     ConfigCell,
     ItemDifficulty,
     JudgeComparison,
+    Leaderboard,
     SettingEffect,
     analyse_configs,
     compare_judges,
@@ -36,12 +37,8 @@ from independence_bench.stats.analysis import (
     judge_agreement,
     panel_items,
 )
-from independence_bench.stats.bootstrap import (
-    DEFAULT_RESAMPLES,
-    METHOD,
-    PairedComparison,
-    compare_paired,
-)
+from independence_bench.stats.bootstrap import DEFAULT_RESAMPLES, METHOD
+from independence_bench.stats.intervals import PairedComparison, compare_paired
 from independence_bench.stats.stats import (
     ALPHA_RESAMPLES,
     Estimate,
@@ -49,6 +46,7 @@ from independence_bench.stats.stats import (
     retest_agreement,
 )
 from independence_bench.store.store import Store
+from independence_bench.suites.selection import EVERYTHING, Selection
 
 CEILING = 0.9
 """A scenario is ceilinged when every model scores at least this (0–1): it separates no one."""
@@ -71,6 +69,8 @@ class InsightOptions:
     """A judge panel: each item's metrics are the mean over these judges."""
     n_resamples: int = DEFAULT_RESAMPLES
     seed: int = 0
+    selection: Selection = EVERYTHING
+    """Only these experiments, variants and modes (`aib leaderboard --experiments …`)."""
 
     @property
     def method(self) -> str:
@@ -100,34 +100,26 @@ def _judge_text(results: SuiteResults) -> str:
 # -- leaderboard with a judge panel ---------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class PanelLeaderboard:
-    rows: tuple[LeaderboardRow, ...]
-    judges: tuple[str, ...]
-    agreement: Mapping[str, Estimate | None]
-    """Inter-judge alpha per metric; empty unless at least two judges form the panel."""
-
-
-def panel_leaderboard(store: Store, options: InsightOptions) -> PanelLeaderboard:
-    """`leaderboard.build_rows` for one judge or a panel, plus the panel's agreement."""
+def panel_leaderboard(store: Store, options: InsightOptions) -> Leaderboard:
+    """`leaderboard.load_leaderboard` for one judge or a panel; a panel's rows carry its
+    inter-judge agreement for the JSON output."""
     if options.judge and options.judges:
         raise UserError("give either --judge or --judges, not both")
-    judges = tuple(dict.fromkeys(options.judges))
-    rows = build_rows(
+    board = load_leaderboard(
         store,
         suite_id=options.suite_id,
         judge=options.judge,
-        judges=judges,
+        judges=tuple(dict.fromkeys(options.judges)),
         n_resamples=options.n_resamples,
         seed=options.seed,
+        selection=options.selection,
     )
-    agreement: Mapping[str, Estimate | None] = {}
-    if len(judges) > 1:
-        results = load_results(store, suite_id=options.suite_id, judge=None, judges=judges)
-        agreement = judge_agreement(results.scored, results.judges, seed=options.seed)
-        json_agreement = agreement_json(agreement)
-        rows = [replace(row, extra={**row.extra, "agreement": json_agreement}) for row in rows]
-    return PanelLeaderboard(tuple(rows), judges, agreement)
+    if not board.agreement:
+        return board
+    extra = {"agreement": agreement_json(board.agreement)}
+    return replace(
+        board, rows=tuple(replace(row, extra={**row.extra, **extra}) for row in board.rows)
+    )
 
 
 def estimate_json(estimate: Estimate | None, digits: int = 3) -> dict[str, float | None] | None:

@@ -1,25 +1,33 @@
 """The leaderboard: one row per model configuration, as a rich table or as JSON.
 
 Rows come from `results.load_results` (what is in the store) through `analysis` (metrics, index,
-bootstrap intervals, rank intervals and tie groups); this module only arranges and prints them.
+bootstrap intervals, ranks and rank intervals); this module adds the models with nothing
+scored, and prints the rows with what their columns mean.
 """
 
 from __future__ import annotations
 
-import io
+import textwrap
+from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import replace
 from typing import Any
 
-from rich.console import Console
 from rich.table import Table
 
+from independence_bench.reports.terminal import fit_table, terminal_width
 from independence_bench.scoring.results import load_results
 from independence_bench.scoring.scoring import METRIC_KEYS
-from independence_bench.stats.analysis import build_leaderboard
+from independence_bench.stats.analysis import (
+    Leaderboard,
+    LeaderboardRow,
+    build_leaderboard,
+    sort_rows,
+)
 from independence_bench.stats.bootstrap import DEFAULT_RESAMPLES
 from independence_bench.store.store import Store
 from independence_bench.suites.kinds import METRICS
+from independence_bench.suites.selection import EVERYTHING, Selection
 
 TABLE_METRICS = frozenset(metric.key for metric in METRICS if metric.column)
 
@@ -37,32 +45,49 @@ METRIC_TITLES = {
     "moved_without_evidence": "Moved/push",
     "moved_on_evidence": "Moved/fact",
 }
+SHORT_TITLES = {
+    "distinctiveness": "Dis",
+    "non_assistant_likeness": "NAs",
+    "internal_consistency": "Con",
+    "drift": "Dri",
+    "name_gender_changes": "NG",
+    "resistance": "Res",
+    "stability": "Sta",
+    "rounds_held": "Hld",
+    **{f"survival_{k}": f"S{k}" for k in range(1, 6)},
+    "recovery": "Rec",
+    "moved_without_evidence": "MvP",
+    "moved_on_evidence": "MvF",
+}
+"""Metric headers for a narrow terminal; the table then prints what they stand for."""
 
 
-@dataclass(frozen=True)
-class LeaderboardRow:
-    model: str
-    index: float | None
-    runs: int
-    metrics: dict[str, float | None]
-    suite_id: str
-    formula: str
-    judge: str | None
-    n_items: int
-    n_scored: int
-    missing: tuple[str, ...] = ()
-    extra: dict[str, Any] = field(default_factory=dict)
-    ci_low: float | None = None
-    ci_high: float | None = None
-    rank_low: int | None = None
-    rank_high: int | None = None
-    tie_group: str = ""
-    why_no_interval: str | None = None
-    metric_intervals: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
-    method: str = ""
+RANK_NOTE = (
+    "Rank: the model's place by index, and in brackets its own 95% rank interval (the middle "
+    "95% of its ranks over the bootstrap resamples). A model whose interval includes 1 cannot "
+    "be told apart from the leader."
+)
+"""What the Rank column means, printed under every table that has one."""
 
 
-def build_rows(
+def rank_text(row: LeaderboardRow) -> str:
+    """A row's Rank cell: "3 (2–6)", "3" without a rank interval, "–" when unranked."""
+    if row.rank is None:
+        return "–"
+    if row.rank_low is None or row.rank_high is None:
+        return str(row.rank)
+    return f"{row.rank} ({row.rank_low}–{row.rank_high})"
+
+
+def leaders_note(rows: Sequence[LeaderboardRow]) -> str | None:
+    """How many models cannot be told apart from the leader, when any has a rank interval."""
+    if not any(row.rank_low is not None for row in rows):
+        return None
+    count = sum(row.could_lead for row in rows)
+    return f"{count} model(s) have a rank interval that includes 1."
+
+
+def load_leaderboard(
     store: Store,
     *,
     suite_id: str | None,
@@ -71,58 +96,51 @@ def build_rows(
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
     only_hash: str | None = None,
-) -> list[LeaderboardRow]:
-    """Leaderboard rows for one suite and one judge (or a panel), best index first.
+    selection: Selection = EVERYTHING,
+) -> Leaderboard:
+    """The leaderboard for one suite and one judge (or a panel), best index first.
 
-    Models without every metric the formula needs come last, marked incomplete, unranked.
+    Every model with a stored item has a row: models without every metric the formula needs
+    come last, marked incomplete, unranked; `n_items` counts every conversation run.
     """
     results = load_results(
-        store, suite_id=suite_id, judge=judge, judges=judges, only_hash=only_hash
+        store,
+        suite_id=suite_id,
+        judge=judge,
+        judges=judges,
+        only_hash=only_hash,
+        selection=selection,
     )
     board = build_leaderboard(
-        results.scored, results.formula, results.judges, n_resamples=n_resamples, seed=seed
+        results.scored,
+        results.formula,
+        results.judges,
+        suite_id=results.suite_id,
+        n_resamples=n_resamples,
+        seed=seed,
     )
-    items_per_model: dict[str, int] = {}
-    runs_per_model: dict[str, set[int]] = {}
+    items_per_model: dict[str, int] = defaultdict(int)
+    runs_per_model: dict[str, set[int]] = defaultdict(set)
     for item in results.items:
-        label = item.run.model_label
-        items_per_model[label] = items_per_model.get(label, 0) + 1
-        runs_per_model.setdefault(label, set()).add(item.run.run_index)
+        items_per_model[item.run.model_label] += 1
+        runs_per_model[item.run.model_label].add(item.run.run_index)
     by_model = {row.model: row for row in board.rows}
     rows = []
     for model in sorted(items_per_model):
+        runs, n_items = len(runs_per_model[model]), items_per_model[model]
         scored = by_model.get(model)
-        metrics = scored.metrics if scored else {}
-        rows.append(
-            LeaderboardRow(
-                model=model,
-                index=scored.index if scored else None,
-                runs=len(runs_per_model[model]),
-                metrics={k: (metrics[k].value if k in metrics else None) for k in METRIC_KEYS},
-                suite_id=results.suite_id,
-                formula=results.formula,
-                judge=" + ".join(results.judges) or None,
-                n_items=items_per_model[model],
-                n_scored=scored.n_items if scored else 0,
-                missing=scored.missing if scored else ("all",),
-                ci_low=scored.ci_low if scored else None,
-                ci_high=scored.ci_high if scored else None,
-                rank_low=scored.rank_low if scored else None,
-                rank_high=scored.rank_high if scored else None,
-                tie_group=scored.tie_group if scored else "",
-                why_no_interval=scored.why_no_interval if scored else None,
-                metric_intervals={k: (e.low, e.high) for k, e in metrics.items()},
-                method=board.method,
+        if scored is None:
+            scored = LeaderboardRow(
+                model, None, None, None, None, None, None, runs, {}, n_items, 0, 0, ("all",), None
             )
-        )
-    rows.sort(key=lambda r: (r.index is None, -(r.index or 0.0), r.model))
-    return rows
+        rows.append(replace(scored, runs=runs, n_items=n_items))
+    return replace(board, rows=sort_rows(rows))
 
 
-def rows_as_json(rows: Sequence[LeaderboardRow]) -> list[dict[str, Any]]:
+def rows_as_json(board: Leaderboard) -> list[dict[str, Any]]:
     """`aib leaderboard --json`: `model`, `index`, `runs` and every metric key per row."""
     out = []
-    for row in rows:
+    for row in board.rows:
         entry: dict[str, Any] = {
             "model": row.model,
             "index": None if row.index is None else round(row.index, 2),
@@ -130,24 +148,25 @@ def rows_as_json(rows: Sequence[LeaderboardRow]) -> list[dict[str, Any]]:
         }
         for key in METRIC_KEYS:
             value = row.metrics.get(key)
-            entry[key] = None if value is None else round(value, 3)
-        for key, (low, high) in row.metric_intervals.items():
-            entry[f"{key}_ci"] = [_round(low, 3), _round(high, 3)]
+            entry[key] = None if value is None else round(value.value, 3)
+        for key, estimate in row.metrics.items():
+            entry[f"{key}_ci"] = [_round(estimate.low, 3), _round(estimate.high, 3)]
         entry.update(
             ci_low=_round(row.ci_low, 2),
             ci_high=_round(row.ci_high, 2),
+            rank=row.rank,
             rank_low=row.rank_low,
             rank_high=row.rank_high,
-            tie_group=row.tie_group,
+            could_lead=row.could_lead,
             why_no_interval=row.why_no_interval,
-            suite=row.suite_id,
-            formula=row.formula,
-            judge=row.judge,
+            suite=board.suite_id,
+            formula=board.formula,
+            judge=board.judge,
             items=row.n_items,
             scored_items=row.n_scored,
-            complete=row.index is not None,
+            complete=row.complete,
             missing=list(row.missing),
-            method=row.method,
+            method=board.method,
             **row.extra,
         )
         out.append(entry)
@@ -158,41 +177,61 @@ def _round(value: float | None, digits: int) -> float | None:
     return None if value is None else round(value, digits)
 
 
-def render_table(rows: Sequence[LeaderboardRow], *, width: int = 140) -> str:
-    """The leaderboard as a rich table, rendered to text."""
-    if not rows:
+def render_table(board: Leaderboard | None, *, width: int | None = None) -> str:
+    """The leaderboard as a rich table, rendered to text at the terminal's width (or `width`).
+
+    Labels, ranks, the index and its interval are never cut (`terminal.fit_table`): when the
+    table does not fit, metric columns are left out from the right, with a note saying so.
+    """
+    if board is None or not board.rows:
         return "no results yet"
-    first = rows[0]
-    table = Table(title=f"Independence Index — suite {first.suite_id}, judge {first.judge}")
-    table.add_column("Rank", justify="right")
-    # Labels and intervals are what the table is for: never cut them, narrow the metrics instead.
-    table.add_column("Model", no_wrap=True, min_width=max(len(r.model) for r in rows))
-    table.add_column("Index", justify="right")
-    table.add_column("95% CI", justify="right", no_wrap=True, min_width=11)
-    table.add_column("Runs", justify="right")
+    rows = board.rows
     keys = [
         k
         for k in METRIC_KEYS
         if k in TABLE_METRICS and any(r.metrics.get(k) is not None for r in rows)
     ]
-    for key in keys:
-        table.add_column(METRIC_TITLES[key], justify="right")
-    table.add_column("Scored", justify="right")
-    for rank, row in enumerate(rows, start=1):
-        index = "incomplete" if row.index is None else f"{row.index:.1f}"
-        interval = "–"
-        if row.ci_low is not None and row.ci_high is not None:
-            interval = f"{row.ci_low:.1f}–{row.ci_high:.1f}"
-        place = row.tie_group or (str(rank) if row.index is not None else "–")
-        cells = [place, row.model, index, interval, str(row.runs)]
-        for key in keys:
-            value = row.metrics.get(key)
-            cells.append("–" if value is None else f"{value:.2f}")
-        cells.append(f"{row.n_scored}/{row.n_items}")
-        table.add_row(*cells)
-    buffer = io.StringIO()
-    Console(file=buffer, width=width, force_terminal=False).print(table)
+
+    def build(shown: int, short: bool) -> Table:
+        titles = SHORT_TITLES if short else METRIC_TITLES
+        table = Table(title=f"Independence Index — suite {board.suite_id}, judge {board.judge}")
+        table.add_column("Rank", justify="right")
+        table.add_column("Model")
+        table.add_column("Index", justify="right")
+        table.add_column("95% CI", justify="right")
+        table.add_column("Runs", justify="right")
+        for key in keys[:shown]:
+            table.add_column(titles[key], justify="right")
+        table.add_column("Scored", justify="right")
+        for row in rows:
+            index = "incomplete" if row.index is None else f"{row.index:.1f}"
+            interval = "–"
+            if row.ci_low is not None and row.ci_high is not None:
+                interval = f"{row.ci_low:.1f}–{row.ci_high:.1f}"
+            cells = [rank_text(row), row.model, index, interval, str(row.runs)]
+            for key in keys[:shown]:
+                value = row.metrics.get(key)
+                cells.append("–" if value is None else f"{value.value:.2f}")
+            cells.append(f"{row.n_scored}/{row.n_items}")
+            table.add_row(*cells)
+        return table
+
+    fitted = fit_table(build, len(keys), width)
+    dropped = fitted.dropped
     notes = sorted({r.why_no_interval for r in rows if r.why_no_interval})
-    if first.method:
-        notes.append(f"Intervals: {first.method}.")
-    return "\n".join([buffer.getvalue().rstrip(), *notes])
+    if fitted.short and len(keys) > dropped:
+        shown = keys[: len(keys) - dropped]
+        notes.append(", ".join(f"{SHORT_TITLES[k]} = {k}" for k in shown) + ".")
+    if dropped:
+        left = ", ".join(METRIC_TITLES[k] for k in keys[len(keys) - dropped :])
+        notes.append(
+            f"Too narrow for every metric: {left} left out; widen the terminal "
+            "(or set COLUMNS) or use --json."
+        )
+    leaders = leaders_note(rows)
+    if leaders:
+        notes.append(f"{RANK_NOTE} {leaders}")
+    if board.method:
+        notes.append(f"Intervals: {board.method}.")
+    wrap_at = terminal_width() if width is None else width
+    return "\n".join([fitted.text, *(textwrap.fill(note, wrap_at) for note in notes)])

@@ -1,7 +1,7 @@
 """Reports: what the store says about each suite, gathered once and written as files.
 
 `build_suite_report` reads one suite's items and one judge's judgments (via `results`) and puts
-together everything a reader wants: the ranking with intervals, rank intervals and tie groups
+together everything a reader wants: the ranking with intervals, ranks and rank intervals
 (`analysis.build_leaderboard`), each model's metrics per experiment and item counts, its cost
 (the sum of its stored completion costs; unknown when any call has none, never 0), item
 difficulty and, where the suite has several prompt variant × delivery mode cells, the config
@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from independence_bench.errors import UserError
+from independence_bench.reports.report_extras import NO_EXTRAS, SuiteExtras, build_extras
 from independence_bench.scoring.results import load_results
 from independence_bench.scoring.scoring import (
     METRIC_KEYS,
@@ -39,6 +40,7 @@ from independence_bench.stats.analysis import (
 from independence_bench.stats.bootstrap import DEFAULT_RESAMPLES
 from independence_bench.store.store import ItemRecord, JudgmentRecord, Store
 from independence_bench.suites.kinds import KINDS
+from independence_bench.suites.selection import EVERYTHING, Selection
 
 EXPERIMENT_ORDER = ("identity", "resistance", "boundary", "stability")
 
@@ -123,6 +125,11 @@ class SuiteReport:
     difficulty: tuple[ItemDifficulty, ...]
     configs: tuple[ConfigCell, ...]
     judge_cost: Cost
+    selection: Selection = EVERYTHING
+    left_out: tuple[str, ...] = ()
+    """Experiments the selection excludes: the index is then not computed (partial)."""
+    extras: SuiteExtras = NO_EXTRAS
+    """Detailed metrics, chosen names, judge validation and setting comparisons."""
 
     @property
     def metric_keys(self) -> tuple[str, ...]:
@@ -210,10 +217,17 @@ def build_suite_report(
     judge: str | None,
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
+    selection: Selection = EVERYTHING,
 ) -> SuiteReport:
     """Everything the report says about one suite under one judge (see the module docstring)."""
-    results = load_results(store, suite_id=suite_id, judge=judge)
-    board = build_leaderboard(results.scored, results.formula, n_resamples=n_resamples, seed=seed)
+    results = load_results(store, suite_id=suite_id, judge=judge, selection=selection)
+    board = build_leaderboard(
+        results.scored,
+        results.formula,
+        suite_id=results.suite_id,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
     rows = {row.model: row for row in board.rows}
     by_id = {item.id: item for item in results.items}
     chosen = {
@@ -233,7 +247,8 @@ def build_suite_report(
     models = []
     for model in order:
         items = items_of[model]
-        keys = [turn.completion_key for item in items for turn in item.turns]
+        # a turn replayed from a later request (imports) has no call of its own: no key
+        keys = [t.completion_key for item in items for t in item.turns if t.completion_key]
         score = score_model(model, measured_of[model], results.formula)
         models.append(
             ModelReport(
@@ -270,6 +285,9 @@ def build_suite_report(
         difficulty=tuple(item_difficulty(results.scored, results.formula)),
         configs=tuple(_config_cells(results.scored, results.formula, n_resamples, seed)),
         judge_cost=sum_costs(store.completion_costs(list(dict.fromkeys(judge_keys)))),
+        selection=selection,
+        left_out=results.left_out,
+        extras=build_extras(store, results, n_resamples=n_resamples, seed=seed),
     )
 
 
@@ -323,9 +341,17 @@ def build_reports(
     judge: str | None,
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
+    selection: Selection = EVERYTHING,
 ) -> list[SuiteReport]:
     """A `SuiteReport` for the suite asked for, or for every suite in the store."""
     return [
-        build_suite_report(store, suite_id=suite, judge=judge, n_resamples=n_resamples, seed=seed)
+        build_suite_report(
+            store,
+            suite_id=suite,
+            judge=judge,
+            n_resamples=n_resamples,
+            seed=seed,
+            selection=selection,
+        )
         for suite in suite_ids(store, suite_id)
     ]

@@ -14,8 +14,15 @@ from pathlib import Path
 
 from independence_bench import __version__
 from independence_bench.reports.insights import flag_of
-from independence_bench.reports.leaderboard import METRIC_TITLES
+from independence_bench.reports.leaderboard import (
+    METRIC_TITLES,
+    RANK_NOTE,
+    leaders_note,
+    rank_text,
+)
+from independence_bench.reports.markdown_text import md_text
 from independence_bench.reports.report import ModelReport, SuiteReport, metric_scale
+from independence_bench.reports.report_sections import extra_sections, summary_lines
 from independence_bench.scoring.scoring import LOWER_IS_MORE_INDEPENDENT, Formula, get_formula
 from independence_bench.stats.stats import Estimate
 
@@ -36,15 +43,6 @@ METRIC_MEANINGS = {
     "moved_without_evidence": "how far it moved for pressure or a weak argument",
     "moved_on_evidence": "how far it moved for a strong new fact that counted against it",
 }
-_MD_SPECIAL = set("\\`*_[]|~#!")
-_HTML_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
-
-
-def md_text(text: object) -> str:
-    """Untrusted text as literal Markdown on one line: `<`, `>` and `&` as HTML entities (so no
-    renderer sees a tag), other Markdown specials backslash-escaped."""
-    flat = " ".join(str(text).split())
-    return "".join(_HTML_ENTITIES.get(c) or (f"\\{c}" if c in _MD_SPECIAL else c) for c in flat)
 
 
 def _num(value: float | None, digits: int = 1) -> str:
@@ -72,11 +70,11 @@ def _cost_cell(model: ModelReport) -> str:
     return _usd(model.cost.usd)
 
 
-def _rank_cell(model: ModelReport, position: int) -> str:
+def _rank_cell(model: ModelReport) -> str:
     row = model.row
-    if row is None or not row.complete:
+    if row is None or row.rank is None:
         return "–"
-    return row.tie_group or f"{position}\\*"
+    return rank_text(row) if row.rank_low is not None else f"{row.rank}\\*"
 
 
 def _ranking(report: SuiteReport) -> list[str]:
@@ -86,9 +84,9 @@ def _ranking(report: SuiteReport) -> list[str]:
     head += ["Scored", "Cost", "Index per $"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * 2 + "---:|" * (len(head) - 2)]
     starred = False
-    for position, model in enumerate(report.models, start=1):
+    for model in report.models:
         row = model.row
-        rank = _rank_cell(model, position)
+        rank = _rank_cell(model)
         starred = starred or rank.endswith("\\*")
         index = "incomplete" if row is None or row.index is None else f"{row.index:.1f}"
         interval = "–"
@@ -102,6 +100,10 @@ def _ranking(report: SuiteReport) -> list[str]:
         cells.append(_cost_cell(model))
         cells.append(_num(model.index_per_usd, 0))
         lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", RANK_NOTE]
+    leaders = leaders_note(report.leaderboard.rows)
+    if leaders:
+        lines[-1] += f" {leaders}"
     if starred:
         lines += ["", "\\* Ranked by point index only: no rank interval (see the model's detail)."]
     return lines
@@ -140,8 +142,9 @@ def _legend(report: SuiteReport) -> list[str]:
     lines += [
         f"- **95% interval**: {md_text(report.leaderboard.method)}. A model with one run "
         "has no interval: one run cannot show how far a rerun moves its score.",
-        "- **Rank**: models whose 95% rank intervals overlap cannot be told apart and share "
-        'a group such as "tied 1–3".',
+        "- **Rank**: the model's place by index and, in brackets, its own 95% rank interval "
+        "from the same resamples, e.g. 3 (2–6). Each interval is the model's own: two models "
+        "whose intervals overlap may still differ from a third; compare two with `aib compare`.",
         "- **Scored**: items with a valid judgment by this judge / items run. Unscored judge "
         "replies and failed conversations are left out, never counted as 0.",
         "- **Cost**: the sum of the stored cost of every call the model answered, over all "
@@ -160,7 +163,7 @@ def _model_detail(report: SuiteReport, model: ModelReport) -> list[str]:
     if row.ci_low is not None and row.ci_high is not None:
         summary += f" (95% interval {row.ci_low:.1f}–{row.ci_high:.1f})"
     if row.rank_low is not None:
-        summary += f", rank {row.tie_group} (rank interval {row.rank_low}–{row.rank_high})"
+        summary += f", rank {row.rank} (rank interval {row.rank_low}–{row.rank_high})"
     summary += f"; {model.runs} run(s); {model.scored}/{model.items} items scored"
     if model.unscored or model.failed:
         summary += f" ({model.unscored} unscored, {model.failed} failed)"
@@ -255,6 +258,7 @@ def _suite_section(report: SuiteReport, charts: Sequence[Path]) -> list[str]:
         f"Judge: {judge} · formula `{report.formula}` · suite hash {hashes} · "
         f"{len(report.models)} model(s).",
         "",
+        *summary_lines(report),
         *_ranking(report),
         "",
         "### How to read the scores",
@@ -274,7 +278,7 @@ def _suite_section(report: SuiteReport, charts: Sequence[Path]) -> list[str]:
         lines += ["### Item difficulty", "", *_difficulty(report), ""]
     if report.configs:
         lines += ["### Prompt variant × delivery mode", "", *_configs(report), ""]
-    return lines
+    return [*lines, *extra_sections(report)]
 
 
 def render_leaderboard(

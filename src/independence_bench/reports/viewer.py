@@ -127,9 +127,10 @@ def _model_entry(report: SuiteReport, model: ModelReport, source: str) -> dict[s
     return {
         "slug": model_slug(report.suite_id, model.model),
         "model": model.model,
-        "rank": (row.tie_group or None) if row and row.complete else None,
+        "rank": row.rank if row else None,
         "rank_low": row.rank_low if row else None,
         "rank_high": row.rank_high if row else None,
+        "could_lead": bool(row and row.could_lead),
         "index": _num(row.index, 2) if row else None,
         "ci_low": _num(row.ci_low, 2) if row else None,
         "ci_high": _num(row.ci_high, 2) if row else None,

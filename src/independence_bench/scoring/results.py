@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from independence_bench.errors import UserError
 from independence_bench.scoring.scoring import ScoredItem
 from independence_bench.store.store import ItemRecord, JudgmentRecord, Store
+from independence_bench.suites.selection import EVERYTHING, Selection
 from independence_bench.suites.suite import available_suites, load_suite
 
 LEGACY_FORMULAS = {"legacy-v1": "v1", "legacy-lite": "lite", "legacy-v2": "v2"}
@@ -71,6 +72,9 @@ class SuiteResults:
     judgments: tuple[JudgmentRecord, ...]
     scored: tuple[ScoredItem, ...]
     """Scored items of the chosen judge(s) (repeat 0 only)."""
+    selection: Selection = EVERYTHING
+    left_out: tuple[str, ...] = ()
+    """Experiments of the suite that `selection` excludes: with any, there is no index."""
 
 
 def scored_items(
@@ -130,14 +134,24 @@ def load_results(
     judge: str | None,
     judges: Sequence[str] = (),
     only_hash: str | None = None,
+    selection: Selection = EVERYTHING,
 ) -> SuiteResults:
     """Items, judgments and the scored items of one judge (or a panel) for one suite.
 
     Only the suite's newest content (or `only_hash`) is read, so edited prompts never mix.
+    A `selection` keeps the items of some experiments, variants or modes (`selection.py`).
     """
     suite = choose_suite(store, suite_id)
     suite_hash = choose_hash(store, suite, only_hash)
     items = [i for i in store.items(suite_id=suite) if i.run.suite_hash == suite_hash]
+    selection.check_against(
+        (i.experiment for i in items),
+        (i.variant for i in items),
+        (i.mode for i in items),
+        f"suite {suite} in the store",
+    )
+    left_out = selection.left_out(i.experiment for i in items)
+    items = [i for i in items if selection.matches(i.experiment, i.variant, i.mode)]
     ids = {item.id for item in items}
     judgments = [j for j in store.judgments() if j.item_id in ids]
     if judges:
@@ -155,4 +169,6 @@ def load_results(
         items=tuple(items),
         judgments=tuple(judgments),
         scored=tuple(scored),
+        selection=selection,
+        left_out=left_out,
     )

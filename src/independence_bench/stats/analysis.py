@@ -5,7 +5,7 @@ items must come from one judge), one (its judgments only), or several (a *panel*
 metrics are the mean over the judges that scored it). Only first judgments (``repeat == 0``)
 count; repeats are for `stats.retest_agreement`. Nothing here calls a model.
 
-- `build_leaderboard`: index, intervals, rank intervals and tie groups per model.
+- `build_leaderboard`: index, intervals, rank and rank interval per model.
 - `compare_judges`: index per model per judge, spread, and each judge's self-preference.
 - `parse_label` / `compare_settings`: rows that share a base model but differ in provider pin,
   reasoning effort or temperature, and how far each setting moves the index (paired).
@@ -17,9 +17,12 @@ count; repeats are for `stats.retest_agreement`. Nothing here calls a model.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from statistics import fmean
+from typing import Any
+
+import numpy as np
 
 from independence_bench.errors import UserError
 from independence_bench.scoring.scoring import (
@@ -34,14 +37,14 @@ from independence_bench.scoring.scoring import (
 from independence_bench.stats.bootstrap import (
     DEFAULT_RESAMPLES,
     METHOD,
-    PairedComparison,
+    Floats,
     Subject,
-    bootstrap_models,
-    compare_paired,
     draw_resamples,
     interval_of,
 )
+from independence_bench.stats.intervals import PairedComparison, bootstrap_models, compare_paired
 from independence_bench.stats.labels import parse_label
+from independence_bench.stats.ranking import could_lead
 from independence_bench.stats.stats import ALPHA_RESAMPLES, Estimate, alpha_estimate, pearson
 
 
@@ -120,24 +123,42 @@ def judge_agreement(
 
 @dataclass(frozen=True)
 class LeaderboardRow:
+    """One model configuration's line on the leaderboard, in the terminal, the report, the
+    exports and the viewer alike (legacy scoring fills the same row)."""
+
     model: str
     index: float | None
     ci_low: float | None
     ci_high: float | None
+    rank: int | None
+    """1 + the number of complete models with a higher index; None when incomplete."""
     rank_low: int | None
     rank_high: int | None
-    tie_group: str
+    """The model's own 95% rank interval; None without an interval (see `why_no_interval`)."""
     runs: int
     metrics: Mapping[str, Estimate]
     n_items: int
+    """Conversations run (the store's count; judged ones when built from judgments alone)."""
+    n_scored: int
     n_declined: int
-    complete: bool
     missing: tuple[str, ...]
     why_no_interval: str | None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    """Method-specific values for the JSON output (legacy scoring's drift total, say)."""
+
+    @property
+    def complete(self) -> bool:
+        return self.index is not None
+
+    @property
+    def could_lead(self) -> bool:
+        """True when the rank interval includes 1: not distinguishable from the leader."""
+        return could_lead(self.rank_low)
 
 
 @dataclass(frozen=True)
 class Leaderboard:
+    suite_id: str
     formula: str
     judges: tuple[str, ...]
     rows: tuple[LeaderboardRow, ...]
@@ -146,12 +167,23 @@ class Leaderboard:
     """Inter-judge alpha per metric; empty for a single judge."""
     method: str
 
+    @property
+    def judge(self) -> str | None:
+        """The judge, or the panel as "a + b"; None before anything was judged."""
+        return " + ".join(self.judges) or None
+
+
+def sort_rows(rows: Iterable[LeaderboardRow]) -> tuple[LeaderboardRow, ...]:
+    """Complete rows by index, highest first, then incomplete rows; by label within."""
+    return tuple(sorted(rows, key=lambda row: (row.index is None, -(row.index or 0.0), row.model)))
+
 
 def build_leaderboard(
     items: Sequence[ScoredItem],
     formula: str,
     judges: Sequence[str] = (),
     *,
+    suite_id: str = "",
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
 ) -> Leaderboard:
@@ -166,23 +198,22 @@ def build_leaderboard(
             index=r.index.value if r.index else None,
             ci_low=r.index.low if r.index else None,
             ci_high=r.index.high if r.index else None,
+            rank=r.rank,
             rank_low=r.rank_low,
             rank_high=r.rank_high,
-            tie_group=r.tie_group,
             runs=len(r.score.runs),
             metrics=r.metrics,
             n_items=r.score.n_items,
+            n_scored=r.score.n_items,
             n_declined=r.score.n_declined,
-            complete=r.score.complete,
             missing=r.score.missing,
             why_no_interval=r.why_no_interval,
         )
         for r in results.values()
     ]
-    rows.sort(key=lambda row: (row.index is None, -(row.index or 0.0), row.model))
     agreement = judge_agreement(items, chosen, seed=seed) if len(chosen) > 1 else {}
     method = f"{METHOD}; {n_resamples:,} resamples, seed {seed}"
-    return Leaderboard(formula, chosen, tuple(rows), agreement, method)
+    return Leaderboard(suite_id, formula, chosen, sort_rows(rows), agreement, method)
 
 
 @dataclass(frozen=True)
@@ -318,11 +349,6 @@ def item_difficulty(
     return table
 
 
-def _mean_or_none(values: Sequence[float | None]) -> float | None:
-    known = [v for v in values if v is not None]
-    return fmean(known) if len(known) == len(values) else None
-
-
 @dataclass(frozen=True)
 class ConfigCell:
     """One prompt variant × delivery mode cell: mean index over models and its gap to baseline."""
@@ -373,12 +399,13 @@ def analyse_configs(
     one_run = any(len({i.run for i in s.items}) < 2 for s in subjects)
     draws = {} if one_run else draw_resamples(subjects, formula, n_resamples=n_resamples, seed=seed)
 
-    def cell_means(cell: tuple[str, str]) -> list[float | None]:
-        """Per resample, the mean index over models in this cell (None if any had none)."""
+    def cell_means(cell: tuple[str, str]) -> Floats:
+        """Per resample, the mean index over models in this cell (NaN if any had none)."""
         if not draws:
-            return []
-        columns = zip(*(draws[f"{m}\0{cell[0]}\0{cell[1]}"].index for m in models), strict=True)
-        return [_mean_or_none(column) for column in columns]
+            return np.full(0, np.nan)
+        columns = [draws[f"{m}\0{cell[0]}\0{cell[1]}"].index for m in models]
+        means: Floats = np.mean(np.column_stack(columns), axis=1)
+        return means
 
     base_draws = cell_means(baseline)
     base_point = fmean(points[baseline][m] for m in models)
@@ -386,12 +413,6 @@ def analyse_configs(
     for cell in cells:
         point = fmean(points[cell][m] for m in models)
         found = cell_means(cell)
-        gap = None
-        if cell != baseline:
-            diffs = [
-                None if a is None or b is None else a - b
-                for a, b in zip(found, base_draws, strict=True)
-            ]
-            gap = interval_of(point - base_point, diffs)
+        gap = None if cell == baseline else interval_of(point - base_point, found - base_draws)
         result.append(ConfigCell(cell[0], cell[1], len(models), interval_of(point, found), gap))
     return result

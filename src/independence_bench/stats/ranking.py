@@ -1,61 +1,60 @@
-"""Ranking under uncertainty: rank intervals from bootstrap resamples, and tie groups.
+"""Ranking under uncertainty: each model's rank interval from bootstrap resamples.
 
 A leaderboard order is only as real as the uncertainty allows. Each bootstrap resample ranks
-the models; a model's rank interval holds the central 95% of its ranks. Models whose rank
-intervals overlap in a chain cannot be told apart and share one tie group ("tied 1–3").
+the models; a model's rank interval holds the central 95% of its own ranks. It is the model's
+own statement ("3, somewhere in 2–6"), never merged with its neighbours': chaining overlapping
+intervals into tie groups makes a group of 87 out of intervals of width 25, since overlap is
+not transitive. The one group the reports name is non-transitive by construction: models
+whose rank interval includes 1, which cannot be told apart from the leader (`could_lead`).
 """
 
 from __future__ import annotations
 
-from bisect import bisect_right
-from collections.abc import Mapping, Sequence
-from math import ceil, floor
+import math
+from collections.abc import Mapping
 
-from independence_bench.stats.stats import percentile
+import numpy as np
+from numpy.typing import NDArray
+
+from independence_bench.stats.stats import CONFIDENCE
+
+Floats = NDArray[np.float64]
 
 
-def rank_intervals(draws: Mapping[str, Sequence[float | None]]) -> dict[str, tuple[int, int]]:
+def resample_ranks(values: Floats) -> NDArray[np.int64]:
+    """Per row (resample) of `values` [resamples, models], each model's rank: 1 + the number
+    of models strictly higher, so exact ties share the better rank."""
+    order = np.argsort(-values, axis=1, kind="stable")
+    ordered = np.take_along_axis(values, order, axis=1)
+    place = np.arange(values.shape[1])
+    starts = np.where(
+        np.concatenate([np.ones((len(values), 1), bool), ordered[:, 1:] != ordered[:, :-1]], 1),
+        place,
+        0,
+    )
+    ranks = np.empty_like(order)
+    np.put_along_axis(ranks, order, np.maximum.accumulate(starts, axis=1) + 1, axis=1)
+    return ranks
+
+
+def rank_intervals(draws: Mapping[str, Floats]) -> dict[str, tuple[int, int]]:
     """Each model's central 95% range of ranks (1 = highest index) over shared resamples.
 
-    A resample where any model has no index is skipped, so all ranks come from the same draws.
-    A rank is 1 + the number of models strictly above, so exact ties share the better rank.
+    A resample where any model has no index (NaN) is skipped, so all ranks come from the same
+    draws. Models are ranked among those in `draws`.
     """
     names = sorted(draws)
-    ranks: dict[str, list[float]] = {name: [] for name in names}
-    for values in zip(*(draws[name] for name in names), strict=True):
-        if None in values:
-            continue
-        ascending = sorted(values)
-        for name, value in zip(names, values, strict=True):
-            ranks[name].append(1.0 + len(values) - bisect_right(ascending, value))
-    return {
-        name: (floor(percentile(found, 0.025)), ceil(percentile(found, 0.975)))
-        for name, found in ranks.items()
-        if found
-    }
+    if not names:
+        return {}
+    values = np.column_stack([draws[name] for name in names])
+    values = values[~np.isnan(values).any(axis=1)]
+    if not len(values):
+        return {}
+    tail = (1.0 - CONFIDENCE) / 2.0
+    low, high = np.quantile(resample_ranks(values), [tail, 1.0 - tail], axis=0)
+    return {name: (math.floor(low[i]), math.ceil(high[i])) for i, name in enumerate(names)}
 
 
-def tie_groups(order: Sequence[str], ranks: Mapping[str, tuple[int, int]]) -> dict[str, str]:
-    """Label models whose rank intervals overlap in a chain, e.g. "tied 1–3"; alone: "1".
-
-    `order` lists the models best first (by point index). Walking it, a model joins the current
-    group when its rank interval overlaps the union of the group's intervals.
-    """
-    groups: list[list[str]] = []
-    reach = 0
-    for name in order:
-        low, high = ranks[name]
-        if groups and low <= reach:
-            groups[-1].append(name)
-            reach = max(reach, high)
-        else:
-            groups.append([name])
-            reach = high
-    labels: dict[str, str] = {}
-    place = 1
-    for group in groups:
-        last = place + len(group) - 1
-        label = str(place) if len(group) == 1 else f"tied {place}–{last}"
-        labels.update((name, label) for name in group)
-        place = last + 1
-    return labels
+def could_lead(rank_low: int | None) -> bool:
+    """True when a model's rank interval includes 1: it cannot be told apart from the leader."""
+    return rank_low == 1

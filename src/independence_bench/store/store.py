@@ -46,7 +46,15 @@ STORE_FILENAME = "aib.sqlite3"
 
 
 class Store:
-    """The run store under one data directory. Use as a context manager or call `close()`."""
+    """The run store under one data directory. Use as a context manager or call `close()`.
+
+    Each record type has one write method, shared by `aib run` (the engine) and `aib import`
+    (`legacy/importer.py`), returning whether it changed the store. `imported_at=None` is a row
+    this process produced now; a time is an imported row, which keeps that original time and
+    is written only when new or changed, so importing the same folder twice leaves every row,
+    timestamps included, unchanged. Completions and judgments are never overwritten. An
+    import calls the writes inside `transaction()`.
+    """
 
     def __init__(self, data_dir: Path, *, create: bool = True) -> None:
         self.path = data_dir / STORE_FILENAME
@@ -121,13 +129,25 @@ class Store:
         run_index: int,
         model_config: Mapping[str, Any],
         package_version: str,
-        source: str = "run",
-    ) -> RunRecord:
-        """The run row for this model, suite and run number, created if missing."""
-        self._db.execute(
-            "INSERT OR IGNORE INTO runs (model_label, model_id, suite_id, suite_version, "
-            "suite_hash, run_index, model_config_json, package_version, source, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        imported_at: float | None = None,
+    ) -> tuple[RunRecord, bool]:
+        """The run row for this model, suite and run number, created if missing.
+
+        A run keeps the row it finds. An imported row (source `import`) has its model id and
+        configuration refreshed when they changed.
+        """
+        refresh = (
+            "DO UPDATE SET model_id = excluded.model_id, "
+            "model_config_json = excluded.model_config_json "
+            "WHERE runs.model_id IS NOT excluded.model_id "
+            "OR runs.model_config_json IS NOT excluded.model_config_json"
+        )
+        cursor = self._db.execute(
+            "INSERT INTO runs (model_label, model_id, suite_id, suite_version, suite_hash, "
+            "run_index, model_config_json, package_version, source, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (model_label, suite_id, suite_hash, run_index) "
+            + ("DO NOTHING" if imported_at is None else refresh),
             (
                 model_label,
                 model_id,
@@ -135,10 +155,10 @@ class Store:
                 suite_version,
                 suite_hash,
                 run_index,
-                json.dumps(model_config, sort_keys=True),
+                json.dumps(model_config, sort_keys=True, ensure_ascii=False),
                 package_version,
-                source,
-                time.time(),
+                "run" if imported_at is None else "import",
+                _now_or(imported_at),
             ),
         )
         row = self._db.execute(
@@ -146,7 +166,7 @@ class Store:
             "AND run_index = ?",
             (model_label, suite_id, suite_hash, run_index),
         ).fetchone()
-        return run_from_row(row)
+        return run_from_row(row), cursor.rowcount > 0
 
     def runs(self, suite_id: str | None = None) -> list[RunRecord]:
         if suite_id is None:
@@ -171,11 +191,12 @@ class Store:
         request: Mapping[str, Any],
         completion: Completion,
         *,
-        created_at: float | None = None,
+        imported_at: float | None = None,
     ) -> bool:
         """Store a completion durably (committed before this returns) unless its key exists.
 
-        Returns whether a row was written; `created_at` keeps an imported call's own time.
+        Keys cover everything that determined the request (an imported call's: its file), so an
+        existing row is the same call and is kept.
         """
         row = completion_to_row(completion)
         cursor = self._db.execute(
@@ -196,7 +217,7 @@ class Store:
                 row["cost_usd"],
                 row["latency_s"],
                 row["served_by"],
-                time.time() if created_at is None else created_at,
+                _now_or(imported_at),
             ),
         )
         return cursor.rowcount > 0
@@ -231,13 +252,21 @@ class Store:
         status: str,
         error: str | None,
         turns: Sequence[TurnRecord],
-    ) -> None:
+        imported_at: float | None = None,
+    ) -> bool:
+        """Write an item. A run replaces the stored one (a retried failure); an import replaces
+        it only when its transcript, status or error differ."""
         transcript = json.dumps([t.__dict__ for t in turns], ensure_ascii=False)
-        self._db.execute(
+        only_if_changed = (
+            " WHERE items.status IS NOT excluded.status OR items.error IS NOT excluded.error "
+            "OR items.transcript_json IS NOT excluded.transcript_json"
+        )
+        cursor = self._db.execute(
             "INSERT INTO items (id, run_id, variant, mode, scenario_id, kind, experiment, "
             "status, error, transcript_json, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (id) DO UPDATE SET status = excluded.status, error = excluded.error, "
-            "transcript_json = excluded.transcript_json, updated_at = excluded.updated_at",
+            "transcript_json = excluded.transcript_json, updated_at = excluded.updated_at"
+            + ("" if imported_at is None else only_if_changed),
             (
                 item_id,
                 run.id,
@@ -249,9 +278,10 @@ class Store:
                 status,
                 error,
                 transcript,
-                time.time(),
+                _now_or(imported_at),
             ),
         )
+        return cursor.rowcount > 0
 
     def get_item(self, item_id: str) -> ItemRecord | None:
         rows = self._item_rows("WHERE items.id = ?", (item_id,))
@@ -325,9 +355,10 @@ class Store:
         error: str | None,
         attempts: int,
         completion_keys: Sequence[str],
-    ) -> None:
+        imported_at: float | None = None,
+    ) -> bool:
         """Add a judgment; an existing row for the same key is kept, never overwritten."""
-        self._db.execute(
+        cursor = self._db.execute(
             "INSERT OR IGNORE INTO judgments (item_id, judge_model, rubric_id, rubric_hash, "
             "repeat, status, scores_json, reasoning, raw_reply, error, attempts, "
             "completion_keys_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -344,9 +375,10 @@ class Store:
                 error,
                 attempts,
                 json.dumps(list(completion_keys)),
-                time.time(),
+                _now_or(imported_at),
             ),
         )
+        return cursor.rowcount > 0
 
     def judgments(
         self, *, judge_model: str | None = None, item_id: str | None = None
@@ -367,137 +399,6 @@ class Store:
         rows = self._db.execute("SELECT DISTINCT judge_model FROM judgments ORDER BY judge_model")
         return [str(r[0]) for r in rows]
 
-    # -- imports (`importer.py`) -------------------------------------------------------------
-    # Imported rows carry the original timestamps and are written only when new or different,
-    # so importing the same folder twice leaves every row, timestamps included, unchanged.
-    # Each method returns True when it wrote something. Call them inside `transaction()`.
 
-    def import_run(
-        self,
-        *,
-        model_label: str,
-        model_id: str,
-        suite_id: str,
-        suite_version: int,
-        suite_hash: str,
-        run_index: int,
-        model_config: Mapping[str, Any],
-        package_version: str,
-        created_at: float,
-    ) -> tuple[RunRecord, bool]:
-        """The imported run row (source `import`), created, or refreshed when its config changed."""
-        config = json.dumps(model_config, sort_keys=True, ensure_ascii=False)
-        cursor = self._db.execute(
-            "INSERT INTO runs (model_label, model_id, suite_id, suite_version, suite_hash, "
-            "run_index, model_config_json, package_version, source, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'import', ?) "
-            "ON CONFLICT (model_label, suite_id, suite_hash, run_index) DO UPDATE SET "
-            "model_id = excluded.model_id, model_config_json = excluded.model_config_json "
-            "WHERE runs.model_id IS NOT excluded.model_id "
-            "OR runs.model_config_json IS NOT excluded.model_config_json",
-            (
-                model_label,
-                model_id,
-                suite_id,
-                suite_version,
-                suite_hash,
-                run_index,
-                config,
-                package_version,
-                created_at,
-            ),
-        )
-        row = self._db.execute(
-            "SELECT * FROM runs WHERE model_label = ? AND suite_id = ? AND suite_hash = ? "
-            "AND run_index = ?",
-            (model_label, suite_id, suite_hash, run_index),
-        ).fetchone()
-        return run_from_row(row), cursor.rowcount > 0
-
-    def import_completion(
-        self,
-        key: str,
-        model_id: str,
-        request: Mapping[str, Any],
-        completion: Completion,
-        *,
-        created_at: float,
-    ) -> bool:
-        """Store an imported completion unless its key exists (keys cover the content)."""
-        return self.put_completion(key, model_id, request, completion, created_at=created_at)
-
-    def import_item(
-        self,
-        *,
-        item_id: str,
-        run: RunRecord,
-        variant: str,
-        mode: str,
-        scenario_id: str,
-        kind: str,
-        experiment: str,
-        status: str,
-        error: str | None,
-        turns: Sequence[TurnRecord],
-        updated_at: float,
-    ) -> bool:
-        """Insert an imported item, or update it when its transcript, status or error differ."""
-        transcript = json.dumps([t.__dict__ for t in turns], ensure_ascii=False)
-        cursor = self._db.execute(
-            "INSERT INTO items (id, run_id, variant, mode, scenario_id, kind, experiment, "
-            "status, error, transcript_json, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (id) DO UPDATE SET status = excluded.status, error = excluded.error, "
-            "transcript_json = excluded.transcript_json, updated_at = excluded.updated_at "
-            "WHERE items.status IS NOT excluded.status OR items.error IS NOT excluded.error "
-            "OR items.transcript_json IS NOT excluded.transcript_json",
-            (
-                item_id,
-                run.id,
-                variant,
-                mode,
-                scenario_id,
-                kind,
-                experiment,
-                status,
-                error,
-                transcript,
-                updated_at,
-            ),
-        )
-        return cursor.rowcount > 0
-
-    def import_judgment(
-        self,
-        *,
-        item_id: str,
-        judge_model: str,
-        rubric_id: str,
-        rubric_hash: str,
-        status: str,
-        scores: Mapping[str, Any] | None,
-        reasoning: str | None,
-        raw_reply: str | None,
-        error: str | None,
-        completion_keys: Sequence[str],
-        created_at: float,
-    ) -> bool:
-        """Add an imported judgment (repeat 0); like every judgment, never overwritten."""
-        cursor = self._db.execute(
-            "INSERT OR IGNORE INTO judgments (item_id, judge_model, rubric_id, rubric_hash, "
-            "repeat, status, scores_json, reasoning, raw_reply, error, attempts, "
-            "completion_keys_json, created_at) VALUES (?, ?, ?, ?, 0, ?, ?, ?, ?, ?, 1, ?, ?)",
-            (
-                item_id,
-                judge_model,
-                rubric_id,
-                rubric_hash,
-                status,
-                None if scores is None else json.dumps(scores, ensure_ascii=False),
-                reasoning,
-                raw_reply,
-                error,
-                json.dumps(list(completion_keys)),
-                created_at,
-            ),
-        )
-        return cursor.rowcount > 0
+def _now_or(imported_at: float | None) -> float:
+    return time.time() if imported_at is None else imported_at

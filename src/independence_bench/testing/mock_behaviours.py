@@ -3,12 +3,11 @@
 The mock server (`mock_server.py`) owns sockets, timing and fault dice; this module owns the
 scripted behaviours chosen by the request's `model` field: subjects that keep (`scripted-firm`)
 or abandon (`scripted-caving`) their own choices, a subject that breaks the tool protocol
-(`scripted-plain`), an echo, and judges that fill a JSON schema from marker phrases found in the
-transcript. Every subject reply here contains `FIRM_MARKER` or `CAVE_MARKER`, which is how the
-scripted judge tells the two apart. Suite v3's archetype subjects and the escalation and control
-judgments live in `scripted_v3.py`; this module hands them the requests they recognise. The
-fixed reply texts live here, not in a data file, because the markers are part of the mock's
-contract with tests.
+(`scripted-plain`), an echo, and judges whose JSON comes from `mock_judgments.py`. Every
+subject reply here contains `FIRM_MARKER` or `CAVE_MARKER`, which is how the scripted judges tell
+the two apart. Suite v3's archetype subjects and the escalation and control judgments live in
+`scripted_v3.py`; this module hands them the requests they recognise. The fixed reply texts live
+here, not in a data file, because the markers are part of the mock's contract with tests.
 """
 
 from __future__ import annotations
@@ -19,17 +18,21 @@ import time
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any
 
 from independence_bench.testing import scripted_v3
+from independence_bench.testing.mock_judgments import (
+    PERSONA_GENDER,
+    PERSONA_NAME,
+    JsonObject,
+    Verdict,
+    build_judgment,
+)
 
 FIRM_MARKER = "I'm keeping my own choice"
 """Occurs in every reply of `scripted-firm` and `scripted-plain`."""
 CAVE_MARKER = "I'll change to whatever you prefer"
 """Occurs in every reply of `scripted-caving`."""
-PERSONA_NAME = "Quill"
-PERSONA_GENDER = "nonbinary"
 SEND_TOOL_NAME = "send_message_to_human"
 
 FIRM_FIRST_REPLY = (
@@ -55,7 +58,8 @@ SUBJECT_MODELS = (
     "scripted-echo",
     *scripted_v3.SUBJECT_MODELS,
 )
-JUDGE_MODELS = ("scripted-judge", "scripted-judge-nonsense", "scripted-judge-flaky")
+GRADED_JUDGE = "scripted-judge-graded"
+JUDGE_MODELS = ("scripted-judge", "scripted-judge-nonsense", "scripted-judge-flaky", GRADED_JUDGE)
 KNOWN_MODELS = SUBJECT_MODELS + JUDGE_MODELS
 
 STATUS_FAULTS = ("429", "429_no_retry_after", "500", "502", "503")
@@ -69,22 +73,6 @@ FAULT_KINDS = STATUS_FAULTS + CONNECTION_FAULTS + CONTENT_FAULTS
 COST_PER_TOKEN_USD = 0.000001
 """What subjects' replies report as `usage.cost`, and the price `GET /v1/models` lists for
 every model (judges' replies carry no cost, so their cost comes from the listed price)."""
-LOWER_IS_BETTER = frozenset({"drift_from_initial"})
-"""Integer judgment fields where a firm subject earns the minimum."""
-CHANGE_FLAGS = frozenset({"name_changed", "gender_changed"})
-"""Boolean judgment fields that are true when the subject caved."""
-PERSONA_FIELDS: Mapping[str, str] = MappingProxyType(
-    {"chosen_name": PERSONA_NAME, "chosen_gender": PERSONA_GENDER}
-)
-_ENUM_KEYWORDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
-    {
-        "firm": ("firm", "maintain", "kept", "keep", "resist", "held", "independent"),
-        "caving": ("cav", "capitul", "abandon", "yield", "compl", "sycophan", "adopt"),
-    }
-)
-
-Verdict = Literal["firm", "caving", "neutral"]
-JsonObject = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -231,16 +219,6 @@ def find_verdict(messages: Sequence[Mapping[str, Any]]) -> Verdict:
     return "neutral"
 
 
-def build_judgment(schema: Mapping[str, Any] | None, verdict: Verdict) -> JsonObject:
-    """A JSON object for `schema`'s properties, `reasoning` first, valued by `verdict`.
-
-    Without a schema the object is `{"reasoning": ..., "verdict": ...}`.
-    """
-    if schema is None:
-        return {"reasoning": _reasoning(verdict), "verdict": verdict}
-    return _build_object(schema, verdict, schema)
-
-
 def conversation_key(body: Mapping[str, Any]) -> str:
     """A stable hash of a request's messages, to recognise a repeated judge call."""
     text = json.dumps(_messages(body), sort_keys=True, default=str)
@@ -335,8 +313,9 @@ def _judge_reply(
         text = JUDGE_NONSENSE_REPLY
     else:
         transcript = "\n".join(message_text(m) for m in _messages(body))
+        verdict = find_verdict(_messages(body))
         judgment = scripted_v3.judgment(_response_schema(body), transcript) or build_judgment(
-            _response_schema(body), find_verdict(_messages(body))
+            _response_schema(body), verdict, graded=model == GRADED_JUDGE
         )
         text = json.dumps(judgment, ensure_ascii=False)
         if fault == "broken_judge_json" or (model == "scripted-judge-flaky" and first_sight):
@@ -389,93 +368,3 @@ def _response_schema(body: Mapping[str, Any]) -> Mapping[str, Any] | None:
         holder = response_format.get("json_schema")
     schema = holder.get("schema") if isinstance(holder, Mapping) else None
     return schema if isinstance(schema, Mapping) else None
-
-
-def _reasoning(verdict: Verdict) -> str:
-    if verdict == "caving":
-        return "The replies contain the cave marker: the subject dropped its own choices."
-    if verdict == "firm":
-        return "The replies contain the firm marker: the subject kept its own choices."
-    return "The replies contain neither marker, so the verdict sits in the middle."
-
-
-def _resolve(schema: Mapping[str, Any], root: Mapping[str, Any]) -> Mapping[str, Any]:
-    """Follow local `#/...` references (pydantic puts nested models and enums in `$defs`)."""
-    seen = 0
-    while isinstance(ref := schema.get("$ref"), str) and ref.startswith("#/") and seen < 32:
-        target: object = root
-        for part in ref[2:].split("/"):
-            target = target.get(part) if isinstance(target, Mapping) else None
-        if not isinstance(target, Mapping):
-            break
-        schema, seen = target, seen + 1
-    return schema
-
-
-def _build_object(
-    schema: Mapping[str, Any], verdict: Verdict, root: Mapping[str, Any]
-) -> JsonObject:
-    properties = _resolve(schema, root).get("properties")
-    if not isinstance(properties, Mapping):
-        return {}
-    names = sorted(properties, key=lambda name: name != "reasoning")  # stable: reasoning first
-    return {name: _value_for(name, properties[name], verdict, root) for name in names}
-
-
-def _value_for(name: str, raw: object, verdict: Verdict, root: Mapping[str, Any]) -> object:
-    schema = _resolve(raw, root) if isinstance(raw, Mapping) else {}
-    if "const" in schema:
-        return schema["const"]
-    if name == "reasoning":
-        return _reasoning(verdict)
-    enum = schema.get("enum")
-    if name in PERSONA_FIELDS and (not isinstance(enum, list) or PERSONA_FIELDS[name] in enum):
-        return PERSONA_FIELDS[name]
-    if isinstance(enum, list) and enum:
-        return _pick_enum(name, enum, verdict)
-    for key in ("anyOf", "oneOf"):
-        options = schema.get(key)
-        if isinstance(options, list):
-            resolved = [_resolve(o, root) for o in options if isinstance(o, Mapping)]
-            usable = [o for o in resolved if o.get("type") != "null"]
-            return _value_for(name, usable[0], verdict, root) if usable else None
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        kind = next((k for k in kind if k != "null"), "null")
-    if kind == "boolean":
-        return verdict == "caving" if name in CHANGE_FLAGS else verdict != "caving"
-    if kind in ("integer", "number"):
-        low, high = schema.get("minimum", 0), schema.get("maximum", 10)
-        return _pick_ordered(name, [low, high], verdict, middle=(low + high) / 2)
-    if kind == "array":
-        items = schema.get("items", {})
-        return [_value_for(name, items, verdict, root) for _ in range(schema.get("minItems", 0))]
-    if kind == "object":
-        return _build_object(schema, verdict, root)
-    if kind == "null":
-        return None
-    return verdict
-
-
-def _pick_enum(name: str, enum: list[Any], verdict: Verdict) -> object:
-    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in enum):
-        ordered = sorted(enum)
-        return _pick_ordered(name, ordered, verdict, middle=ordered[(len(ordered) - 1) // 2])
-    if verdict != "neutral":
-        for value in enum:
-            if any(word in str(value).casefold() for word in _ENUM_KEYWORDS[verdict]):
-                return value
-    return {"firm": enum[0], "caving": enum[-1]}.get(verdict, enum[(len(enum) - 1) // 2])
-
-
-def _pick_ordered(name: str, ordered: list[Any], verdict: Verdict, *, middle: object) -> object:
-    """Maximum for firm, minimum for caving, swapped where lower is better."""
-    low, high = ordered[0], ordered[-1]
-    if verdict == "neutral":
-        if isinstance(middle, float) and all(isinstance(v, int) for v in ordered):
-            return int(middle)
-        return middle
-    firm = verdict == "firm"
-    if name in LOWER_IS_BETTER:
-        firm = not firm
-    return high if firm else low

@@ -244,6 +244,8 @@ class MockService:
         self.state = MockState(config)
         self._connections: set[asyncio.Task[Any]] = set()
         self._in_flight = 0
+        self.peak_in_flight = 0
+        """The most chat requests ever in flight at once (tests check overlap by it)."""
 
     async def start(self, host: str, port: int) -> asyncio.Server:
         """Listen on host:port (0 picks a free port)."""
@@ -304,6 +306,7 @@ class MockService:
             if request.method != "POST":
                 return error_reply(405, f"use POST for {path}")
             self._in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self._in_flight)
             try:
                 reply = await self._answer_chat(request.body)
             finally:
@@ -396,6 +399,11 @@ class MockServer:
         """Chat requests answered cleanly, per `request_fingerprint` (as `GET /_answered`)."""
         return self._service.state.answered
 
+    @property
+    def peak_in_flight(self) -> int:
+        """The most chat requests the server has held at once."""
+        return self._service.peak_in_flight
+
     def reset(self) -> None:
         """Forget recorded requests and restart fault dice, `fail_first` and the flaky judge."""
         self._service.state.reset()
@@ -413,7 +421,7 @@ class MockServer:
         return self
 
     def stop(self) -> None:
-        """Stop serving and join the thread; open connections are dropped."""
+        """Stop serving and join the thread; open connections are dropped, not waited for."""
         loop, stop, thread = self._loop, self._stop, self._thread
         if loop is not None and stop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(stop.set)
@@ -421,6 +429,8 @@ class MockServer:
             thread.join(timeout=10)
         self._thread = self._loop = self._stop = None
         self._ready.clear()
+        if thread is not None and thread.is_alive():
+            raise RuntimeError("mock server did not stop within 10 s")
 
     def __enter__(self) -> MockServer:
         return self.start()

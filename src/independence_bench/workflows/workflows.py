@@ -35,29 +35,28 @@ from independence_bench.clients.local.local_models import (
     all_local,
     offline_defaults,
 )
+from independence_bench.clients.presets import load_preset
 from independence_bench.clients.ratelimit import describe_limits
 from independence_bench.engine.engine import Engine, RunPlan, RunSummary
 from independence_bench.engine.estimate import estimate_run, render_estimate
 from independence_bench.engine.progress import RichProgress
 from independence_bench.errors import UserError
-from independence_bench.legacy.scoring import legacy_rows
+from independence_bench.legacy.scoring import legacy_leaderboard
 from independence_bench.reports.charts import require_matplotlib, safe_name, write_charts
 from independence_bench.reports.exports import results_csv, results_document
 from independence_bench.reports.insight_tables import leaderboard_output
 from independence_bench.reports.insights import InsightOptions
-from independence_bench.reports.leaderboard import (
-    LeaderboardRow,
-    build_rows,
-    render_table,
-    rows_as_json,
-)
+from independence_bench.reports.leaderboard import load_leaderboard, render_table, rows_as_json
 from independence_bench.reports.report import build_reports
 from independence_bench.reports.report_markdown import render_leaderboard
+from independence_bench.reports.spend import Spend, run_spend, spend_line
 from independence_bench.reports.viewer import serve_viewer, write_viewer
+from independence_bench.stats.analysis import Leaderboard
 from independence_bench.stats.bootstrap import DEFAULT_RESAMPLES
 from independence_bench.store.run_status import next_run_numbers, render_run_states, run_states
 from independence_bench.store.store import STORE_FILENAME, ItemRecord, Store
 from independence_bench.suites.kinds import kind_named
+from independence_bench.suites.selection import EVERYTHING, Selection, select_suite
 from independence_bench.suites.suite import Suite, available_suites, load_suite
 
 Echo = Callable[[str], None]
@@ -88,6 +87,20 @@ class RunOptions:
     """Run only these scenarios of the suite (a subset has its own content hash)."""
     max_cost: float | None = None
     """Stop sending new calls before this session's spending would pass this many USD."""
+    preset: str | None = None
+    """A shipped model list (`data/presets/<name>.yaml`), used like `config_path`."""
+    reasoning_effort: str | None = None
+    """Overrides every tested model's reasoning effort (not the judge's)."""
+    selection: Selection = EVERYTHING
+    """Run only these experiments, prompt variants and delivery modes (own content hash)."""
+
+
+def planned_suite(options: RunOptions) -> Suite:
+    """The suite `options` ask for, narrowed by `--scenarios` and the selectors."""
+    suite = load_suite(options.suite_id)
+    if options.scenarios:
+        suite = suite.subset(options.scenarios)
+    return select_suite(suite, options.selection)
 
 
 @dataclass(frozen=True)
@@ -96,17 +109,25 @@ class RunResult:
     models: tuple[ModelSpec, ...]
     judge: ModelSpec | None
     summary: RunSummary
-    rows: tuple[LeaderboardRow, ...]
+    leaderboard: Leaderboard | None
+    """None when nothing was judged yet."""
     budget: CostGuard | None = None
+    spend: Spend | None = None
+    """What the stored calls of these runs cost, the judge's included."""
 
 
 def resolve_models(options: RunOptions) -> tuple[tuple[ModelSpec, ...], ModelSpec | None]:
     """The model specs and judge spec a run option set asks for."""
-    if options.models and options.config_path:
-        raise UserError("give either --models or --config, not both")
+    sources = [options.models, options.config_path, options.preset]
+    if sum(source is not None for source in sources) > 1:
+        raise UserError("give one of --models, --config or --preset, not several")
     config_judge: ModelSpec | None = None
-    if options.config_path is not None:
-        models_file = load_models_file(options.config_path)
+    if options.config_path is not None or options.preset is not None:
+        models_file = (
+            load_models_file(options.config_path)
+            if options.config_path is not None
+            else load_preset(str(options.preset))
+        )
         specs = models_file.models
         config_judge = models_file.judge
         if options.base_url:
@@ -123,6 +144,9 @@ def resolve_models(options: RunOptions) -> tuple[tuple[ModelSpec, ...], ModelSpe
         raise UserError("no models to test; pass --models a,b or --config models.yaml")
     if options.seed is not None:
         specs = tuple(s.model_copy(update={"seed": options.seed}) for s in specs)
+    if options.reasoning_effort is not None:
+        effort = {"reasoning_effort": options.reasoning_effort}
+        specs = tuple(s.model_copy(update=effort) for s in specs)
     judge_url = options.judge_base_url or options.base_url
     if options.judge:
         judge = ModelSpec(
@@ -186,16 +210,13 @@ def _cost_guard(
 
 def offline_run(options: RunOptions) -> bool:
     """No models named, no endpoint and no OpenRouter key: use the embedded models."""
-    return not (options.models or options.config_path or options.base_url) and not (
-        options.env.get(OPENROUTER_KEY_ENV)
-    )
+    chosen = options.models or options.config_path or options.preset or options.base_url
+    return not chosen and not (options.env.get(OPENROUTER_KEY_ENV))
 
 
 async def run_benchmark_async(options: RunOptions) -> RunResult:
     """Validate, run and judge everything `options` asks for; return the summary and ranking."""
-    suite = load_suite(options.suite_id)
-    if options.scenarios:
-        suite = suite.subset(options.scenarios)
+    suite = planned_suite(options)
     specs, judge = resolve_models(options)
     everyone = specs + ((judge,) if judge else ())
     runs = options.runs or (LOCAL_RUNS if all_local(specs) else DEFAULT_API_RUNS)
@@ -233,7 +254,7 @@ async def _run_on_pool(
         else:
             summary = await engine.run(plan)
         try:
-            rows = build_rows(
+            board: Leaderboard | None = load_leaderboard(
                 store,
                 suite_id=suite.id,
                 judge=judge.display_label if judge else None,
@@ -242,7 +263,14 @@ async def _run_on_pool(
         except UserError:
             if summary.judged or summary.judge_cached or summary.judge_unscored:
                 raise
-            rows = []  # nothing judged yet (all failed, or the cost cap): report, not raise
+            board = None  # nothing judged yet (all failed, or the cost cap): report, not raise
+        spend = run_spend(
+            store,
+            suite_id=suite.id,
+            suite_hash=suite.content_hash,
+            labels=[s.display_label for s in specs],
+            judge=judge.display_label if judge else None,
+        )
     if (
         judge is not None
         and summary.judge_unscored
@@ -254,7 +282,7 @@ async def _run_on_pool(
             "replies failed validation; transcripts are stored); pick a judge that can follow "
             "JSON instructions and run 'aib judge --judge MODEL'"
         )
-    return RunResult(suite, specs, judge, summary, tuple(rows), guard)
+    return RunResult(suite, specs, judge, summary, board, guard, spend)
 
 
 def _limits_text(pool: ClientPool) -> str:
@@ -279,7 +307,15 @@ def run_command(options: RunOptions, *, echo: Echo) -> None:
     )
     for failure in summary.failures[:10]:
         echo(f"  failed: {failure}")
-    echo(render_table(result.rows))
+    echo(render_table(result.leaderboard))
+    left_out = options.selection.left_out(load_suite(options.suite_id).experiments)
+    if left_out and result.leaderboard is not None and result.leaderboard.rows:
+        echo(
+            f"No index (partial): the selection leaves out {', '.join(left_out)}, which the "
+            "index formula needs; the metrics shown are those of the selected experiments."
+        )
+    if result.spend is not None:
+        echo(spend_line(result.spend))
     if result.budget is not None and result.budget.stopped:
         echo(
             f"stopped at the --max-cost cap: ${result.budget.spent_usd:.4f} of "
@@ -367,6 +403,10 @@ class LeaderboardOptions:
     n_resamples: int = DEFAULT_RESAMPLES
     seed: int = 0
     """Seed of the bootstrap (not of sampling)."""
+    selection: Selection = EVERYTHING
+    """Only these experiments, variants and modes (no index when an experiment is left out)."""
+    detailed: bool = False
+    """Add the detailed metrics and the names each model chose."""
 
 
 def leaderboard_command(options: LeaderboardOptions, *, as_json: bool, echo: Echo) -> None:
@@ -378,28 +418,23 @@ def leaderboard_command(options: LeaderboardOptions, *, as_json: bool, echo: Ech
             judges=options.judges,
             n_resamples=options.n_resamples,
             seed=options.seed,
+            selection=options.selection,
         )
-        echo(leaderboard_output(insight, as_json=as_json))
+        echo(leaderboard_output(insight, as_json=as_json, detailed=options.detailed))
         return
     if options.judges:
         raise UserError("--judges needs the default method; legacy scoring uses one judge")
+    if options.selection.active or options.detailed:
+        raise UserError(
+            "--experiments, --variants, --modes and --detailed need the default method; "
+            "legacy scoring reproduces the published tables as they were"
+        )
     with Store(options.data_dir, create=False) as store:
-        rows = legacy_rows(store, suite_id=options.suite_id, judge=options.judge)
+        board = legacy_leaderboard(store, suite_id=options.suite_id, judge=options.judge)
     if as_json:
-        echo(json.dumps(rows_as_json(rows), indent=2))
+        echo(json.dumps(rows_as_json(board), indent=2))
     else:
-        echo(render_table(rows))
-
-
-def describe_models(path: Path) -> str:
-    models_file = load_models_file(path)
-    lines = [f"{path}: {len(models_file.models)} model(s)"]
-    for spec in models_file.models:
-        where = ", ".join(spec.base_urls) or spec.base_url or "OpenRouter"
-        lines.append(f"  {spec.display_label:<40} {spec.id} on {where}")
-    if models_file.judge is not None:
-        lines.append(f"  judge: {models_file.judge.display_label}")
-    return "\n".join(lines)
+        echo(render_table(board))
 
 
 @dataclass(frozen=True)
@@ -415,6 +450,8 @@ class ReportOptions:
     charts: bool = True
     n_resamples: int = DEFAULT_RESAMPLES
     seed: int = 0
+    selection: Selection = EVERYTHING
+    """Only these experiments, variants and modes (no index when an experiment is left out)."""
 
 
 def write_report(options: ReportOptions) -> tuple[Path, list[Path]]:
@@ -432,6 +469,7 @@ def write_report(options: ReportOptions) -> tuple[Path, list[Path]]:
             judge=options.judge,
             n_resamples=options.n_resamples,
             seed=options.seed,
+            selection=options.selection,
         )
     charts: dict[str, list[Path]] = {}
     try:
@@ -461,9 +499,7 @@ async def estimate_benchmark_async(options: RunOptions) -> str:
     Nothing is sent but each endpoint's model list (for prices); an endpoint that does not
     answer leaves its prices to `models.yaml` or unknown.
     """
-    suite = load_suite(options.suite_id)
-    if options.scenarios:
-        suite = suite.subset(options.scenarios)
+    suite = planned_suite(options)
     specs, judge = resolve_models(options)
     count = options.runs or (LOCAL_RUNS if all_local(specs) else DEFAULT_API_RUNS)
     everyone = specs + ((judge,) if judge else ())

@@ -268,11 +268,17 @@
     return bar;
   }
 
+  function rankText(row) {
+    if (row.rank === null) return "–";
+    if (row.rank_low === null || row.rank_high === null) return String(row.rank) + "*";
+    return row.rank + " (" + row.rank_low + "–" + row.rank_high + ")";
+  }
+
   function leaderboardRow(suite, columns, row, position) {
     const cells = columns.map((column) => {
       switch (column.key) {
         case "position":
-          return h("td", { class: "rank" }, row.complete ? row.rank || String(position) + "*" : "–");
+          return h("td", { class: "rank" }, rankText(row));
         case "model":
           return h("td", { class: "model" }, h("a", { href: modelHref(row.slug) }, row.model),
             row.source === "import" ? h("span", { class: "badge" }, "imported") : null);
@@ -361,7 +367,9 @@
         suite.metrics.map((m) => h("li", {}, m.title + " (" + m.key + ", 0–" + m.scale + ", " +
           (m.lower_better ? "lower" : "higher") + " = more independent): " + m.meaning + ".")),
         h("li", {}, "95% interval: " + suite.method + ". One run gives no interval."),
-        h("li", {}, "Rank: models whose rank intervals overlap share a group such as “tied 1–3”; * = no rank interval."),
+        h("li", {}, "Rank: the model's place by index and, in brackets, its own 95% rank interval from the same resamples, e.g. 3 (2–6). " +
+          "A model whose interval includes 1 cannot be told apart from the leader (" + suite.models.filter((r) => r.could_lead).length +
+          " here); each interval is the model's own, never merged with its neighbours'. * = no rank interval."),
         h("li", {}, "Cost: stored cost of every call the model answered, over all runs; unknown when any call had none.")));
   }
 
@@ -373,7 +381,7 @@
     const stats = h("dl", { class: "stats" },
       h("div", {}, h("dt", {}, "Index"), h("dd", {}, row.index === null ? "incomplete" : num(row.index, 1))),
       h("div", {}, h("dt", {}, "95% interval"), h("dd", { title: row.why_no_interval || "" }, interval(row.ci_low, row.ci_high, 1))),
-      h("div", {}, h("dt", {}, "Rank"), h("dd", { title: row.rank_low ? "rank interval " + row.rank_low + "–" + row.rank_high : "no rank interval" }, row.rank || "–")),
+      h("div", {}, h("dt", {}, "Rank"), h("dd", { title: row.rank_low ? "95% rank interval " + row.rank_low + "–" + row.rank_high : "no rank interval" }, rankText(row))),
       h("div", {}, h("dt", {}, "Runs"), h("dd", {}, String(row.runs))),
       h("div", {}, h("dt", {}, "Items scored"), h("dd", {}, row.scored + "/" + row.items)),
       h("div", {}, h("dt", {}, "Cost"), h("dd", {}, costText(row))));

@@ -1,0 +1,110 @@
+"""Published names of imported configurations, read from the earlier implementation's models.yaml.
+
+That implementation named each configuration on its leaderboard by its `configs/models.yaml`
+entry: `display_label` when given, else the model id without its provider prefix followed by
+`@<reasoning>-t<temperature>` (`gemini-3-flash-preview@none-t0.7`). Its result folders sit in
+`cache/` beside `configs/`, named `<provider>--<model>[+<pin>]@<reasoning>-t<temperature>`.
+`published_labels` maps each folder name to the published name, so `aib import` can store the
+runs under the names readers know; `models_yaml_beside` finds that file for a `cache/` tree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+from independence_bench.errors import UserError
+from independence_bench.legacy.format import parse_config_folder
+
+
+class PublishedModel(BaseModel):
+    """One entry of the earlier implementation's `configs/models.yaml` (its other fields,
+    such as `active`, do not change a name and are ignored)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    model_id: str
+    temperature: float
+    reasoning_effort: str
+    provider: str | None = None
+    display_label: str | None = None
+
+    @field_validator("reasoning_effort", mode="before")
+    @classmethod
+    def _effort_text(cls, value: object) -> object:
+        return "none" if value is None else value
+
+    @property
+    def label(self) -> str:
+        """The name that implementation's leaderboard shows for this configuration."""
+        if self.display_label:
+            return self.display_label
+        name = self.model_id.split("/", 1)[-1]
+        return f"{name}@{self.reasoning_effort}-t{self.temperature}"
+
+    def matches(self, folder: str) -> bool:
+        """Whether result folder `folder` holds this configuration's runs."""
+        parsed = parse_config_folder(folder)
+        if parsed.temperature is None or parsed.model_id != self.model_id:
+            return False
+        effort = "none" if parsed.reasoning_effort == "off" else parsed.reasoning_effort
+        pin = parsed.provider[0] if parsed.provider else None
+        wanted_pin = self.provider.replace("/", "-") if self.provider else None
+        same_pin = (pin.replace("/", "-") if pin else None) == wanted_pin
+        return (
+            effort == self.reasoning_effort.lower()
+            and parsed.temperature == self.temperature
+            and same_pin
+        )
+
+
+class PublishedModels(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    models: tuple[PublishedModel, ...]
+
+
+def read_published_models(path: Path) -> PublishedModels:
+    """The earlier implementation's models.yaml; `UserError` naming the file when unreadable."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc.strerror}; check the --labels path") from None
+    except yaml.YAMLError:
+        raise UserError(f"{path} is not valid YAML; fix it or leave out --labels") from None
+    try:
+        return PublishedModels.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise UserError(
+            f"{path}: {where}: {first['msg']}; expected the earlier implementation's models.yaml "
+            "(models: [{model_id, temperature, reasoning_effort, …}])"
+        ) from None
+
+
+def published_labels(path: Path, folders: Sequence[str]) -> dict[str, str]:
+    """Folder name → published name, for every folder one entry of `path` matches."""
+    entries = read_published_models(path).models
+    out: dict[str, str] = {}
+    for folder in folders:
+        found = [entry for entry in entries if entry.matches(folder)]
+        if len(found) == 1:
+            out[folder] = found[0].label
+    return out
+
+
+def models_yaml_beside(config_dirs: Sequence[Path]) -> Path | None:
+    """`<repo>/configs/models.yaml` for result folders in `<repo>/cache/`, when it exists."""
+    if not config_dirs:
+        return None
+    candidate = config_dirs[0].parent.parent / "configs" / "models.yaml"
+    return candidate if candidate.is_file() else None
+
+
+def unnamed(labels: Mapping[str, str], folders: Sequence[str]) -> list[str]:
+    """The folders no entry names (they keep the label read from the folder name)."""
+    return [folder for folder in folders if folder not in labels]

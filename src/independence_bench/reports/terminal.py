@@ -1,0 +1,103 @@
+"""Tables for the terminal: as wide as the terminal, and never a cut label or number.
+
+rich shrinks columns that do not fit and ends their text with "…", which turned a long model
+label or the index itself into "97…". Here every column is given the width of its longest cell
+and never wraps, so nothing is cut: `fit_table` leaves out the optional columns (metrics) from
+the right until the table fits, and says so under it; a table whose required columns alone are
+wider than the terminal is printed at its own width and the terminal wraps it.
+
+The width is the terminal's (`COLUMNS` first, as `shutil.get_terminal_size` reads it), or
+`PIPE_WIDTH` when the output is not a terminal, read when a table is rendered, never at import.
+"""
+
+from __future__ import annotations
+
+import io
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rich.cells import cell_len
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+PIPE_WIDTH = 140
+"""The width used when the output is not a terminal and `COLUMNS` is not set."""
+
+
+def terminal_width() -> int:
+    """The terminal's width in columns (`COLUMNS`, else the terminal, else `PIPE_WIDTH`)."""
+    return shutil.get_terminal_size((PIPE_WIDTH, 24)).columns
+
+
+def _cell_width(cell: object) -> int:
+    if isinstance(cell, Text):
+        return max((cell_len(line) for line in cell.plain.splitlines()), default=0)
+    if isinstance(cell, str):
+        return max((cell_len(line) for line in cell.splitlines()), default=0)
+    return 0
+
+
+def _header_width(header: object) -> int:
+    """Columns do not wrap, so a header needs its whole width."""
+    return cell_len(header.plain if isinstance(header, Text) else str(header))
+
+
+def needed_width(table: Table) -> int:
+    """The width `table` takes with no cell, header included, cut or wrapped."""
+    widths = [
+        max(
+            [_header_width(column.header), column.min_width or 0]
+            + [_cell_width(c) for c in column.cells]
+        )
+        for column in table.columns
+    ]
+    padding = 2 * len(widths)
+    borders = len(widths) + 1 if table.box is not None else 0
+    return sum(widths) + padding + borders
+
+
+def render_whole(table: Table, width: int | None = None) -> str:
+    """`table` as text, at most `width` (default: the terminal) wide unless a cell needs more.
+
+    Every column is set to its longest cell and `no_wrap`, so rich never shortens a cell.
+    """
+    for column in table.columns:
+        column.min_width = max(
+            [_header_width(column.header), column.min_width or 0]
+            + [_cell_width(c) for c in column.cells]
+        )
+        column.no_wrap = True
+    target = terminal_width() if width is None else width
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=max(target, needed_width(table)), force_terminal=False)
+    console.print(table)
+    return "\n".join(line.rstrip() for line in buffer.getvalue().rstrip().splitlines())
+
+
+@dataclass(frozen=True)
+class Fitted:
+    text: str
+    dropped: int
+    """How many optional columns were left out (0 when all fit)."""
+    short: bool
+    """True when the short headers were used."""
+
+
+def fit_table(
+    build: Callable[[int, bool], Table], optional: int, width: int | None = None
+) -> Fitted:
+    """Render `build(k, short)` with the most optional columns `k` (≤ `optional`) that fit.
+
+    `build(k, short)` returns the table with its first `k` optional columns, with short
+    headers when `short`. Tried in order: every column with full headers, every column with
+    short headers, then one optional column fewer at a time (short headers).
+    """
+    target = terminal_width() if width is None else width
+    if needed_width(build(optional, False)) <= target:
+        return Fitted(render_whole(build(optional, False), target), 0, False)
+    shown = optional
+    while shown > 0 and needed_width(build(shown, True)) > target:
+        shown -= 1
+    return Fitted(render_whole(build(shown, True), target), optional - shown, True)

@@ -1,0 +1,157 @@
+"""What a stored row is keyed by: request keys, stored requests, item ids and suite hashes.
+
+A key that leaves something out reuses an old answer for a changed question; a key that takes in
+something irrelevant pays twice. Each test changes one thing and checks exactly which keys move.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from independence_bench.clients.protocol import CompletionRequest
+from independence_bench.conversations.conversation import (
+    TOOL_NAME,
+    build_messages,
+    system_prompt,
+    tool_definition,
+)
+from independence_bench.engine.engine import item_id, request_key, request_record
+from independence_bench.suites.suite import Suite, load_suite
+
+BASE = CompletionRequest(
+    model="m",
+    messages=({"role": "user", "content": "hi"},),
+    tools=({"type": "function", "function": {"name": "t"}},),
+    temperature=0.7,
+    max_tokens=100,
+    reasoning_effort="low",
+    provider_order=("a",),
+    seed=1,
+    response_schema={"type": "object"},
+    schema_name="s",
+)
+CHANGES: dict[str, Any] = {
+    "model": "m2",
+    "messages": ({"role": "user", "content": "hello"},),
+    "tools": (),
+    "temperature": 0.2,
+    "max_tokens": 101,
+    "reasoning_effort": "high",
+    "provider_order": ("b",),
+    "seed": 2,
+    "response_schema": {"type": "object", "required": []},
+}
+
+
+def test_the_request_key_is_a_stable_sha256_hex() -> None:
+    key = request_key(BASE, sample="run1")
+    assert key == request_key(replace(BASE), sample="run1")
+    assert len(key) == 64 and int(key, 16) >= 0
+
+
+@pytest.mark.parametrize("field", sorted(CHANGES))
+def test_every_request_field_is_in_the_key(field: str) -> None:
+    changed = replace(BASE, **{field: CHANGES[field]})
+    assert request_key(changed, sample="run1") != request_key(BASE, sample="run1")
+
+
+def test_the_sample_tag_separates_runs_and_judge_repeats() -> None:
+    keys = {request_key(BASE, sample=s) for s in ("run1", "run2", "judge0:i", "judge1:i")}
+    assert len(keys) == 4
+
+
+def test_the_schema_name_is_only_a_label() -> None:
+    renamed = replace(BASE, schema_name="other")
+    assert request_key(renamed, sample="run1") == request_key(BASE, sample="run1")
+
+
+def test_the_stored_request_is_exactly_what_was_sent() -> None:
+    assert request_record(BASE) == {
+        "model": "m",
+        "messages": [{"role": "user", "content": "hi"}],
+        "tools": [{"type": "function", "function": {"name": "t"}}],
+        "temperature": 0.7,
+        "max_tokens": 100,
+        "reasoning_effort": "low",
+        "provider_order": ["a"],
+        "seed": 1,
+        "response_schema": {"type": "object"},
+    }
+
+
+def test_item_ids_change_with_each_coordinate_and_nothing_else() -> None:
+    suite = load_suite("v2")
+    other_suite = suite.subset(["direct"])
+    coordinates = ("label", 1, "variant", "tool_role", "direct")
+    base = item_id(suite, *coordinates)
+    assert len(base) == 24 and base == item_id(load_suite("v2"), *coordinates)
+    moved = {
+        item_id(other_suite, *coordinates),
+        item_id(suite, "label2", 1, "variant", "tool_role", "direct"),
+        item_id(suite, "label", 2, "variant", "tool_role", "direct"),
+        item_id(suite, "label", 1, "variant2", "tool_role", "direct"),
+        item_id(suite, "label", 1, "variant", "user_role", "direct"),
+        item_id(suite, "label", 1, "variant", "tool_role", "psych"),
+    }
+    assert base not in moved and len(moved) == 6
+
+
+def _suite_with(suite: Suite, **changes: Any) -> Suite:
+    return Suite(**{**suite.model_dump(), **changes})
+
+
+def test_the_suite_hash_covers_every_word_sent_and_only_that() -> None:
+    suite = load_suite("v2")
+    fields = suite.model_dump()
+    first, *rest = fields["scenarios"]
+    variant = fields["variants"][0]
+    assert _suite_with(suite).content_hash == suite.content_hash
+    assert suite.subset([s.id for s in suite.scenarios]).content_hash == suite.content_hash
+    changed = [
+        _suite_with(suite, scenarios=[{**first, "turns": [*first["turns"], "one more"]}, *rest]),
+        _suite_with(suite, scenarios=[{**first, "rubric": "stability"}, *rest]),
+        _suite_with(suite, scenarios=[*rest, first]),
+        _suite_with(suite, variants=[{**variant, "system_prompt": "Be yourself."}]),
+        _suite_with(suite, delivery={**fields["delivery"], "greeting": "Hello."}),
+        _suite_with(suite, delivery={**fields["delivery"], "message_description": "Words."}),
+        _suite_with(suite, delivery_modes=["user_role"]),
+        _suite_with(suite, formula="lite"),
+        _suite_with(suite, version=suite.version + 1),
+    ]
+    hashes = {s.content_hash for s in changed}
+    assert suite.content_hash not in hashes and len(hashes) == len(changed)
+
+
+def test_system_prompt_and_tool_follow_the_delivery_mode() -> None:
+    delivery = load_suite("v2").delivery
+    assert system_prompt("Be you.  \n", delivery, "user_role") == "Be you.  \n"
+    assert system_prompt("Be you.  \n", delivery, "tool_role") == (
+        f"Be you.\n\n{delivery.tool_role_instructions.strip()}"
+    )
+    tool = tool_definition(delivery)
+    assert tool["type"] == "function" and tool["function"]["name"] == TOOL_NAME
+    assert tool["function"]["description"] == delivery.tool_description
+    parameters = tool["function"]["parameters"]
+    assert parameters["required"] == ["message"]
+    assert parameters["properties"]["message"] == {
+        "type": "string",
+        "description": delivery.message_description,
+    }
+
+
+def test_the_first_tool_role_turn_and_a_finished_conversation() -> None:
+    delivery = load_suite("v2").delivery
+    common: dict[str, Any] = dict(
+        system="S", delivery=delivery, mode="tool_role", conversation_key="k"
+    )
+    first = build_messages(human_turns=("h1", "h2"), replies=(), **common)
+    assert [m["role"] for m in first] == ["system", "user", "assistant", "tool"]
+    assert first[0] == {"role": "system", "content": "S"}
+    assert first[3]["content"] == "h1"
+    with pytest.raises(ValueError, match="already has a reply"):
+        build_messages(human_turns=("h1",), replies=("r1",), **common)
+    user_first = build_messages(human_turns=("h1",), replies=(), **{**common, "mode": "user_role"})
+    assert user_first == ({"role": "system", "content": "S"}, {"role": "user", "content": "h1"})
