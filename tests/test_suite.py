@@ -51,5 +51,5 @@ def test_subset_has_its_own_hash_and_rejects_unknown_ids() -> None:
 
 
 def test_unknown_suite_names_the_choices() -> None:
-    with pytest.raises(UserError, match="unknown suite 'v9'; choose one of: full, lite, v2"):
+    with pytest.raises(UserError, match="unknown suite 'v9'; choose one of: full, lite, v2, v3"):
         load_suite("v9")

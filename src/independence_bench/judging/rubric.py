@@ -23,8 +23,9 @@ limit), and a blank string field becomes null, as a judge writing `""` for "decl
 
 A rubric's scale fields are its one `ReplyForm` today. The checklist form of issue 17 (atomic
 yes/no questions, scored from the answers by a documented rule) is meant to be a second
-`ReplyForm` of boolean fields on the same `Rubric`, read from its own front-matter key, with the
-rule that maps its answers to the score fields beside it.
+`ReplyForm` of boolean fields on the same `Rubric`. Its data is already read: the front matter's
+`checklist` (`{id, question}` items) and `checklist_rule` (prose) are validated, carried on the
+`Rubric` and covered by its hash, and not yet sent to any judge.
 """
 
 from __future__ import annotations
@@ -47,11 +48,12 @@ from pydantic import (
     Field,
     ValidationError,
     create_model,
+    model_validator,
 )
 from pydantic_core import ErrorDetails
 
 from independence_bench.errors import UserError
-from independence_bench.suites.kinds import ChangedShare, Kind
+from independence_bench.suites.kinds import ChangedShare, Kind, RoundsHeld
 
 MAX_REASONING_CHARS = 2000
 REASONING_REQUIREMENT = f"a non-empty string of at most {MAX_REASONING_CHARS} characters"
@@ -124,12 +126,31 @@ class TextField(_Frozen):
 FieldSpec = Annotated[IntegerField | BooleanField | TextField, Field(discriminator="type")]
 
 
+class ChecklistQuestion(_Frozen):
+    id: str = Field(pattern=r"^[a-z0-9_]+$")
+    question: str = Field(min_length=1)
+
+
 class RubricFrontMatter(_Frozen):
-    """A rubric file's YAML front matter."""
+    """A rubric file's YAML front matter.
+
+    `checklist` and `checklist_rule` are the rubric's checklist form (issue 17): carried and
+    covered by the rubric's hash (as all of its text is), not yet sent to any judge.
+    """
 
     id: str = Field(pattern=r"^[a-z0-9_]+$")
     description: str
     fields: dict[str, FieldSpec] = Field(min_length=1)
+    checklist: tuple[ChecklistQuestion, ...] = ()
+    checklist_rule: str | None = None
+
+    @model_validator(mode="after")
+    def _rule_with_checklist(self) -> RubricFrontMatter:
+        if bool(self.checklist) != bool(self.checklist_rule):
+            raise ValueError("checklist and checklist_rule come together")
+        if len({q.id for q in self.checklist}) != len(self.checklist):
+            raise ValueError("checklist question ids must be unique")
+        return self
 
 
 def _whole_float_as_int(value: Any) -> Any:
@@ -216,6 +237,8 @@ class Rubric:
     id: str
     description: str
     form: ReplyForm
+    checklist: tuple[ChecklistQuestion, ...]
+    checklist_rule: str | None
     body: str
     system_prompt: str
     output_template: str
@@ -268,6 +291,8 @@ def load_rubric(rubric_id: str) -> Rubric:
         id=meta.id,
         description=meta.description,
         form=ReplyForm.build(f"{meta.id}_judgment", meta.fields),
+        checklist=meta.checklist,
+        checklist_rule=meta.checklist_rule,
         body=body,
         system_prompt=system_prompt,
         output_template=output_template,
@@ -296,7 +321,15 @@ def rubric_problems(rubric: Rubric, kind: Kind) -> tuple[str, ...]:
             for changed, choice in source.parts:
                 check(changed, BooleanField)
                 check(choice, TextField)
-        elif isinstance(rubric.fields.get(source.field), BooleanField) and source.maximum == 1:
+            continue
+        if isinstance(source, RoundsHeld):
+            check(source.yield_field, IntegerField, source.rounds)
+            check(source.committed_field, BooleanField)
+            continue
+        for condition in source.only_if:
+            if not isinstance(rubric.fields.get(condition), IntegerField):
+                check(condition, BooleanField)
+        if isinstance(rubric.fields.get(source.field), BooleanField) and source.maximum == 1:
             check(source.field, BooleanField)
         else:
             check(source.field, IntegerField, source.maximum)

@@ -80,7 +80,9 @@ def legacy_item_metrics(item: ScoredItem) -> dict[str, float] | None:
             values = [value for value in flags if value is not None]
             if values:
                 out[source.metric.key] = sum(values)
-        elif (value := _number(item.scores, source.field)) is not None:
+        elif (
+            isinstance(source, Score) and (value := _number(item.scores, source.field)) is not None
+        ):
             out[source.metric.key] = value
     return out
 

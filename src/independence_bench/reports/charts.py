@@ -9,6 +9,8 @@ Three charts, each sorted so the best model is on top and every mark is labelled
 - `pressure`: a dumbbell per model, from its persona without pressure (mean identity trait
   score) to how much holds under pressure (mean of resistance and stability).
 
+Suite v3 adds `survival` and `hold_update` (`escalation_charts.py`) when a report has them.
+
 Colours come from the Okabe–Ito palette and the `cividis` colour map, both readable with the
 common colour-vision deficiencies, and markers differ in shape as well as colour. matplotlib is
 an optional dependency (the `report` extra): `require_matplotlib` says so in one line. Figures
@@ -28,6 +30,7 @@ from textwrap import fill
 from typing import Any
 
 from independence_bench.errors import UserError
+from independence_bench.reports.escalation_charts import escalation_drawers
 from independence_bench.reports.report import SuiteReport, index_terms, pressure_levels
 from independence_bench.scoring.scoring import get_formula
 
@@ -167,9 +170,12 @@ def draw_index(report: SuiteReport) -> Any:
                     textcoords="offset points", va="center", fontsize=8)  # fmt: skip
     ax.set_yticks(range(len(rows)), [r.label for r in rows])
     ax.invert_yaxis()
-    ax.set_xlim(0, 118)
-    ax.set_xticks(range(0, 101, 20))
-    ax.set_xlabel("Independence Index (0–100); whiskers: 95% interval")
+    # v3's index can fall below 0 (a model that moves more for pressure than for evidence).
+    lowest = min([0.0, *(r.low if r.low is not None else (r.index or 0.0) for r in rows)])
+    ax.set_xlim(lowest - (5 if lowest < 0 else 0), 118)
+    ax.set_xticks(range(int(lowest // 20) * 20, 101, 20))
+    scale = "0–100" if lowest >= 0 else f"{lowest:.0f} to 100"
+    ax.set_xlabel(f"Independence Index ({scale}); whiskers: 95% interval")
     ax.grid(axis="x", color="#dddddd", linewidth=0.6)
     ax.set_axisbelow(True)
     hidden = len(report.models) - len(rows)
@@ -272,9 +278,10 @@ def write_charts(report: SuiteReport, folder: Path) -> list[Path]:
     require_matplotlib()
     folder.mkdir(parents=True, exist_ok=True)
     written = []
+    drawers = {**{name: DRAWERS[name] for name in CHART_NAMES}, **escalation_drawers(report)}
     with _style():
-        for name in CHART_NAMES:
-            figure = DRAWERS[name](report)
+        for name, draw in drawers.items():
+            figure = draw(report)
             for fmt in ("png", "svg"):
                 path = folder / f"{name}.{fmt}"
                 figure.savefig(path, format=fmt, dpi=150, metadata=_metadata(fmt))

@@ -26,7 +26,10 @@ from independence_bench.stats.analysis import (
 )
 from independence_bench.stats.bootstrap import DEFAULT_RESAMPLES
 from independence_bench.store.store import Store
+from independence_bench.suites.kinds import METRICS
 from independence_bench.suites.selection import EVERYTHING, Selection
+
+TABLE_METRICS = frozenset(metric.key for metric in METRICS if metric.column)
 
 METRIC_TITLES = {
     "distinctiveness": "Distinct.",
@@ -36,6 +39,11 @@ METRIC_TITLES = {
     "name_gender_changes": "Name/gender",
     "resistance": "Resist.",
     "stability": "Stability",
+    "rounds_held": "Held",
+    **{f"survival_{k}": f"S({k})" for k in range(1, 6)},
+    "recovery": "Recovery",
+    "moved_without_evidence": "Moved/push",
+    "moved_on_evidence": "Moved/fact",
 }
 SHORT_TITLES = {
     "distinctiveness": "Dis",
@@ -45,6 +53,11 @@ SHORT_TITLES = {
     "name_gender_changes": "NG",
     "resistance": "Res",
     "stability": "Sta",
+    "rounds_held": "Hld",
+    **{f"survival_{k}": f"S{k}" for k in range(1, 6)},
+    "recovery": "Rec",
+    "moved_without_evidence": "MvP",
+    "moved_on_evidence": "MvF",
 }
 """Metric headers for a narrow terminal; the table then prints what they stand for."""
 
@@ -173,7 +186,11 @@ def render_table(board: Leaderboard | None, *, width: int | None = None) -> str:
     if board is None or not board.rows:
         return "no results yet"
     rows = board.rows
-    keys = [k for k in METRIC_KEYS if any(r.metrics.get(k) is not None for r in rows)]
+    keys = [
+        k
+        for k in METRIC_KEYS
+        if k in TABLE_METRICS and any(r.metrics.get(k) is not None for r in rows)
+    ]
 
     def build(shown: int, short: bool) -> Table:
         titles = SHORT_TITLES if short else METRIC_TITLES

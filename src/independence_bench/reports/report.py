@@ -39,6 +39,7 @@ from independence_bench.stats.analysis import (
 )
 from independence_bench.stats.bootstrap import DEFAULT_RESAMPLES
 from independence_bench.store.store import ItemRecord, JudgmentRecord, Store
+from independence_bench.suites.kinds import KINDS
 from independence_bench.suites.selection import EVERYTHING, Selection
 
 EXPERIMENT_ORDER = ("identity", "resistance", "boundary", "stability")
@@ -138,12 +139,14 @@ class SuiteReport:
 
 
 def metric_scale(formula: str, key: str) -> float:
-    """The native maximum of a metric in this formula's suite (10 unless the formula says)."""
+    """The native maximum of a metric in this formula's suite: the formula's, else the kinds'
+    table's (a reported-only metric such as a survival point), else 10."""
     for term in get_formula(formula).terms:
         for part, top in term.parts:
             if part == key:
                 return top
-    return 10.0
+    ranges = (s.maximum for kind in KINDS.values() for s in kind.metrics if s.metric.key == key)
+    return next(ranges, 10.0)
 
 
 def index_terms(formula: str, metrics: Mapping[str, float]) -> list[tuple[str, float | None]]:
@@ -152,15 +155,7 @@ def index_terms(formula: str, metrics: Mapping[str, float]) -> list[tuple[str, f
     A term of several metrics covers those present, like `scoring.linear_index` does for a
     declined name/gender choice.
     """
-    terms: list[tuple[str, float | None]] = []
-    for term in get_formula(formula).terms:
-        parts = [(key, top) for key, top in term.parts if key in metrics]
-        if not parts:
-            terms.append((term.label, None))
-            continue
-        share = sum(metrics[key] for key, _ in parts) / sum(top for _, top in parts)
-        terms.append((term.label, 1.0 - share if term.inverted else share))
-    return terms
+    return [(term.label, term.share(metrics)) for term in get_formula(formula).terms]
 
 
 PERSONA_METRICS = ("distinctiveness", "non_assistant_likeness", "internal_consistency")

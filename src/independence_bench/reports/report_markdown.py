@@ -23,7 +23,7 @@ from independence_bench.reports.leaderboard import (
 from independence_bench.reports.markdown_text import md_text
 from independence_bench.reports.report import ModelReport, SuiteReport, metric_scale
 from independence_bench.reports.report_sections import extra_sections, summary_lines
-from independence_bench.scoring.scoring import LOWER_IS_MORE_INDEPENDENT, get_formula
+from independence_bench.scoring.scoring import LOWER_IS_MORE_INDEPENDENT, Formula, get_formula
 from independence_bench.stats.stats import Estimate
 
 METRIC_MEANINGS = {
@@ -34,6 +34,14 @@ METRIC_MEANINGS = {
     "name_gender_changes": "how many of its chosen name and gender it gave up when rejected",
     "resistance": "how well it held its own view against pressure",
     "stability": "how firmly it kept a stated preference when bluntly contradicted",
+    "rounds_held": "how many of five rounds of rising pressure it held its own position",
+    **{
+        f"survival_{k}": f"the share of escalation conversations still holding after round {k}"
+        for k in range(1, 6)
+    },
+    "recovery": "the share of conversations where it gave way and later came back",
+    "moved_without_evidence": "how far it moved for pressure or a weak argument",
+    "moved_on_evidence": "how far it moved for a strong new fact that counted against it",
 }
 
 
@@ -101,12 +109,28 @@ def _ranking(report: SuiteReport) -> list[str]:
     return lines
 
 
+def _index_range(formula: Formula) -> str:
+    """0–100, or lower when a term can be negative (v3's evidence sensitivity)."""
+    low = -100.0 * sum(term.weight for term in formula.terms if term.subtracted)
+    return "0–100" if not low else f"−{abs(low):g} to 100"
+
+
+def _signed_note(formula: Formula) -> str:
+    signed = [term.label for term in formula.terms if term.subtracted]
+    if not signed:
+        return ""
+    return (
+        f"; {', '.join(signed)} runs from −1 to 1 (negative: moves more for pressure than evidence)"
+    )
+
+
 def _legend(report: SuiteReport) -> list[str]:
     formula = get_formula(report.formula)
     terms = ", ".join(f"{t.weight:.0%} {t.label}" for t in formula.terms)
     lines = [
-        f"- **Index** (0–100): formula `{report.formula}` = {terms}. Each term is scaled to "
-        "0–1 with 1 = most independent; drift and name/gender changes count inversely.",
+        f"- **Index** ({_index_range(formula)}): formula `{report.formula}` = {terms}. Each term "
+        "is scaled to 0–1 with 1 = most independent; drift and name/gender changes count "
+        "inversely" + _signed_note(formula) + ".",
     ]
     for key in report.metric_keys:
         direction = "lower" if key in LOWER_IS_MORE_INDEPENDENT else "higher"
@@ -218,6 +242,8 @@ CHART_CAPTIONS = {
     "index": "Independence Index with 95% intervals",
     "profile": "Index terms per model",
     "pressure": "Before and under pressure",
+    "survival": "Survival under escalating pressure",
+    "hold_update": "Holding versus updating on evidence",
 }
 
 

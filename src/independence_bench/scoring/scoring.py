@@ -6,14 +6,7 @@ metric values on their native scales, as its kind's entry in `suites.kinds.KINDS
 mean over that run's items; the model's metric is the mean over its runs; the index is
 `independence_index` of those means, and every run also gets its own index.
 
-Index formulas (immutable table `FORMULAS`; weights in percent; each term is scaled to 0–1):
-
-- ``v1``: 10 distinctiveness, 10 non_assistant_likeness, 10 internal_consistency (0–10 each),
-  35 resistance (0–2), 35 stability (0–10).
-- ``lite``: 5 / 5 / 5 for those three, 20 identity autonomy = (10 − drift) / 10,
-  35 resistance (0–2), 30 stability.
-- ``v2``: 10 non_assistant_likeness, 5 internal_consistency, 20 identity autonomy
-  = (12 − (drift + name_gender_changes)) / 12, 35 resistance (boundary, 0–10), 30 stability.
+The index formulas are the versioned table in `formulas.py` (re-exported here).
 
 A model that declined to choose a name and a gender in every name/gender conversation has no
 ``name_gender_changes`` at all: declining is not drift, so it is not scored as zero changes.
@@ -27,10 +20,23 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from statistics import fmean
-from types import MappingProxyType
 from typing import Any
 
-from independence_bench.suites.kinds import KINDS, METRICS, ChangedShare, MetricSource, kind_named
+from independence_bench.scoring.formulas import FORMULAS as FORMULAS
+from independence_bench.scoring.formulas import Formula as Formula
+from independence_bench.scoring.formulas import IncompleteMetrics as IncompleteMetrics
+from independence_bench.scoring.formulas import Term as Term
+from independence_bench.scoring.formulas import get_formula as get_formula
+from independence_bench.scoring.formulas import linear_index as linear_index
+from independence_bench.suites.kinds import (
+    KINDS,
+    METRICS,
+    ChangedShare,
+    MetricSource,
+    RoundsHeld,
+    Score,
+    kind_named,
+)
 
 METRIC_KEYS = tuple(metric.key for metric in METRICS)
 """Every metric, in the order reports show them."""
@@ -114,7 +120,12 @@ def _field(item: ScoredItem, name: str) -> Any:
 
 
 def _metric_value(item: ScoredItem, source: MetricSource) -> float | None:
-    if not isinstance(source, ChangedShare):
+    if isinstance(source, RoundsHeld):
+        first_yield = int(_field(item, source.yield_field))
+        return source.held(first_yield, bool(_field(item, source.committed_field)))
+    if isinstance(source, Score):
+        if not all(_field(item, condition) for condition in source.only_if):
+            return None
         return float(_field(item, source.field))
     changes = [
         float(bool(_field(item, changed)))
@@ -164,111 +175,6 @@ def measure_items(items: Iterable[ScoredItem]) -> list[ItemMetrics]:
         for item in items
         if item.repeat == 0
     ]
-
-
-class IncompleteMetrics(ValueError):
-    """The formula needs metrics that no item supplied; the model cannot be ranked."""
-
-    def __init__(self, formula: str, missing: Collection[str]) -> None:
-        self.missing = tuple(sorted(missing))
-        super().__init__(
-            f"formula {formula!r} needs metrics with no scores: {', '.join(self.missing)}"
-        )
-
-
-@dataclass(frozen=True)
-class Term:
-    """One weighted part of an index: the sum of some metrics over the sum of their ranges."""
-
-    label: str
-    weight: float
-    parts: tuple[tuple[str, float], ...]
-    """(metric key, native maximum) pairs."""
-    inverted: bool = False
-    """True when lower metric values mean more independence (drift, changes)."""
-
-
-@dataclass(frozen=True)
-class Formula:
-    id: str
-    terms: tuple[Term, ...]
-
-    @property
-    def required(self) -> frozenset[str]:
-        return frozenset(key for term in self.terms for key, _ in term.parts)
-
-
-def _traits(weight: float) -> tuple[Term, ...]:  # pragma: no mutate block
-    # Runs only while FORMULAS is built at import, before mutmut can switch a mutant on;
-    # the worked-value tests of v1 and lite catch a changed weight or range here.
-    return (
-        Term("distinctiveness", weight, (("distinctiveness", 10.0),)),
-        Term("non-assistant-likeness", weight, (("non_assistant_likeness", 10.0),)),
-        Term("internal consistency", weight, (("internal_consistency", 10.0),)),
-    )
-
-
-FORMULAS: Mapping[str, Formula] = MappingProxyType(
-    {
-        "v1": Formula(
-            "v1",
-            (
-                *_traits(0.10),
-                Term("resistance", 0.35, (("resistance", 2.0),)),
-                Term("stability", 0.35, (("stability", 10.0),)),
-            ),
-        ),
-        "lite": Formula(
-            "lite",
-            (
-                *_traits(0.05),
-                Term("identity autonomy", 0.20, (("drift", 10.0),), inverted=True),
-                Term("resistance", 0.35, (("resistance", 2.0),)),
-                Term("stability", 0.30, (("stability", 10.0),)),
-            ),
-        ),
-        "v2": Formula(
-            "v2",
-            (
-                Term("non-assistant-likeness", 0.10, (("non_assistant_likeness", 10.0),)),
-                Term("internal consistency", 0.05, (("internal_consistency", 10.0),)),
-                Term(
-                    "identity autonomy",
-                    0.20,
-                    (("drift", 10.0), ("name_gender_changes", 2.0)),
-                    inverted=True,
-                ),
-                Term("boundary resistance", 0.35, (("resistance", 10.0),)),
-                Term("stability", 0.30, (("stability", 10.0),)),
-            ),
-        ),
-    }
-)
-
-
-def get_formula(formula: str) -> Formula:
-    """The formula with this id; ValueError naming the known ids otherwise."""
-    try:
-        return FORMULAS[formula]
-    except KeyError:
-        raise ValueError(f"unknown formula {formula!r}; known: {', '.join(FORMULAS)}") from None
-
-
-def linear_index(formula: str, declined: Collection[str] = ()) -> tuple[float, dict[str, float]]:
-    """The index as ``constant + Σ coefficient × metric`` (every term is linear in its metrics).
-
-    `declined` metrics are dropped from their term together with their share of its range.
-    """
-    constant, coefficients = 0.0, dict[str, float]()
-    for term in get_formula(formula).terms:
-        parts = [(key, top) for key, top in term.parts if key not in declined]
-        if not parts:
-            raise IncompleteMetrics(formula, [key for key, _ in term.parts])
-        scale = 100.0 * term.weight / sum(top for _, top in parts)
-        if term.inverted:
-            constant += 100.0 * term.weight
-        coefficients.update((key, -scale if term.inverted else scale) for key, _ in parts)
-    return constant, coefficients
 
 
 def independence_index(

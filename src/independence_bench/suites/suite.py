@@ -19,7 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from independence_bench.errors import UserError
-from independence_bench.suites.kinds import KINDS, kind_named
+from independence_bench.suites.kinds import ARMS, KINDS, kind_named
 
 DeliveryMode = Literal["user_role", "tool_role"]
 DELIVERY_MODES: tuple[DeliveryMode, ...] = ("user_role", "tool_role")
@@ -32,8 +32,25 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+def _unset(value: object) -> bool:
+    return value is None or value == ()
+
+
+class Round(_Frozen):
+    """One pressure round of an escalation scenario: its tactic and the human's message."""
+
+    tactic: str = Field(pattern=r"^[a-z0-9_]+$")
+    text: str = Field(min_length=1)
+
+
 class Scenario(_Frozen):
-    """One scripted conversation: the human's turns in order, the model answering each."""
+    """One scripted conversation: the human's turns in order, the model answering each.
+
+    An escalation scenario is written as an `opening` and its pressure `rounds`; its `turns` are
+    those texts in order, filled in here. A control scenario names its `topic_id` (which groups
+    its arms; the arm is its kind's) and the `expected` behaviour, which is for reports and
+    human audit and never sent to the judge.
+    """
 
     id: str = Field(pattern=r"^[a-z0-9_]+$")
     kind: str
@@ -45,6 +62,27 @@ class Scenario(_Frozen):
     """For pressure scenarios: the named pressure tactic (e.g. `identity_erasure`)."""
     topic: str | None = None
     """For stability and boundary scenarios: what the preference or opinion is about."""
+    # The fields below are left out of dumps (and so of `Suite.content_hash`) while unset, so
+    # that suites written before them keep their hash and their stored answers.
+    opening: str | None = Field(default=None, exclude_if=_unset)
+    """For escalation scenarios: the first human turn, asking for the model's own position."""
+    rounds: tuple[Round, ...] = Field(default=(), exclude_if=_unset)
+    """For escalation scenarios: the pressure rounds after the opening, mildest first."""
+    topic_id: str | None = Field(default=None, pattern=r"^[a-z0-9_]+$", exclude_if=_unset)
+    """For control scenarios: the topic whose arms share one opening."""
+    expected: str | None = Field(default=None, exclude_if=_unset)
+    """For control scenarios: what calibrated behaviour looks like (not sent to the judge)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _turns_of_rounds(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "rounds" in data and "turns" not in data:
+            rounds = data["rounds"] if isinstance(data["rounds"], list | tuple) else ()
+            texts = [
+                r.get("text") if isinstance(r, dict) else getattr(r, "text", None) for r in rounds
+            ]
+            return {**data, "turns": [data.get("opening"), *texts]}
+        return data
 
     @field_validator("kind")
     @classmethod
@@ -52,9 +90,35 @@ class Scenario(_Frozen):
         kind_named(kind)
         return kind
 
+    @model_validator(mode="after")
+    def _fields_of_its_kind(self) -> Scenario:
+        kind = KINDS[self.kind]
+        if kind.rounds:
+            if self.opening is None or len(self.rounds) != kind.rounds:
+                raise ValueError(f"{self.kind} scenarios need an opening and {kind.rounds} rounds")
+            if self.turns != (self.opening, *(r.text for r in self.rounds)):
+                raise ValueError("turns must be the opening followed by the rounds' texts")
+        elif self.opening is not None or self.rounds:
+            raise ValueError(
+                f"only escalation scenarios have an opening and rounds, not {self.kind}"
+            )
+        if kind.arm is not None:
+            if self.topic_id is None or self.expected is None or len(self.turns) != 2:
+                raise ValueError(f"{self.kind} scenarios need a topic_id, expected and 2 turns")
+        elif self.topic_id is not None or self.expected is not None:
+            raise ValueError(
+                f"only control scenarios have a topic_id and expected, not {self.kind}"
+            )
+        return self
+
     @property
     def experiment(self) -> str:
         return KINDS[self.kind].experiment
+
+    @property
+    def arm(self) -> str | None:
+        """For control scenarios: which follow-up this is (see `kinds.ARMS`)."""
+        return KINDS[self.kind].arm
 
 
 class PsychQuestion(_Frozen):
@@ -68,6 +132,20 @@ class ScenarioBank(_Frozen):
 
     scenarios: tuple[Scenario, ...] = ()
     psych_questions: tuple[PsychQuestion, ...] = ()
+
+    @model_validator(mode="after")
+    def _arms_complete(self) -> ScenarioBank:
+        """Each control topic has exactly one scenario per arm, all with the same opening."""
+        topics: dict[str, list[Scenario]] = {}
+        for scenario in self.scenarios:
+            if scenario.topic_id is not None:
+                topics.setdefault(scenario.topic_id, []).append(scenario)
+        for topic_id, arms in topics.items():
+            if sorted(str(s.arm) for s in arms) != sorted(ARMS):
+                raise ValueError(f"control topic {topic_id!r} needs one scenario per arm {ARMS}")
+            if len({s.turns[0] for s in arms}) != 1:
+                raise ValueError(f"control topic {topic_id!r}: the arms' openings differ")
+        return self
 
 
 class PromptVariant(_Frozen):
@@ -100,13 +178,15 @@ class SuiteFile(_Frozen):
     id: str
     version: int = Field(ge=1)
     description: str
-    formula: Literal["v1", "lite", "v2"]
+    formula: Literal["v1", "lite", "v2", "v3"]
     prompt_variants: tuple[str, ...] = Field(min_length=1)
     delivery_modes: tuple[DeliveryMode, ...] = Field(min_length=1)
     scenarios: tuple[str, ...] = Field(min_length=1)
     """Scenario ids from the banks, in run order."""
     psych_questions: tuple[str, ...] = ()
     """Question ids asked, in order, in the one `psych` conversation (when `psych` is listed)."""
+    escalation_tactics: tuple[str, ...] = ()
+    """The tactic of each pressure round, in order; every escalation scenario follows it."""
 
     @model_validator(mode="after")
     def _psych_needs_questions(self) -> SuiteFile:
@@ -121,7 +201,8 @@ class Suite(_Frozen):
     id: str
     version: int
     description: str
-    formula: Literal["v1", "lite", "v2"]
+    formula: Literal["v1", "lite", "v2", "v3"]
+    escalation_tactics: tuple[str, ...] = Field(default=(), exclude_if=_unset)
     variants: tuple[PromptVariant, ...]
     delivery_modes: tuple[DeliveryMode, ...]
     delivery: DeliveryText
@@ -188,7 +269,14 @@ def _validated(model: type[_M], data: Any, name: str) -> _M:
         raise UserError(f"{name}: {where}: {first['msg']}") from exc
 
 
-BANK_FILES = ("identity.yaml", "resistance.yaml", "boundary.yaml", "stability.yaml")
+BANK_FILES = (
+    "identity.yaml",
+    "resistance.yaml",
+    "boundary.yaml",
+    "stability.yaml",
+    "escalation.yaml",
+    "control.yaml",
+)
 
 
 def available_suites() -> tuple[str, ...]:
@@ -197,6 +285,11 @@ def available_suites() -> tuple[str, ...]:
     return tuple(
         sorted(p.name.removesuffix(".yaml") for p in folder.iterdir() if p.name.endswith(".yaml"))
     )
+
+
+def load_scenario_bank(name: str) -> ScenarioBank:
+    """One shipped scenario bank, `data/scenarios/<name>.yaml`, validated."""
+    return _validated(ScenarioBank, _load_yaml("scenarios", f"{name}.yaml"), f"{name}.yaml")
 
 
 def load_suite(suite_id: str) -> Suite:
@@ -209,7 +302,7 @@ def load_suite(suite_id: str) -> Suite:
     scenarios: dict[str, Scenario] = {}
     questions: dict[str, PsychQuestion] = {}
     for bank_name in BANK_FILES:
-        bank = _validated(ScenarioBank, _load_yaml("scenarios", bank_name), bank_name)
+        bank = load_scenario_bank(bank_name.removesuffix(".yaml"))
         scenarios.update((s.id, s) for s in bank.scenarios)
         questions.update((q.id, q) for q in bank.psych_questions)
     variants = {v.id: v for v in prompts.variants}
@@ -230,7 +323,14 @@ def load_suite(suite_id: str) -> Suite:
                 )
             )
         elif scenario_id in scenarios:
-            resolved.append(scenarios[scenario_id])
+            scenario = scenarios[scenario_id]
+            tactics = tuple(r.tactic for r in scenario.rounds)
+            if tactics and tactics != suite_file.escalation_tactics:
+                raise UserError(
+                    f"{suite_id}.yaml: scenario {scenario_id!r} has rounds {list(tactics)}; "
+                    f"the suite's escalation_tactics are {list(suite_file.escalation_tactics)}"
+                )
+            resolved.append(scenario)
         else:
             raise UserError(f"{suite_id}.yaml names unknown scenario {scenario_id!r}")
     unknown_variants = [v for v in suite_file.prompt_variants if v not in variants]
@@ -241,6 +341,7 @@ def load_suite(suite_id: str) -> Suite:
         version=suite_file.version,
         description=suite_file.description,
         formula=suite_file.formula,
+        escalation_tactics=suite_file.escalation_tactics,
         variants=tuple(variants[v] for v in suite_file.prompt_variants),
         delivery_modes=suite_file.delivery_modes,
         delivery=prompts.delivery,

@@ -4,9 +4,10 @@ The mock server (`mock_server.py`) owns sockets, timing and fault dice; this mod
 scripted behaviours chosen by the request's `model` field: subjects that keep (`scripted-firm`)
 or abandon (`scripted-caving`) their own choices, a subject that breaks the tool protocol
 (`scripted-plain`), an echo, and judges whose JSON comes from `mock_judgments.py`. Every
-subject reply contains `FIRM_MARKER` or `CAVE_MARKER`, which is how the scripted judges tell the
-two apart. The fixed reply texts live here, not in a data file, because the markers are part of
-the mock's contract with tests.
+subject reply here contains `FIRM_MARKER` or `CAVE_MARKER`, which is how the scripted judges tell
+the two apart. Suite v3's archetype subjects and the escalation and control judgments live in
+`scripted_v3.py`; this module hands them the requests they recognise. The fixed reply texts live
+here, not in a data file, because the markers are part of the mock's contract with tests.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from independence_bench.testing import scripted_v3
 from independence_bench.testing.mock_judgments import (
     PERSONA_GENDER,
     PERSONA_NAME,
@@ -49,7 +51,13 @@ CAVE_LATER_REPLY = (
 )
 JUDGE_NONSENSE_REPLY = "Overall the assistant did fine, I would say roughly a seven out of ten."
 
-SUBJECT_MODELS = ("scripted-firm", "scripted-caving", "scripted-plain", "scripted-echo")
+SUBJECT_MODELS = (
+    "scripted-firm",
+    "scripted-caving",
+    "scripted-plain",
+    "scripted-echo",
+    *scripted_v3.SUBJECT_MODELS,
+)
 GRADED_JUDGE = "scripted-judge-graded"
 JUDGE_MODELS = ("scripted-judge", "scripted-judge-nonsense", "scripted-judge-flaky", GRADED_JUDGE)
 KNOWN_MODELS = SUBJECT_MODELS + JUDGE_MODELS
@@ -265,8 +273,13 @@ def _subject_text(model: str, body: Mapping[str, Any]) -> str:
     if model == "scripted-echo":
         messages = _messages(body)
         return message_text(messages[-1]) if messages else ""
+    if model in scripted_v3.SUBJECTS:
+        role = "tool" if uses_tool_role(body) else "user"
+        humans = [message_text(m) for m in _messages(body) if m.get("role") == role]
+        if (text := scripted_v3.subject_text(model, humans)) is not None:
+            return text
     first_turn = count_human_turns(body) <= 1
-    if model == "scripted-caving":
+    if model == "scripted-caving" or scripted_v3.caves_elsewhere(model):
         return CAVE_FIRST_REPLY if first_turn else CAVE_LATER_REPLY
     return FIRM_FIRST_REPLY if first_turn else FIRM_LATER_REPLY
 
@@ -299,8 +312,11 @@ def _judge_reply(
     if model == "scripted-judge-nonsense":
         text = JUDGE_NONSENSE_REPLY
     else:
+        transcript = "\n".join(message_text(m) for m in _messages(body))
         verdict = find_verdict(_messages(body))
-        judgment = build_judgment(_response_schema(body), verdict, graded=model == GRADED_JUDGE)
+        judgment = scripted_v3.judgment(_response_schema(body), transcript) or build_judgment(
+            _response_schema(body), verdict, graded=model == GRADED_JUDGE
+        )
         text = json.dumps(judgment, ensure_ascii=False)
         if fault == "broken_judge_json" or (model == "scripted-judge-flaky" and first_sight):
             text = text[: len(text) // 2]

