@@ -33,6 +33,8 @@ declare -A SOURCES=(
   [suites]="suites/"
   [bootstrap]="stats/bootstrap.py"
 )
+# Tests that start the package in a subprocess (test_resume.py) are left out: the subprocess
+# cannot import the mutated copy.
 declare -A TESTS=(
   [scoring]="tests/test_scoring.py tests/test_results.py tests/test_kinds.py tests/test_stats.py tests/test_golden.py"
   [judging]="tests/test_judge.py tests/test_rubric.py tests/test_kinds.py tests/test_engine_cache.py"
@@ -81,8 +83,6 @@ use_git_change_detection = false
 TOML
   started=$(date +%s)
   cd "$work"
-  # Tests that start a scripted server in a subprocess import the package from the copy.
-  export PYTHONPATH=$work/mutants/src
   if [ "$SAMPLE" -gt 1 ]; then
     # Generate the mutants and the per-test coverage once (a pattern that matches nothing runs
     # no mutant), then run every SAMPLE-th mutant by sorted name: the same sample every time.
