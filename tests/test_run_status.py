@@ -104,9 +104,10 @@ def test_each_run_counts_done_failed_scored_unscored_and_missing(tmp_path: Path)
     assert states == [
         RunState("m", "v2", 1, "run", EXPECTED, done=4, failed=1, scored=2, unscored=1),
         RunState("m", "v2", 2, "import", None, done=1, failed=0, scored=1, unscored=0),
-        RunState("n", "v2", 1, "run", EXPECTED, done=EXPECTED, failed=0, scored=EXPECTED,
-                 unscored=0),
-    ]  # fmt: skip
+        RunState(
+            "n", "v2", 1, "run", EXPECTED, done=EXPECTED, failed=0, scored=EXPECTED, unscored=0
+        ),
+    ]
     first, imported, full = states
     assert (first.missing, first.unjudged, first.state) == (EXPECTED - 5, 1, "partial")
     assert (imported.missing, imported.unjudged, imported.state) == (None, 0, "complete")
@@ -132,10 +133,31 @@ def test_aib_runs_prints_one_aligned_line_per_run_and_a_summary(tmp_path: Path) 
     e, m = EXPECTED, EXPECTED - 5
     rows = [
         ("model", "suite", "run", "state", "conversations", "judgments"),
-        ("m", "v2", "1", "partial", f"4 done, 1 failed, {m} missing", "2 scored, 1 unscored, 1 to judge"),
-        ("m", "v2", "2", "complete (import)", "1 done, 0 failed, ? missing", "1 scored, 0 unscored, 0 to judge"),
-        ("n", "v2", "1", "complete", f"{e} done, 0 failed, 0 missing", f"{e} scored, 0 unscored, 0 to judge"),
-    ]  # fmt: skip
+        (
+            "m",
+            "v2",
+            "1",
+            "partial",
+            f"4 done, 1 failed, {m} missing",
+            "2 scored, 1 unscored, 1 to judge",
+        ),
+        (
+            "m",
+            "v2",
+            "2",
+            "complete (import)",
+            "1 done, 0 failed, ? missing",
+            "1 scored, 0 unscored, 0 to judge",
+        ),
+        (
+            "n",
+            "v2",
+            "1",
+            "complete",
+            f"{e} done, 0 failed, 0 missing",
+            f"{e} scored, 0 unscored, 0 to judge",
+        ),
+    ]
     widths = [max(len(row[i]) for row in rows) for i in range(6)]
     expected_lines = [
         "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
