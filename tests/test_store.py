@@ -264,3 +264,67 @@ def test_has_judgment_matches_item_judge_rubric_hash_and_repeat(tmp_path: Path) 
         assert (judgment.status, judgment.scores, judgment.attempts) == ("unscored", None, 3)
         assert store.judgments(judge_model="other judge") == []
         assert store.judgments(item_id="i2") == []
+
+
+def test_rows_read_back_with_every_field(tmp_path: Path) -> None:
+    served = Completion(content="x", latency_s=0.0, served_by="http://127.0.0.1:8001/v1")
+    with Store(tmp_path / "new" / "nested") as store:  # missing parents are created
+        store.put_completion("k", "m", {"a": 1}, served)
+        assert store.get_completion("k") == served
+        assert store.completion_costs(["k", "missing"]) == [None, None]
+        assert store.completion_request("missing") is None
+        run = _run(store)
+        assert (run.suite_id, run.suite_version, run.suite_hash, run.package_version) == (
+            "v2",
+            1,
+            "h",
+            "0",
+        )
+        assert (run.model_config, run.source) == ({"id": "m"}, "run")
+        _item(store, run)
+        assert _item(store, run)  # a run always rewrites its item, even unchanged
+        item = store.get_item("i1")
+        assert item is not None and item.run == run
+        assert store.items(status="done")[0].run.id == run.id
+
+
+def test_an_import_with_the_same_config_in_another_key_order_changes_nothing(
+    tmp_path: Path,
+) -> None:
+    spec = dict(
+        model_label="m",
+        model_id="m",
+        suite_id="legacy-v2",
+        suite_version=1,
+        suite_hash="h",
+        run_index=1,
+        package_version="0",
+        imported_at=1.0,
+    )
+    with Store(tmp_path) as store:
+        _, created = store.ensure_run(model_config={"a": 1, "b": 2}, **spec)  # type: ignore[arg-type]
+        _, changed = store.ensure_run(model_config={"b": 2, "a": 1}, **spec)  # type: ignore[arg-type]
+    assert (created, changed) == (True, False)
+
+
+def test_the_store_can_be_used_from_a_worker_thread(tmp_path: Path) -> None:
+    import threading
+
+    seen: list[Completion | None] = []
+    with Store(tmp_path) as store:
+        store.put_completion("k", "m", {}, Completion(content="x"))
+        worker = threading.Thread(target=lambda: seen.append(store.get_completion("k")))
+        worker.start()
+        worker.join()
+    assert seen == [Completion(content="x")]
+
+
+def test_a_store_that_cannot_be_opened_says_where_and_what_to_do(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    with pytest.raises(UserError) as caught:
+        Store(blocker / "data")
+    assert str(caught.value).startswith(
+        f"cannot open the store at {blocker / 'data'}/aib.sqlite3: "
+    )
+    assert str(caught.value).endswith("; choose a writable --data-dir")
