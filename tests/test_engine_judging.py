@@ -284,3 +284,22 @@ async def test_only_finished_items_are_judged(
     finally:
         await pool.aclose()
     assert summary.judged == (0 if failed else 1)
+
+
+@pytest.mark.parametrize("judge_up", [True, False])
+async def test_a_cost_guard_settles_every_reply_and_releases_every_failed_call(
+    server: MockServer, tmp_path: Path, judge_up: bool
+) -> None:
+    from independence_bench.clients.budget import CostGuard, Price
+
+    price = Price(prompt=1e-6, completion=1e-6, source="test")
+    guard = CostGuard(100.0, {"scripted-firm": price, "judge": price})
+    reply = GOOD if judge_up else ClientError("upstream outage", retryable=True, status=503)
+    summary = await _run(server, tmp_path, ScriptedJudge(reply), budget=guard)
+    assert (summary.items_done, summary.judged, summary.judge_failed) == (
+        1,
+        int(judge_up),
+        int(not judge_up),
+    )
+    assert guard.reserved_usd == 0.0  # nothing left in flight
+    assert guard.spent_usd > 0.0 and guard.refused == 0

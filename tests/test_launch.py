@@ -136,3 +136,11 @@ async def test_an_engine_run_and_a_judge_pass_stop_at_a_rejected_model(tmp_path:
                 assert store.judgments() == []
         finally:
             await pool.aclose()
+
+
+def test_the_first_failure_of_nested_groups_is_the_innermost_first() -> None:
+    from independence_bench.engine.launch import first_failure
+
+    cause = ValueError("the first")
+    nested = BaseExceptionGroup("outer", [ExceptionGroup("inner", [cause]), KeyError("later")])
+    assert first_failure(nested) is cause
