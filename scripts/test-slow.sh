@@ -18,3 +18,8 @@ fi
 .venv/bin/python -m pytest -q -m slow
 # The throughput benchmark at a small size: it must complete (exit 0), not meet a time.
 .venv/bin/python benchmarks/throughput.py --models 2 --runs 1 --latency 0.2 --no-sequential
+# Mutation testing of the code that turns judgments into scores: mutmut (in its own venv under
+# .mutation/) plants small bugs in scoring/ and judging/, and fails below an 85% kill rate.
+./scripts/mutation.sh scoring judging
+# The bugs the fast suite once missed, planted one at a time: each must fail it.
+.venv/bin/python scripts/planted_bugs.py
