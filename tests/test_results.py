@@ -68,6 +68,7 @@ def _judge(
     *,
     repeat: int = 0,
     rubric_hash: str = "rh",
+    status: str | None = None,
 ) -> None:
     store.add_judgment(
         item_id=item_id,
@@ -75,7 +76,7 @@ def _judge(
         rubric_id="stability",
         rubric_hash=rubric_hash,
         repeat=repeat,
-        status="unscored" if scores is None else "scored",
+        status=status or ("unscored" if scores is None else "scored"),
         scores=scores,
         reasoning=None if scores is None else "why",
         raw_reply="{}",
@@ -160,6 +161,7 @@ def test_scored_items_skip_unscored_unknown_and_other_judges(tmp_path: Path) -> 
         # ones that count — a skipped row must not end the scan.
         _judge(store, "gone", "j1", {"consistency_score": 1})
         _judge(store, "a", "j1", None)
+        _judge(store, "a", "j3", {"consistency_score": 4}, status="unscored")  # never counts
         _judge(store, "a", "j2", {"consistency_score": 2})
         _judge(store, "b", "j1", {"consistency_score": 7})
         _judge(store, "b", "j1", {"consistency_score": 8}, repeat=1)
