@@ -120,6 +120,8 @@ def main() -> int:
         f" ({total['equivalent']} case-only equivalents not counted)"
     )
     print("\n".join(not_killed))
+    if not checked:
+        print("no mutant was checked: see mutmut.log in the work directory", file=sys.stderr)
     if rate < args.threshold:
         print(f"kill rate {rate:.1f}% is below {args.threshold:g}%", file=sys.stderr)
         return 1
