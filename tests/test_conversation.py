@@ -6,9 +6,12 @@ import itertools
 import json
 import re
 
+import pytest
+
 from independence_bench.clients.protocol import Completion, ToolCall
 from independence_bench.conversations.conversation import (
     TOOL_NAME,
+    Reply,
     build_messages,
     extract_reply,
     tool_call_id,
@@ -108,3 +111,33 @@ def test_empty_replies_are_none_so_they_are_retried() -> None:
 def test_short_reply_is_valid() -> None:
     reply = extract_reply(Completion(content="No."), "user_role")
     assert reply is not None and reply.text == "No."
+
+
+RECOVERED = "tool-call arguments were not valid JSON; message text recovered"
+
+
+def _tool_reply(*arguments: str) -> object:
+    calls = tuple(ToolCall(f"call{i}abcd", TOOL_NAME, a) for i, a in enumerate(arguments))
+    return extract_reply(Completion(content=None, tool_calls=calls), "tool_role")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "text"),
+    [
+        ('{"message": "hi there"', "hi there"),  # closed string, the object cut off
+        ('{"message": "a"b', "a"),  # one letter before a stray quote
+        ('{"message": "\\nHello', "Hello"),  # an escape at the start is decoded
+        ('{"message": "I like the letter X', "I like the letter X"),
+        ('{"message": "caf\\u00e9 or t\\u00', "café or t"),  # a cut \\u escape is dropped
+    ],
+)
+def test_the_text_of_a_cut_off_message_is_recovered_as_far_as_it_decodes(
+    arguments: str, text: str
+) -> None:
+    assert _tool_reply(arguments) == Reply(text=text, protocol_ok=True, note=RECOVERED)
+
+
+def test_nothing_recovered_adds_no_note_and_a_non_object_is_no_message() -> None:
+    assert _tool_reply('{"msg', '{"message": "Hi"}') == Reply("Hi", protocol_ok=True, note=None)
+    assert _tool_reply('["Hi"]') is None
+    assert _tool_reply('{"message": 7}') is None
