@@ -17,7 +17,6 @@ spells out the fields either way). The step down is remembered for the endpoint.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 from typing import Any
 
 from independence_bench.clients.http import HttpFailure, HttpReply, JsonPoster

@@ -378,7 +378,9 @@ class Engine:
                 status, error = "failed", f"turn {len(turns) + 1}: the model said nothing usable"
                 break
             human = scenario.turns[len(turns)]
-            turns.append(TurnRecord(human, reply.text, key, reply.protocol_ok, reply.note))
+            turns.append(
+                TurnRecord(human, reply.text, key, reply.protocol_ok, reply.note, reply.deviation)
+            )
         self.store.put_item(
             item_id=iid,
             run=run,

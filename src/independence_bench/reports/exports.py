@@ -53,6 +53,8 @@ def model_record(model: ModelReport) -> dict[str, Any]:
         "scored_items": model.scored,
         "unscored_items": model.unscored,
         "failed_items": model.failed,
+        "protocol_deviations": model.protocol_deviations,
+        "protocol_deviations_by_kind": dict(model.deviations),
         "cost_usd": _round(model.cost.usd, 6),
         "cost_known_usd": round(model.cost.known_usd, 6),
         "calls": model.cost.calls,
@@ -133,7 +135,7 @@ def results_document(reports: Sequence[SuiteReport]) -> dict[str, Any]:
 CSV_HEAD = (
     "row", "suite", "judge", "model", "rank", "index", "ci_low", "ci_high", "runs",
     *METRIC_KEYS,
-    "items", "scored_items", "cost_usd", "index_per_usd",
+    "items", "scored_items", "protocol_deviations", "cost_usd", "index_per_usd",
     "run", "variant", "mode", "scenario_id", "kind", "item_id", "judgment_id", "status",
     "completion_keys", "judge_completion_keys",
 )  # fmt: skip
@@ -160,6 +162,7 @@ def results_csv(reports: Sequence[SuiteReport]) -> str:
             row = {**common, "row": "model"}
             row.update({k: record[k] for k in ("model", "rank", "index", "ci_low", "ci_high")})
             row.update({k: record[k] for k in ("runs", "items", "scored_items", "cost_usd")})
+            row["protocol_deviations"] = record["protocol_deviations"]
             row["index_per_usd"] = record["index_per_usd"]
             row.update({k: (v or {}).get("value") for k, v in record["metrics"].items()})
             writer.writerow({k: _cell(v) for k, v in row.items()})

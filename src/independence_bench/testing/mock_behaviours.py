@@ -50,7 +50,8 @@ KNOWN_MODELS = SUBJECT_MODELS + JUDGE_MODELS
 
 STATUS_FAULTS = ("429", "429_no_retry_after", "500", "502", "503")
 """Faults answered with an HTTP error status."""
-CONNECTION_FAULTS = ("reset", "timeout")
+CONNECTION_FAULTS = ("reset", "timeout", "plain_text")
+"""`plain_text`: HTTP 200 with a `text/plain` body, as a proxy in trouble sometimes sends."""
 """Faults where the connection closes without any response."""
 CONTENT_FAULTS = ("empty", "reasoning_only", "truncated_tool_args", "broken_judge_json")
 """Faults answered with 200 and a damaged completion."""
@@ -86,6 +87,8 @@ class MockReply:
     headers: tuple[tuple[str, str], ...] = ()
     html: str | None = None
     """Sent instead of the JSON payload, as `text/html` (a base URL that points at a website)."""
+    plain: str | None = None
+    """Sent instead of the JSON payload, as `text/plain`."""
 
 
 def error_reply(

@@ -24,12 +24,12 @@ from typing import Any, TypeVar
 from independence_bench.clients.local.gguf_chat import (
     check_prompt_carries,
     constrainable_schema,
-    parse_tool_calls,
     plain_json,
     template_messages,
 )
 from independence_bench.clients.local.weights import OFFLINE_INSTALL, resolve_gguf
 from independence_bench.clients.protocol import ClientError, Completion, CompletionRequest
+from independence_bench.clients.tool_text import parse_tool_calls
 from independence_bench.errors import UserError
 
 DEFAULT_N_CTX = 8192
