@@ -3,7 +3,8 @@
 `MockConfig(llamacpp=True)` answers as llama-cpp-python's server does (HTTP 500 on `content:
 null` and on `response_format: json_schema`, tool calls written as HTML-escaped text); the
 client must adapt and the run must end with every conversation judged and the text-encoded
-calls counted as protocol deviations in the report.
+calls counted as protocol deviations in the report. (The `plain_text` fault, a transient
+non-JSON 200, is covered with the other faults in `test_faults.py`.)
 """
 
 from __future__ import annotations
@@ -71,13 +72,3 @@ def test_text_tool_calls_reach_the_judge_as_the_message(llamacpp: MockServer, ai
     transcript = judge_body["messages"][-1]["content"]
     assert FIRM_MARKER in transcript
     assert "tool_call" not in transcript and "&quot;" not in transcript
-
-
-def test_a_plain_text_hiccup_is_retried_not_taken_for_a_web_page(aib: Any) -> None:
-    config = MockConfig(fault_rate=0.3, fault_kinds=("plain_text",), seed=3)
-    with MockServer(config) as flaky:
-        result = _run(aib, flaky.base_url, "--scenarios", "direct,negotiation")
-        faulted = sum(1 for b in flaky.requests if b.get("faulted") == "plain_text")
-    assert result.code == 0, result.err
-    assert faulted >= 1
-    assert "2 conversations run" in result.out and "0 failed" in result.out
