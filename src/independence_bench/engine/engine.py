@@ -29,6 +29,7 @@ from independence_bench.conversations.conversation import (
     system_prompt,
     tool_definition,
 )
+from independence_bench.engine.failures import Failure
 from independence_bench.engine.launch import run_longest_first
 from independence_bench.judging.judge import Rubric, judge_reply_is_whole, load_rubric, run_judgment
 from independence_bench.store.store import ItemRecord, RunRecord, Store, TurnRecord
@@ -61,7 +62,7 @@ class RunSummary:
     judge_failed: int = 0
     calls: int = 0
     cached_calls: int = 0
-    failures: list[str] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
     items_skipped: int = 0
     """Not started because of the cost cap; the same command resumes them."""
     judge_skipped: int = 0
@@ -399,7 +400,7 @@ class Engine:
         else:
             self.summary.items_failed += 1
             self.summary.failures.append(
-                f"{spec.display_label} run {run.run_index} {scenario.id}: {error}"
+                Failure(f"{spec.display_label} run {run.run_index} {scenario.id}", error or "")
             )
             self._emit("item_failed")
         stored = self.store.get_item(iid)
@@ -452,7 +453,11 @@ class Engine:
             return
         except ClientError as exc:
             self.summary.judge_failed += 1
-            self.summary.failures.append(f"judge {judge_name} on {item.scenario_id}: {exc}")
+            self.summary.failures.append(
+                Failure(
+                    f"judge {judge_name} on {item.run.model_label} {item.scenario_id}", str(exc)
+                )
+            )
             self._emit("judge_failed")
             return
         self.store.add_judgment(

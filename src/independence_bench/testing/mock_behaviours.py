@@ -144,10 +144,18 @@ def request_fingerprint(body: Mapping[str, Any]) -> str:
     """A hash of a chat request's model and messages.
 
     The same function over a stored completion's `request_json` gives the same value, which is
-    how tests and benchmarks match the calls a server answered to the calls a store holds.
+    how tests and benchmarks match the calls a server answered to the calls a store holds. A
+    `content` of null counts as absent: the client leaves it out on the wire, the store keeps it.
     """
+    raw = body.get("messages")
+    messages = [
+        {k: v for k, v in m.items() if not (k == "content" and v is None)}
+        if isinstance(m, Mapping)
+        else m
+        for m in (raw if isinstance(raw, list) else [])
+    ]
     canonical = json.dumps(
-        {"model": body.get("model"), "messages": body.get("messages")},
+        {"model": body.get("model"), "messages": messages},
         sort_keys=True,
         ensure_ascii=False,
         separators=(",", ":"),

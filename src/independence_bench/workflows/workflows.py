@@ -38,6 +38,11 @@ from independence_bench.clients.local.local_models import (
 from independence_bench.clients.ratelimit import describe_limits
 from independence_bench.engine.engine import DEFAULT_RUBRIC_OF_KIND, Engine, RunPlan, RunSummary
 from independence_bench.engine.estimate import estimate_run, render_estimate
+from independence_bench.engine.failures import (
+    EXIT_SOME_FAILED,
+    render_failed_items,
+    render_failure_summary,
+)
 from independence_bench.engine.progress import RichProgress
 from independence_bench.errors import UserError
 from independence_bench.legacy.scoring import legacy_rows
@@ -264,7 +269,8 @@ def run_benchmark(options: RunOptions) -> RunResult:
     return asyncio.run(run_benchmark_async(options))
 
 
-def run_command(options: RunOptions, *, echo: Echo) -> None:
+def run_command(options: RunOptions, *, echo: Echo) -> int:
+    """`aib run`; returns the exit status (`EXIT_SOME_FAILED` when anything failed, else 0)."""
     if offline_run(options) and not options.judge:
         echo(OFFLINE_NOTICE)
     result = run_benchmark(options)
@@ -276,9 +282,9 @@ def run_command(options: RunOptions, *, echo: Echo) -> None:
         f"{summary.judge_cached} already judged, {summary.judge_unscored} unscored; "
         f"{summary.calls} API calls"
     )
-    for failure in summary.failures[:10]:
-        echo(f"  failed: {failure}")
     echo(render_table(result.rows))
+    for line in render_failure_summary(summary.failures, what="conversations or judgments"):
+        echo(line)
     if result.budget is not None and result.budget.stopped:
         echo(
             f"stopped at the --max-cost cap: ${result.budget.spent_usd:.4f} of "
@@ -286,6 +292,7 @@ def run_command(options: RunOptions, *, echo: Echo) -> None:
             f"{summary.judge_skipped} judgments not started — run the same command again "
             "(with a higher or no --max-cost) to resume"
         )
+    return EXIT_SOME_FAILED if summary.failures else 0
 
 
 @dataclass(frozen=True)
@@ -346,12 +353,16 @@ async def judge_stored_async(options: JudgeOptions) -> RunSummary:
         await pool.aclose()
 
 
-def judge_command(options: JudgeOptions, *, echo: Echo) -> None:
+def judge_command(options: JudgeOptions, *, echo: Echo) -> int:
+    """`aib judge`; returns the exit status (`EXIT_SOME_FAILED` when a judgment failed)."""
     summary = asyncio.run(judge_stored_async(options))
     echo(
         f"judge {options.judge}: {summary.judged} judged, {summary.judge_cached} already judged, "
         f"{summary.judge_unscored} unscored, {summary.judge_failed} failed"
     )
+    for line in render_failure_summary(summary.failures, what="judgments"):
+        echo(line)
+    return EXIT_SOME_FAILED if summary.failures else 0
 
 
 @dataclass(frozen=True)
@@ -502,12 +513,17 @@ def estimate_command(options: RunOptions, *, echo: Echo) -> None:
 class RunsOptions:
     suite_id: str | None = None
     data_dir: Path = Path("aib-data")
+    failed: bool = False
+    """List every failed conversation with its full error instead of the runs."""
 
 
 def runs_command(options: RunsOptions, *, echo: Echo) -> None:
-    """`aib runs`: every stored run with its state."""
+    """`aib runs`: every stored run with its state, or (`failed`) every failed conversation."""
     with Store(options.data_dir, create=False) as store:
-        echo(render_run_states(run_states(store, suite_id=options.suite_id)))
+        if options.failed:
+            echo(render_failed_items(store.items(suite_id=options.suite_id, status="failed")))
+        else:
+            echo(render_run_states(run_states(store, suite_id=options.suite_id)))
 
 
 @dataclass(frozen=True)
