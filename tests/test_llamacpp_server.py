@@ -118,3 +118,7 @@ def test_both_modes_and_every_experiment_run_to_judged_rows(llamacpp_url: str, a
     assert report.code == 0, report.err
     markdown = Path("aib-data/report/LEADERBOARD.md").read_text("utf-8")
     assert MODEL in markdown and "Protocol deviations" in markdown
+    # A model served from this machine, priced nowhere, costs $0 (not "unknown").
+    document = json.loads(Path("aib-data/report/results.json").read_text("utf-8"))
+    costs = [m["cost_usd"] for suite in document["suites"] for m in suite["models"]]
+    assert costs and all(cost == 0.0 for cost in costs)

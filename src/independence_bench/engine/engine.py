@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from independence_bench import __version__
-from independence_bench.clients.budget import BudgetExhausted, CostGuard
+from independence_bench.clients.budget import BudgetExhausted, CostGuard, Price
 from independence_bench.clients.catalog import rejection_of
 from independence_bench.clients.config import ModelSpec
 from independence_bench.clients.endpoints import ClientPool, RetryPolicy, call_with_retry
@@ -176,8 +176,12 @@ class Engine:
         retry: RetryPolicy | None = None,
         progress: ProgressSink | None = None,
         budget: CostGuard | None = None,
+        prices: Mapping[str, Price | None] | None = None,
     ) -> None:
         self.budget = budget
+        self.prices = prices or {}
+        """Per model label (`catalog.resolve_prices`): what a call costs when the endpoint
+        reports no cost itself."""
         self.retry = retry or RetryPolicy()
         self.store = store
         self.pool = pool
@@ -244,12 +248,23 @@ class Engine:
             raise
         self.summary.calls += 1
         if completion.cost_usd is None:
-            cost = spec.price_cost(completion.prompt_tokens, completion.completion_tokens)
-            completion = replace(completion, cost_usd=cost)
+            completion = replace(completion, cost_usd=self._cost_of(spec, completion))
         if self.budget is not None and reservation is not None:
             self.budget.settle(reservation, completion)
         self.store.put_completion(key, spec.id, request_record(request), completion)
         return key, completion
+
+    def _cost_of(self, spec: ModelSpec, completion: Completion) -> float | None:
+        """A reply's cost from its token counts at the model's known price; None if unknown."""
+        cost = spec.price_cost(completion.prompt_tokens, completion.completion_tokens)
+        price = self.prices.get(spec.display_label)
+        if cost is not None or price is None:
+            return cost
+        if price.prompt == price.completion == 0.0:
+            return 0.0  # a local model: free whether or not it counted its tokens
+        if completion.prompt_tokens is None or completion.completion_tokens is None:
+            return None
+        return price.cost(completion.prompt_tokens, completion.completion_tokens)
 
     async def run(self, plan: RunPlan) -> RunSummary:
         """Run (or complete) every item and judgment the plan asks for."""

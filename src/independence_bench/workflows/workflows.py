@@ -228,7 +228,10 @@ async def _run_on_pool(
         progress = (
             RichProgress(limits=lambda: _limits_text(pool)) if options.show_progress else None
         )
-        engine = Engine(store, pool, retry=options.retry, progress=progress, budget=guard)
+        prices = resolve_prices(everyone, listings, pool)
+        engine = Engine(
+            store, pool, retry=options.retry, progress=progress, budget=guard, prices=prices
+        )
         first_run = next_run_numbers(store, suite, specs) if options.fresh else {}
         plan = RunPlan(suite=suite, models=specs, judge=judge, runs=runs, first_run=first_run)
         if progress is not None:
@@ -335,22 +338,29 @@ async def judge_stored_async(options: JudgeOptions) -> RunSummary:
     judge = ModelSpec(
         id=options.judge, label=options.judge, base_url=options.base_url, temperature=0.0
     )
-    pool = _make_pool(options.env, options.concurrency, options.factories)
-    try:
-        await _preflight(pool, (judge,))
-        with Store(options.data_dir, create=False) as store:
-            items = store.items(suite_id=options.suite_id, status="done")
-            if not items:
-                raise UserError("the store holds no finished transcripts to judge; run 'aib run'")
-            progress = RichProgress() if options.show_progress else None
-            engine = Engine(store, pool, retry=options.retry, progress=progress)
-            rubrics = rubric_of_items(items)
-            if progress is not None:
-                with progress:
-                    return await engine.judge(items, judge, rubrics, repeats=options.repeats)
-            return await engine.judge(items, judge, rubrics, repeats=options.repeats)
-    finally:
-        await pool.aclose()
+    async with LocalModels((judge,), options.env) as local:
+        factories = options.factories + local.factories()
+        pool = _make_pool(options.env, options.concurrency, factories)
+        try:
+            await local.load_all((judge,))
+            await _preflight(pool, (judge,))
+            return await _judge_on_pool(options, judge, pool)
+        finally:
+            await pool.aclose()
+
+
+async def _judge_on_pool(options: JudgeOptions, judge: ModelSpec, pool: ClientPool) -> RunSummary:
+    with Store(options.data_dir, create=False) as store:
+        items = store.items(suite_id=options.suite_id, status="done")
+        if not items:
+            raise UserError("the store holds no finished transcripts to judge; run 'aib run'")
+        progress = RichProgress() if options.show_progress else None
+        engine = Engine(store, pool, retry=options.retry, progress=progress)
+        rubrics = rubric_of_items(items)
+        if progress is not None:
+            with progress:
+                return await engine.judge(items, judge, rubrics, repeats=options.repeats)
+        return await engine.judge(items, judge, rubrics, repeats=options.repeats)
 
 
 def judge_command(options: JudgeOptions, *, echo: Echo) -> int:
