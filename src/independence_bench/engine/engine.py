@@ -41,11 +41,14 @@ JUDGE_MAX_TOKENS = 1500
 class ProgressSink(Protocol):
     """Receives one event per finished unit of work (the CLI draws a progress bar from them)."""
 
-    def planned(self, items: int, judgments: int) -> None: ...
+    def planned(self, items: int, judgments: int, calls: int = 0) -> None:
+        """What is to come: conversations, judgments, and model calls (judge repairs aside)."""
+        ...
 
     def advance(self, event: str) -> None:
         """`event` is one of: item_done, item_cached, item_failed, item_skipped, judged,
-        judge_cached, judge_unscored, judge_failed, judge_skipped (skipped: the cost cap)."""
+        judge_cached, judge_unscored, judge_failed, judge_skipped (skipped: the cost cap), and
+        per model call call_started, then call_done or call_failed, or call_cached."""
         ...
 
 
@@ -220,6 +223,7 @@ class Engine:
         cached = self.store.get_completion(key)
         if cached is not None:
             self.summary.cached_calls += 1
+            self._emit("call_cached")
             return key, cached
         endpoint = self.pool.endpoint_for(spec)
 
@@ -235,17 +239,22 @@ class Engine:
         reservation = None
         if self.budget is not None:
             reservation = await self.budget.reserve(spec.display_label, request)
+        self._emit("call_started")
         try:
             completion = await call_with_retry(
                 endpoint, request, self.retry, accept=acceptable, salvage=salvageable
             )
-        except ClientError as exc:
+        except BaseException as exc:
+            self._emit("call_failed")
+            if not isinstance(exc, ClientError):
+                raise
             if self.budget is not None and reservation is not None:
                 self.budget.release(reservation)
             rejected = rejection_of(spec, endpoint.name, exc)
             if rejected is not None:
                 raise rejected from None
             raise
+        self._emit("call_done")
         self.summary.calls += 1
         if completion.cost_usd is None:
             completion = replace(completion, cost_usd=self._cost_of(spec, completion))
@@ -292,7 +301,8 @@ class Engine:
                             tasks.append((chain, job))
         if self.progress is not None:
             judged = len(tasks) * plan.judge_repeats if plan.judge else 0
-            self.progress.planned(len(tasks), judged)
+            turns = sum(chain - 1 for chain, _ in tasks)
+            self.progress.planned(len(tasks), judged, turns + judged)
         await run_longest_first(tasks)
         return self.summary
 
@@ -310,7 +320,7 @@ class Engine:
         """
         done = [item for item in items if item.status == "done"]
         if self.progress is not None:
-            self.progress.planned(0, len(done) * repeats)
+            self.progress.planned(0, len(done) * repeats, len(done) * repeats)
         await _gather_or_cancel(
             [
                 self.judge_item(item, judge, rubric_of_item[item.id], repeat)

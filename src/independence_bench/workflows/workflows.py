@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -203,7 +204,8 @@ async def run_benchmark_async(options: RunOptions) -> RunResult:
     specs, judge = resolve_models(options)
     everyone = specs + ((judge,) if judge else ())
     runs = options.runs or (LOCAL_RUNS if all_local(specs) else DEFAULT_API_RUNS)
-    async with LocalModels(everyone, options.env) as local:
+    notify = _status_lines(options.show_progress)
+    async with LocalModels(everyone, options.env, notify) as local:
         factories = options.factories + local.factories()
         pool = _make_pool(options.env, options.concurrency, factories, options.timeout_s)
         try:
@@ -262,6 +264,13 @@ async def _run_on_pool(
             "JSON instructions and run 'aib judge --judge MODEL'"
         )
     return RunResult(suite, specs, judge, summary, tuple(rows), guard)
+
+
+def _status_lines(show: bool) -> Callable[[str], None] | None:
+    """Where status lines before the progress bars go (model loading, weight assembly)."""
+    if not show:
+        return None
+    return lambda text: print(text, file=sys.stderr, flush=True)
 
 
 def _limits_text(pool: ClientPool) -> str:
@@ -338,7 +347,7 @@ async def judge_stored_async(options: JudgeOptions) -> RunSummary:
     judge = ModelSpec(
         id=options.judge, label=options.judge, base_url=options.base_url, temperature=0.0
     )
-    async with LocalModels((judge,), options.env) as local:
+    async with LocalModels((judge,), options.env, _status_lines(options.show_progress)) as local:
         factories = options.factories + local.factories()
         pool = _make_pool(options.env, options.concurrency, factories)
         try:
