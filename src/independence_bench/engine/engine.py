@@ -10,8 +10,6 @@ written to it as soon as it arrives, so repeating a command pays for nothing twi
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
@@ -31,6 +29,7 @@ from independence_bench.conversations.conversation import (
 )
 from independence_bench.engine.failures import Failure
 from independence_bench.engine.launch import run_longest_first
+from independence_bench.engine.request_keys import item_id, request_key, request_record
 from independence_bench.judging.judge import Rubric, judge_reply_is_whole, load_rubric, run_judgment
 from independence_bench.store.store import ItemRecord, RunRecord, Store, TurnRecord
 from independence_bench.suites.suite import DeliveryMode, PromptVariant, Scenario, Suite
@@ -97,60 +96,6 @@ DEFAULT_RUBRIC_OF_KIND: Mapping[str, str] = {
     "stability": "stability",
 }
 """The rubric for items whose suite is not shipped with this version (e.g. imported ones)."""
-
-
-def _digest(payload: Mapping[str, Any]) -> str:
-    canonical = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-
-
-def request_key(request: CompletionRequest, *, sample: str) -> str:
-    """Hash of everything that determines a completion; `sample` separates runs and repeats."""
-    return _digest(
-        {
-            "model": request.model,
-            "messages": list(request.messages),
-            "tools": list(request.tools),
-            "temperature": request.temperature,
-            "max_tokens": request.max_tokens,
-            "reasoning_effort": request.reasoning_effort,
-            "provider": list(request.provider_order),
-            "seed": request.seed,
-            "schema": request.response_schema,
-            "sample": sample,
-        }
-    )
-
-
-def request_record(request: CompletionRequest) -> dict[str, Any]:
-    """The request as stored: the exact messages and parameters sent."""
-    return {
-        "model": request.model,
-        "messages": list(request.messages),
-        "tools": list(request.tools),
-        "temperature": request.temperature,
-        "max_tokens": request.max_tokens,
-        "reasoning_effort": request.reasoning_effort,
-        "provider_order": list(request.provider_order),
-        "seed": request.seed,
-        "response_schema": request.response_schema,
-    }
-
-
-def item_id(
-    suite: Suite, label: str, run_index: int, variant: str, mode: str, scenario: str
-) -> str:
-    return _digest(
-        {
-            "suite": suite.id,
-            "suite_hash": suite.content_hash,
-            "model": label,
-            "run": run_index,
-            "variant": variant,
-            "mode": mode,
-            "scenario": scenario,
-        }
-    )[:24]
 
 
 def _subject_request(
