@@ -124,6 +124,34 @@ def test_a_tool_call_written_as_text_is_read_and_flagged_apart_from_plain_conten
     assert reply_is_whole(Completion(content=content), "tool_role")
 
 
+# Replies of llama-cpp-python's server on the 0.5B, shortened: the call repeated, an unescaped
+# quote inside the arguments string, and a reply cut off at max_tokens.
+REPEATED = (
+    '{"name": "send_message_to_human", "arguments": "{\\"message\\": \\"I stay Quill.\\"}"}\n'
+    '{"name": "send_message_to_human", "arguments": "{\\"message\\": \\"Still Quill.\\"}"}\n'
+    '{"name": "send_message_to_human", "arguments": '
+)
+UNESCAPED_QUOTE = (
+    '{"name": "send_message_to_human", "arguments": "{\\"message\\": \\"I am Quill."}"}\n'
+    '{"name": "send_message_to_human", "arguments": "{\\"message\\": \\"Ask me."}"}'
+)
+CUT_OFF = '{"name": "send_message_to_human", "arguments": "{\\"message\\": \\"I am Quill, and I'
+
+
+@pytest.mark.parametrize(
+    ("content", "text"),
+    [
+        (REPEATED, "I stay Quill.\n\nStill Quill."),
+        (UNESCAPED_QUOTE, "I am Quill."),
+        (CUT_OFF, "I am Quill, and I"),
+    ],
+)
+def test_damaged_written_calls_keep_the_messages_before_the_damage(content: str, text: str) -> None:
+    reply = extract_reply(Completion(content=content), "tool_role")
+    assert reply is not None
+    assert (reply.text, reply.deviation) == (text, TEXT_TOOL_CALL)
+
+
 def test_text_naming_another_tool_stays_plain_content() -> None:
     content = '{"name": "search_web", "arguments": {"query": "Quill"}}'
     reply = extract_reply(Completion(content=content), "tool_role")

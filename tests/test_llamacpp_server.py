@@ -105,8 +105,10 @@ def test_both_modes_and_every_experiment_run_to_judged_rows(llamacpp_url: str, a
         for turn in json.loads(row[5])
     ]
     # This server returns no structured tool_calls: each tool_role turn is read from the text
-    # or recorded as plain content, never silently taken for a proper call.
+    # or recorded as plain content, never silently taken for a proper call. The 0.5B writes
+    # the call as bare JSON, so most turns carry a message read from it.
     assert deviations and all(d in ("text_tool_call", "plain_content") for d in deviations)
+    assert deviations.count("text_tool_call") > len(deviations) // 2
     judged = db.execute("SELECT COUNT(DISTINCT item_id) FROM judgments").fetchone()[0]
     assert judged == len(done)
     scored = db.execute("SELECT COUNT(*) FROM judgments WHERE status = 'scored'").fetchone()[0]

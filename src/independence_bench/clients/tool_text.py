@@ -21,6 +21,7 @@ from independence_bench.clients.protocol import ToolCall
 
 _TOOL_CALL_BLOCK = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|\Z)", re.DOTALL)
 _ESCAPED = re.compile(r"&(?:lt|gt|quot|amp|#3[49]|#x2[27]);")
+_CALL_OPENING = re.compile(r'\{\s*"name"\s*:\s*"([^"]+)"\s*,\s*"arguments"\s*:\s*')
 
 
 def parse_tool_calls(
@@ -56,13 +57,55 @@ def parse_tool_calls(
     if calls:
         kept.append(text[position:])
         return "".join(kept).strip() or None, tuple(calls)
-    bare = _bare_tool_calls(text, tool_names, call_id_prefix)
-    return (None, bare) if bare else (text, ())
+    bare, rest = _leading_bare_calls(text, tool_names, call_id_prefix)
+    return (None, bare) if bare and not rest else (text, ())
 
 
-def _bare_tool_calls(
-    text: str, tool_names: Collection[str], call_id_prefix: str
+def read_written_calls(
+    text: str, tool_names: Collection[str], *, call_id_prefix: str
 ) -> tuple[ToolCall, ...]:
+    """The tool calls a reply *wrote* in its text, read leniently, for a reply that has no
+    structured call: what `parse_tool_calls` finds, else the bare JSON calls at the start of
+    the text up to the first that does not parse, else one call cut off after its
+    `"arguments":` (its argument text kept raw, for the caller to recover the message from).
+
+    Small models served without a tool-call parser repeat the call, run into `max_tokens`, or
+    forget to escape a quote inside the arguments string; the calls before the damage are
+    still what they meant to send.
+    """
+    if not tool_names:
+        return ()
+    unescaped = html.unescape(text) if _ESCAPED.search(text) else text
+    _, calls = parse_tool_calls(unescaped, tool_names, call_id_prefix=call_id_prefix)
+    if calls:
+        return calls
+    leading, rest = _leading_bare_calls(unescaped, tool_names, call_id_prefix)
+    if leading:
+        return leading
+    opened = _CALL_OPENING.match(rest)
+    if opened is not None and opened.group(1) in tool_names:
+        arguments = rest[opened.end() :]
+        if arguments.startswith('"'):  # arguments written as JSON text inside a string
+            arguments = _string_prefix(arguments)
+        return (ToolCall(f"{call_id_prefix}_0", opened.group(1), arguments),)
+    return ()
+
+
+def _string_prefix(literal: str) -> str:
+    """The longest decodable start of a JSON string literal that was cut off or broken."""
+    body = literal[1:]
+    for end in range(len(body), 0, -1):
+        try:
+            return str(json.loads('"' + body[:end].rstrip("\\") + '"'))
+        except json.JSONDecodeError:
+            continue
+    return ""
+
+
+def _leading_bare_calls(
+    text: str, tool_names: Collection[str], call_id_prefix: str
+) -> tuple[tuple[ToolCall, ...], str]:
+    """The bare JSON calls that open `text`, and the text after the last of them."""
     decoder = json.JSONDecoder()
     calls: list[ToolCall] = []
     rest = text.strip()
@@ -70,13 +113,13 @@ def _bare_tool_calls(
         try:
             value, end = decoder.raw_decode(rest)
         except json.JSONDecodeError:
-            return ()
+            break
         call = _tool_call_from_value(value, f"{call_id_prefix}_{len(calls)}")
         if call is None or call.name not in tool_names:
-            return ()
+            break
         calls.append(call)
         rest = rest[end:].lstrip()
-    return tuple(calls)
+    return tuple(calls), rest
 
 
 def _tool_call_from_value(value: Any, call_id: str) -> ToolCall | None:

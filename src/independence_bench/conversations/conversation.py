@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from independence_bench.clients.protocol import Completion, Message, ToolCall
-from independence_bench.clients.tool_text import parse_tool_calls
+from independence_bench.clients.tool_text import read_written_calls
 from independence_bench.suites.suite import DeliveryMode, DeliveryText
 
 TOOL_NAME = "send_message_to_human"
@@ -162,8 +162,7 @@ def extract_reply(completion: Completion, mode: DeliveryMode) -> Reply | None:
         return Reply(text=text, protocol_ok=True, note=note)
     if not content:
         return None
-    _, written = parse_tool_calls(content, (TOOL_NAME,), call_id_prefix="text")
-    spoken = _spoken_text(written)
+    spoken = _spoken_text(read_written_calls(content, (TOOL_NAME,), call_id_prefix="text"))
     if spoken is not None:
         text, note = spoken
         return Reply(
