@@ -117,4 +117,4 @@ def test_the_calls_row_counts_calls_and_estimates_from_those_answered() -> None:
         for event in ("call_cached", "call_started", "call_started", "call_done"):
             progress.advance(event)
     shown = buffer.getvalue()
-    assert "1 in flight  1 answered  1 cached" in shown and "ETA " in shown
+    assert "1 pending  1 answered  1 cached" in shown and "ETA " in shown

@@ -3,9 +3,10 @@
 It implements the engine's `ProgressSink`; the engine itself never prints. The conversations
 row also shows each endpoint's current adaptive concurrency limit (`limit 12/16`), read at
 every refresh, so a limit backing off under 429s is visible while it happens. The calls row
-shows the model calls in flight, answered and read from the store, and an ETA: the calls still
-to make times the mean wall time per answered call so far (`call_eta`), so on a slow local
-model something moves with every call, not only when a whole conversation ends.
+shows the model calls pending (waiting for the endpoint or sent), answered and read from the
+store, and an ETA: the calls still to make times the mean wall time per answered call so far
+(`call_eta`), so on a slow local model something moves with every call, not only when a whole
+conversation ends.
 """
 
 from __future__ import annotations
@@ -149,7 +150,7 @@ class RichProgress:
         elapsed = time.monotonic() - self._started if self._started is not None else 0.0
         remaining = self._planned_calls - self._answered - self._cached
         eta = call_eta(elapsed, self._answered, remaining)
-        text = f"{self._in_flight} in flight  {self._answered} answered  {self._cached} cached"
+        text = f"{self._in_flight} pending  {self._answered} answered  {self._cached} cached"
         if self._failed:
             text += f"  {self._failed} failed"
         return f"{text}  {format_eta(eta)}"
