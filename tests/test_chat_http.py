@@ -28,6 +28,7 @@ class Scripted:
         self.bodies: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.base_url = ""
+        self.models_delay_s = 0.0
         self.models: Callable[[web.Request], web.Response] = lambda request: web.json_response(
             {"data": [{"id": "m", "pricing": {"prompt": "0.000001"}}]}
         )
@@ -40,6 +41,8 @@ class Scripted:
 
     async def _models(self, request: web.Request) -> web.StreamResponse:
         self.headers.append(dict(request.headers))
+        if self.models_delay_s:
+            await asyncio.sleep(self.models_delay_s)
         return self.models(request)
 
 
@@ -304,3 +307,15 @@ def test_the_proxy_comes_from_the_environment_once(monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("NO_PROXY", "localhost,127.0.0.1")
     assert proxy_for("https://openrouter.ai/api/v1") == "http://proxy.internal:3128"
     assert proxy_for("http://127.0.0.1:8000/v1") is None
+
+
+async def test_a_busy_server_gets_a_calls_timeout_to_list_its_models(scripted: Scripted) -> None:
+    # llama-cpp-python's server answers GET /models only after the generation it is busy with.
+    scripted.models_delay_s = 0.5
+    patient = _client(scripted.base_url, timeout=5.0)
+    hasty = _client(scripted.base_url, timeout=0.2)
+    assert await patient.list_models() == [{"id": "m", "pricing": {"prompt": "0.000001"}}]
+    with pytest.raises(ClientError, match="no answer"):
+        await hasty.list_models()
+    await patient.aclose()
+    await hasty.aclose()

@@ -76,8 +76,10 @@ def llamacpp_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def test_both_modes_and_every_experiment_run_to_judged_rows(llamacpp_url: str, aib: Any) -> None:
+    # The server generates one reply at a time and finishes a reply whose caller gave up, so a
+    # client timeout on a loaded machine would only queue the same work twice.
     common = ("--models", MODEL, "--judge", MODEL, "--base-url", llamacpp_url, "--runs", "1",
-              "--concurrency", "1", "--seed", "0")  # fmt: skip
+              "--concurrency", "1", "--seed", "0", "--timeout", "1800")  # fmt: skip
     full = aib(
         "run", "--suite", "full", "--scenarios",
         "direct,resistance_identity_erasure,stability_weather", *common,

@@ -77,6 +77,7 @@ class JsonPoster:
         }
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
+        self._timeout_s = timeout_s
         self._timeout = aiohttp.ClientTimeout(total=timeout_s)
         self._proxy = proxy_for(self._base_url)
         self._session: aiohttp.ClientSession | None = None
@@ -95,9 +96,14 @@ class JsonPoster:
         data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
         return await self._send("POST", path, data, None)
 
-    async def get(self, path: str, *, timeout_s: float) -> HttpReply:
-        """`GET base_url + path` within `timeout_s`; raise `HttpFailure` if no reply came."""
-        return await self._send("GET", path, None, aiohttp.ClientTimeout(total=timeout_s))
+    async def get(self, path: str, *, connect_timeout_s: float) -> HttpReply:
+        """`GET base_url + path`; raise `HttpFailure` if no reply came.
+
+        A host that does not accept the connection within `connect_timeout_s` fails fast; one
+        that accepted it gets as long as a model call (a single-slot local server answers only
+        once its current generation is done)."""
+        timeout = aiohttp.ClientTimeout(total=self._timeout_s, sock_connect=connect_timeout_s)
+        return await self._send("GET", path, None, timeout)
 
     async def _send(
         self, method: str, path: str, data: bytes | None, timeout: aiohttp.ClientTimeout | None

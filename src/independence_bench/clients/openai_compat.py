@@ -34,7 +34,7 @@ RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 
 RESPONSE_FORMATS = ("json_schema", "json_object", "prompt")
 """How a judge's schema is sent, best first; `prompt`: only in the prompt, no response_format."""
 _FORMAT_WORDS = ("response_format", "json_schema", "json_object")
-MODELS_TIMEOUT_S = 15.0
+MODELS_CONNECT_TIMEOUT_S = 15.0
 
 
 def _seconds(value: str | None) -> float | None:
@@ -95,7 +95,7 @@ class OpenAICompatibleClient:
         """The entries of the endpoint's `GET /models` (raw JSON, so OpenRouter's `pricing`
         survives); raises `ClientError` (status None: no answer) or `NotJsonReply`."""
         try:
-            reply = await self._http.get("/models", timeout_s=MODELS_TIMEOUT_S)
+            reply = await self._http.get("/models", connect_timeout_s=MODELS_CONNECT_TIMEOUT_S)
         except HttpFailure:
             raise ClientError("no answer", retryable=True) from None
         if reply.status >= 400:
