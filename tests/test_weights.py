@@ -258,3 +258,15 @@ def test_assembly_reports_each_tenth_once_and_a_built_file_reports_nothing(
     again: list[str] = []
     assemble_weights(weights, cache, search_path=[str(site)], notify=again.append)
     assert again == []
+
+
+def test_the_readme_frees_exactly_the_weight_part_packages() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text("utf-8")
+    line = next(x for x in readme.splitlines() if x.startswith(".venv/bin/pip uninstall -y "))
+    named: set[str] = set()
+    for word in line.split()[3:]:
+        stem, _, braces = word.partition("{")
+        low, _, high = braces.rstrip("}").partition("..")
+        named |= {f"{stem}{n}" for n in range(int(low), int(high) + 1)} if braces else {word}
+    parts = {name for weights in EMBEDDED_MODELS.values() for name in weights.package_names}
+    assert named == parts
