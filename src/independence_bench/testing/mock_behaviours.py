@@ -64,7 +64,8 @@ KNOWN_MODELS = SUBJECT_MODELS + JUDGE_MODELS
 
 STATUS_FAULTS = ("429", "429_no_retry_after", "500", "502", "503")
 """Faults answered with an HTTP error status."""
-CONNECTION_FAULTS = ("reset", "timeout")
+CONNECTION_FAULTS = ("reset", "timeout", "plain_text")
+"""`plain_text`: HTTP 200 with a `text/plain` body, as a proxy in trouble sometimes sends."""
 """Faults where the connection closes without any response."""
 CONTENT_FAULTS = ("empty", "reasoning_only", "truncated_tool_args", "broken_judge_json")
 """Faults answered with 200 and a damaged completion."""
@@ -84,6 +85,8 @@ class MockReply:
     headers: tuple[tuple[str, str], ...] = ()
     html: str | None = None
     """Sent instead of the JSON payload, as `text/html` (a base URL that points at a website)."""
+    plain: str | None = None
+    """Sent instead of the JSON payload, as `text/plain`."""
 
 
 def error_reply(
@@ -139,10 +142,18 @@ def request_fingerprint(body: Mapping[str, Any]) -> str:
     """A hash of a chat request's model and messages.
 
     The same function over a stored completion's `request_json` gives the same value, which is
-    how tests and benchmarks match the calls a server answered to the calls a store holds.
+    how tests and benchmarks match the calls a server answered to the calls a store holds. A
+    `content` of null counts as absent: the client leaves it out on the wire, the store keeps it.
     """
+    raw = body.get("messages")
+    messages = [
+        {k: v for k, v in m.items() if not (k == "content" and v is None)}
+        if isinstance(m, Mapping)
+        else m
+        for m in (raw if isinstance(raw, list) else [])
+    ]
     canonical = json.dumps(
-        {"model": body.get("model"), "messages": body.get("messages")},
+        {"model": body.get("model"), "messages": messages},
         sort_keys=True,
         ensure_ascii=False,
         separators=(",", ":"),
