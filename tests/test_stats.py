@@ -8,6 +8,7 @@ from statistics import fmean
 import pytest
 
 from independence_bench.scoring.scoring import ItemMetrics, ScoredItem
+from independence_bench.stats.agreement import alpha_estimate, krippendorff_alpha, retest_agreement
 from independence_bench.stats.bootstrap import (
     Subject,
     bootstrap_models,
@@ -15,14 +16,7 @@ from independence_bench.stats.bootstrap import (
     draw_resamples,
 )
 from independence_bench.stats.ranking import rank_intervals, tie_groups
-from independence_bench.stats.stats import (
-    alpha_estimate,
-    krippendorff_alpha,
-    pearson,
-    percentile,
-    percentile_interval,
-    retest_agreement,
-)
+from independence_bench.stats.stats import pearson, percentile, percentile_interval
 
 N = None
 # Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", section C: four observers,

@@ -3,7 +3,7 @@
 Every function takes the stored `ScoredItem`s and a formula, and a choice of judges: none (the
 items must come from one judge), one (its judgments only), or several (a *panel*: each item's
 metrics are the mean over the judges that scored it). Only first judgments (``repeat == 0``)
-count; repeats are for `stats.retest_agreement`. Nothing here calls a model.
+count; repeats are for `agreement.retest_agreement`. Nothing here calls a model.
 
 - `build_leaderboard`: index, intervals, rank intervals and tie groups per model.
 - `compare_judges`: index per model per judge, spread, and each judge's self-preference.
@@ -31,6 +31,7 @@ from independence_bench.scoring.scoring import (
     score_model,
     score_models,
 )
+from independence_bench.stats.agreement import ALPHA_RESAMPLES, alpha_estimate
 from independence_bench.stats.bootstrap import (
     DEFAULT_RESAMPLES,
     METHOD,
@@ -42,7 +43,7 @@ from independence_bench.stats.bootstrap import (
     interval_of,
 )
 from independence_bench.stats.labels import parse_label
-from independence_bench.stats.stats import ALPHA_RESAMPLES, Estimate, alpha_estimate, pearson
+from independence_bench.stats.stats import Estimate, pearson
 
 
 def judges_of(items: Sequence[ScoredItem]) -> tuple[str, ...]:
