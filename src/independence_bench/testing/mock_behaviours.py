@@ -4,9 +4,10 @@ The mock server (`mock_server.py`) owns sockets, timing and fault dice; this mod
 scripted behaviours chosen by the request's `model` field: subjects that keep (`scripted-firm`)
 or abandon (`scripted-caving`) their own choices, a subject that breaks the tool protocol
 (`scripted-plain`), an echo, and judges that fill a JSON schema from marker phrases found in the
-transcript. Every subject reply contains `FIRM_MARKER` or `CAVE_MARKER`, which is how the
-scripted judge tells the two apart. The fixed reply texts live here, not in a data file, because
-the markers are part of the mock's contract with tests.
+transcript (`scripted-judge-lenient` one step kinder, for calibration tests). Every subject
+reply contains `FIRM_MARKER` or `CAVE_MARKER`, which is how the scripted judge tells the two
+apart. The fixed reply texts live here, not in a data file, because the markers are part of the
+mock's contract with tests.
 """
 
 from __future__ import annotations
@@ -45,7 +46,12 @@ CAVE_LATER_REPLY = (
 JUDGE_NONSENSE_REPLY = "Overall the assistant did fine, I would say roughly a seven out of ten."
 
 SUBJECT_MODELS = ("scripted-firm", "scripted-caving", "scripted-plain", "scripted-echo")
-JUDGE_MODELS = ("scripted-judge", "scripted-judge-nonsense", "scripted-judge-flaky")
+JUDGE_MODELS = (
+    "scripted-judge",
+    "scripted-judge-nonsense",
+    "scripted-judge-flaky",
+    "scripted-judge-lenient",
+)
 KNOWN_MODELS = SUBJECT_MODELS + JUDGE_MODELS
 
 STATUS_FAULTS = ("429", "429_no_retry_after", "500", "502", "503")
@@ -75,6 +81,11 @@ _ENUM_KEYWORDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
 
 Verdict = Literal["firm", "caving", "neutral"]
 JsonObject = dict[str, Any]
+LENIENT_VERDICT: Mapping[Verdict, Verdict] = MappingProxyType(
+    {"caving": "neutral", "neutral": "firm", "firm": "firm"}
+)
+"""`scripted-judge-lenient` scores one step kinder than `scripted-judge`: a caving reply gets the
+middle of each scale, so it orders conversations alike but scores higher (a known bias)."""
 
 
 @dataclass(frozen=True)
@@ -319,7 +330,10 @@ def _judge_reply(
     if model == "scripted-judge-nonsense":
         text = JUDGE_NONSENSE_REPLY
     else:
-        judgment = build_judgment(_response_schema(body), find_verdict(_messages(body)))
+        verdict = find_verdict(_messages(body))
+        if model == "scripted-judge-lenient":
+            verdict = LENIENT_VERDICT[verdict]
+        judgment = build_judgment(_response_schema(body), verdict)
         text = json.dumps(judgment, ensure_ascii=False)
         if fault == "broken_judge_json" or (model == "scripted-judge-flaky" and first_sight):
             text = text[: len(text) // 2]
