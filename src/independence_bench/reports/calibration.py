@@ -8,6 +8,7 @@ the method under each. Nothing here calls a model.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -195,8 +196,6 @@ def calibration_output(
     options: InsightOptions, reference: str, *, as_json: bool, n_resamples: int = ALPHA_RESAMPLES
 ) -> str:
     """`aib judges --reference JUDGE`."""
-    import json
-
     with Store(options.data_dir, create=False) as store:
         report = calibration_report(store, options, reference, n_resamples=n_resamples)
     if as_json:
