@@ -154,12 +154,13 @@ def _calibrate(args: argparse.Namespace, cache: Path, data_dir: Path) -> int:
     with Store(data_dir) as store:
         import_results(cache, store)
         items = store.items(suite_id=SUITE, status="done")
-        judges = {j.judge_model for j in store.judgments()}
-        judged = {j.item_id for j in store.judgments() if j.status == "scored" and not j.repeat}
-    reference = sorted(judges)[0] if len(judges) == 1 else None
-    if reference is None:
-        print(f"the sample holds judgments by {sorted(judges)}; expected one imported judge")
+        judgments = [j for j in store.judgments() if j.judge_model != args.judge]
+    imported = sorted({j.judge_model for j in judgments})
+    if len(imported) != 1:
+        print(f"the sample holds judgments by {imported}; expected one imported judge")
         return 1
+    reference = imported[0]
+    judged = {j.item_id for j in judgments if j.status == "scored" and not j.repeat}
     sample = stratified_sample(items, judged, args.items, args.seed)
     configurations = len({item.run.model_label for item in sample})
     print(
