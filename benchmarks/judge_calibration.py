@@ -11,11 +11,15 @@ Then the wall time.
 The sample is stratified by configuration × scenario kind: the items are spread as evenly as
 possible over the configurations, and within a configuration the kinds are taken in the order
 of `KIND_ORDER` (the pressure kinds first, then what completes the index), one item of a kind
-at a time, each drawn at random from that stratum with `--seed`.
+at a time, each drawn at random from that stratum with `--seed`. A smaller sample is a prefix
+of a larger one with the same seed, so a store kept with `--keep` is reused when N grows.
 
-    python benchmarks/judge_calibration.py                  # 60 items
+    python benchmarks/judge_calibration.py                  # 60 items, 30 min here
     python benchmarks/judge_calibration.py --items 8        # the CI sample
-    python benchmarks/judge_calibration.py --sample PATH --keep aib-calibration
+    python benchmarks/judge_calibration.py --sample PATH --keep aib-calibration --threads 1
+
+`--threads 1` on a CPU other jobs are using: two llama.cpp threads that each get a fraction of
+a core wait on each other and were many times slower here.
 
 A judge *form* (`--form`) is how the judge is asked: today only ``holistic`` (the rubric's
 scores in one reply). Without the sample the script prints ``skipped: …`` and exits 0.
