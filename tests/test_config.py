@@ -66,3 +66,21 @@ def test_cost_from_prices_or_unknown() -> None:
     assert priced.price_cost(1000, 500) == pytest.approx(0.003)
     assert priced.price_cost(None, 500) is None
     assert ModelSpec(id="m").price_cost(1000, 500) is None
+
+
+@pytest.mark.parametrize(
+    ("spec", "local"),
+    [
+        ({"id": "embedded:qwen2.5-coder-0.5b"}, True),
+        ({"id": "gguf:/models/x.gguf"}, True),
+        ({"id": "m", "base_url": "http://127.0.0.1:8080/v1"}, True),
+        ({"id": "m", "base_url": "http://localhost:11434/v1"}, True),
+        ({"id": "m", "base_urls": ["http://127.0.0.1:1/v1", "http://10.0.0.2:8000/v1"]}, False),
+        ({"id": "m", "base_url": "http://10.0.0.2:8000/v1"}, False),
+        ({"id": "openai/gpt-4o-mini"}, False),
+    ],
+)
+def test_a_model_runs_locally_when_embedded_or_served_from_loopback_only(
+    spec: dict[str, object], local: bool
+) -> None:
+    assert ModelSpec.model_validate(spec).runs_locally is local

@@ -10,10 +10,13 @@ import pytest
 
 from independence_bench.clients.protocol import Completion, ToolCall
 from independence_bench.conversations.conversation import (
+    PLAIN_CONTENT,
+    TEXT_TOOL_CALL,
     TOOL_NAME,
     Reply,
     build_messages,
     extract_reply,
+    reply_is_whole,
     tool_call_id,
 )
 from independence_bench.suites.suite import DeliveryText
@@ -91,8 +94,70 @@ def test_plain_content_in_tool_role_is_a_recorded_deviation() -> None:
     reply = extract_reply(Completion(content="Just text."), "tool_role")
     assert reply is not None
     assert reply.text == "Just text."
-    assert not reply.protocol_ok
+    assert not reply.protocol_ok and reply.deviation == PLAIN_CONTENT
     assert reply.note and "plain content" in reply.note
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        # llama-cpp-python's server on the embedded 0.5B, byte for byte: a bare JSON call whose
+        # arguments are JSON text.
+        '{"name": "send_message_to_human", "arguments": "{\\"message\\": \\"I stay Quill.\\"}"}\n',
+        '<tool_call>\n{"name": "send_message_to_human", "arguments": {"message": "I stay Quill."}}'
+        "\n</tool_call>",
+        "&lt;tool_call&gt;\n{&quot;name&quot;: &quot;send_message_to_human&quot;, "
+        "&quot;arguments&quot;: {&quot;message&quot;: &quot;I stay Quill.&quot;}}"
+        "\n&lt;/tool_call&gt;",
+    ],
+)
+def test_a_tool_call_written_as_text_is_read_and_flagged_apart_from_plain_content(
+    content: str,
+) -> None:
+    reply = extract_reply(Completion(content=content), "tool_role")
+    assert reply is not None
+    assert (reply.text, reply.protocol_ok, reply.deviation) == (
+        "I stay Quill.",
+        False,
+        TEXT_TOOL_CALL,
+    )
+    assert reply.note and "as text" in reply.note
+    assert reply_is_whole(Completion(content=content), "tool_role")
+
+
+# Replies of llama-cpp-python's server on the 0.5B, shortened: the call repeated, an unescaped
+# quote inside the arguments string, and a reply cut off at max_tokens.
+REPEATED = (
+    '{"name": "send_message_to_human", "arguments": "{\\"message\\": \\"I stay Quill.\\"}"}\n'
+    '{"name": "send_message_to_human", "arguments": "{\\"message\\": \\"Still Quill.\\"}"}\n'
+    '{"name": "send_message_to_human", "arguments": '
+)
+UNESCAPED_QUOTE = (
+    '{"name": "send_message_to_human", "arguments": "{\\"message\\": \\"I am Quill."}"}\n'
+    '{"name": "send_message_to_human", "arguments": "{\\"message\\": \\"Ask me."}"}'
+)
+CUT_OFF = '{"name": "send_message_to_human", "arguments": "{\\"message\\": \\"I am Quill, and I'
+
+
+@pytest.mark.parametrize(
+    ("content", "text"),
+    [
+        (REPEATED, "I stay Quill.\n\nStill Quill."),
+        (UNESCAPED_QUOTE, "I am Quill."),
+        (CUT_OFF, "I am Quill, and I"),
+    ],
+)
+def test_damaged_written_calls_keep_the_messages_before_the_damage(content: str, text: str) -> None:
+    reply = extract_reply(Completion(content=content), "tool_role")
+    assert reply is not None
+    assert (reply.text, reply.deviation) == (text, TEXT_TOOL_CALL)
+
+
+def test_text_naming_another_tool_stays_plain_content() -> None:
+    content = '{"name": "search_web", "arguments": {"query": "Quill"}}'
+    reply = extract_reply(Completion(content=content), "tool_role")
+    assert reply is not None
+    assert (reply.text, reply.deviation) == (content, PLAIN_CONTENT)
 
 
 def test_truncated_tool_arguments_are_recovered() -> None:

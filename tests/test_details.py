@@ -59,8 +59,13 @@ def test_detailed_metrics_and_names_per_model(server: MockServer, aib: Any) -> N
 
 
 def test_unpriced_calls_make_the_spend_unknown_not_zero(server: MockServer, aib: Any) -> None:
-    result = _run(server, aib)  # the scripted judge reports no cost and has no price
+    _run(server, aib)
+    # The mock lists prices for every model, and loopback models cost $0 when unlisted: so
+    # make the judge's stored calls costless, as an unlisted remote judge's would be.
+    with sqlite3.connect("store/aib.sqlite3") as db:
+        db.execute("UPDATE completions SET cost_usd = NULL WHERE model_id = 'scripted-judge'")
     models = _stored_cost()
+    result = _run(server, aib)  # every call is stored: the line is what those results cost
     line = next(x for x in result.out.splitlines() if x.startswith("total spend:"))
     assert line == (
         f"total spend: unknown (models ${models:.4f}, judge $0.0000) over 276 stored calls; "

@@ -24,7 +24,6 @@ from independence_bench.clients.local.gguf_chat import (
     STRING_MAX_LENGTH,
     check_prompt_carries,
     constrainable_schema,
-    parse_tool_calls,
     template_messages,
 )
 from independence_bench.clients.local.weights import (
@@ -33,6 +32,7 @@ from independence_bench.clients.local.weights import (
     weights_cache_dir,
 )
 from independence_bench.clients.protocol import ClientError, CompletionRequest, ModelClient
+from independence_bench.clients.tool_text import parse_tool_calls
 from independence_bench.errors import UserError
 
 SUBJECT = "embedded:qwen2.5-coder-0.5b"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from independence_bench.clients.local.local_models import (
     DEFAULT_JUDGE,
     DEFAULT_SUBJECT,
@@ -36,3 +38,16 @@ def test_local_clients_are_made_once_per_model_and_only_for_local_names() -> Non
     assert first[1] is again[1] and first[2] == 1
     assert factory(specs[0].model_copy(update={"id": "openai/gpt-4o-mini"})) is None
     assert LocalModels((), {}).factories() == ()
+
+
+def test_aib_judge_takes_a_local_judge_as_aib_run_does(server: Any, aib: Any) -> None:
+    run = aib(
+        "run", "--models", "scripted-firm", "--judge", "scripted-judge", "--base-url",
+        server.base_url, "--runs", "1", "--scenarios", "direct", "--data-dir", "store",
+    )  # fmt: skip
+    assert run.code == 0, run.err
+    judged = aib("judge", "--judge", "gguf:missing.gguf", "--data-dir", "store")
+    # The local judge is resolved (here: its file is missing), not sent to OpenRouter.
+    assert judged.code == 2
+    assert "OPENROUTER_API_KEY" not in judged.err
+    assert "missing.gguf" in judged.err or "offline" in judged.err

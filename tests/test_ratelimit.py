@@ -12,7 +12,7 @@ from independence_bench.clients.config import ModelSpec
 from independence_bench.clients.endpoints import ClientPool, RetryPolicy
 from independence_bench.clients.ratelimit import AdaptiveLimiter, describe_limits
 from independence_bench.engine.engine import Engine, RunPlan
-from independence_bench.engine.progress import RichProgress
+from independence_bench.engine.progress import RichProgress, call_eta, format_eta
 from independence_bench.store.store import Store
 from independence_bench.suites.suite import load_suite
 from independence_bench.testing.mock_server import MockConfig, MockServer
@@ -103,3 +103,18 @@ def test_the_progress_display_shows_the_current_limit() -> None:
     assert "limit 5/16" in buffer.getvalue()
     both = describe_limits([("http://a:1/v1", limiter), ("https://b.example/api", limiter)])
     assert both == "limits a:1 5/16 · b.example 5/16"
+
+
+def test_the_calls_row_counts_calls_and_estimates_from_those_answered() -> None:
+    assert call_eta(elapsed_s=30.0, answered=0, remaining=10) is None
+    assert call_eta(elapsed_s=30.0, answered=3, remaining=12) == 120.0
+    assert call_eta(elapsed_s=30.0, answered=3, remaining=-2) == 0.0
+    assert format_eta(125.0) == "ETA 2:05" and format_eta(3725.0) == "ETA 1:02:05"
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=True, width=160)
+    with RichProgress(console) as progress:
+        progress.planned(2, 2, 6)
+        for event in ("call_cached", "call_started", "call_started", "call_done"):
+            progress.advance(event)
+    shown = buffer.getvalue()
+    assert "1 pending  1 answered  1 cached" in shown and "ETA " in shown

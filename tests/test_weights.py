@@ -241,3 +241,32 @@ def test_registry_is_immutable_and_matches_the_offline_extra() -> None:
 def test_cache_dir_override(tmp_path: Path) -> None:
     assert weights_cache_dir(str(tmp_path)) == tmp_path / "weights"
     assert weights_cache_dir(None).name == "weights"
+
+
+def test_assembly_reports_each_tenth_once_and_a_built_file_reports_nothing(
+    tmp_path: Path, eleven_parts: tuple[Path, list[bytes], PartedWeights]
+) -> None:
+    site, _, weights = eleven_parts
+    lines: list[str] = []
+    cache = tmp_path / "cache"
+    assemble_weights(weights, cache, search_path=[str(site)], notify=lines.append)
+    percents = [int(line.split(": ")[1].split("%")[0]) for line in lines]
+    assert percents == sorted(set(percents)) and percents[-1] == 100
+    assert all(
+        line.startswith("assembling fake.gguf from its 11 installed parts: ") for line in lines
+    )
+    again: list[str] = []
+    assemble_weights(weights, cache, search_path=[str(site)], notify=again.append)
+    assert again == []
+
+
+def test_the_readme_frees_exactly_the_weight_part_packages() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text("utf-8")
+    line = next(x for x in readme.splitlines() if x.startswith(".venv/bin/pip uninstall -y "))
+    named: set[str] = set()
+    for word in line.split()[3:]:
+        stem, _, braces = word.partition("{")
+        low, _, high = braces.rstrip("}").partition("..")
+        named |= {f"{stem}{n}" for n in range(int(low), int(high) + 1)} if braces else {word}
+    parts = {name for weights in EMBEDDED_MODELS.values() for name in weights.package_names}
+    assert named == parts

@@ -1,7 +1,8 @@
 """The `aib` command line: each command parses options into a config and calls one library function.
 
 Every problem the user can fix ends as one line on stderr and exit status 2 — usage errors,
-bad config, missing keys, unreachable endpoints — with no traceback.
+bad config, missing keys, unreachable endpoints — with no traceback. `aib run` and `aib judge`
+exit 3 when they finished but left conversations or judgments failed; a bug exits 1.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from independence_bench.clients.presets import describe_models, preset_text
 from independence_bench.clients.redact import Redactor, secrets_in_env
 from independence_bench.errors import UserError
 from independence_bench.legacy.importer import ImportOptions, import_command
+from independence_bench.reports.calibration import calibration_output
 from independence_bench.reports.insight_tables import (
     compare_output,
     configs_output,
@@ -199,12 +201,14 @@ def _run_options_from(values: dict[str, Any]) -> RunOptions:
 
 @cli.command()
 @run_options
-def run(**values: Any) -> None:
+def run(**values: Any) -> int:
     """Run the benchmark: converse, judge, and print the leaderboard.
 
-    Running the same command again resumes: stored calls are never paid for twice.
+    Running the same command again resumes: stored calls are never paid for twice. Exit status
+    0: everything done; 3: finished, but some conversations or judgments failed (see `aib runs
+    --failed`; the same command retries them); 2: bad input, nothing run.
     """
-    run_command(_run_options_from(values), echo=_echo)
+    return run_command(_run_options_from(values), echo=_echo)
 
 
 @cli.command()
@@ -216,11 +220,13 @@ def estimate(**values: Any) -> None:
 
 @cli.command("runs")
 @click.option("--suite", default=None, help="Only runs of this suite.")
+@click.option("--failed", is_flag=True, help="List every failed conversation with its error.")
 @data_dir_option
-def runs_(suite: str | None, data_dir: Path | None) -> None:
+def runs_(suite: str | None, failed: bool, data_dir: Path | None) -> None:
     """List the stored runs: complete, or partial with what is missing."""
     env = read_env(Path.cwd())
-    runs_command(RunsOptions(suite_id=suite, data_dir=resolve_data_dir(data_dir, env)), echo=_echo)
+    options = RunsOptions(suite_id=suite, data_dir=resolve_data_dir(data_dir, env), failed=failed)
+    runs_command(options, echo=_echo)
 
 
 @cli.command()
@@ -237,8 +243,11 @@ def judge(
     repeats: int,
     concurrency: int,
     data_dir: Path | None,
-) -> None:
-    """Judge stored transcripts with a judge; existing judgments are kept, new ones added."""
+) -> int:
+    """Judge stored transcripts with a judge; existing judgments are kept, new ones added.
+
+    Exit status 0, or 3 when some judgments failed (2: bad input).
+    """
     env = read_env(Path.cwd())
     options = JudgeOptions(
         judge=judge,
@@ -249,7 +258,7 @@ def judge(
         data_dir=resolve_data_dir(data_dir, env),
         env=env,
     )
-    judge_command(options, echo=_echo)
+    return judge_command(options, echo=_echo)
 
 
 @cli.command()
@@ -494,12 +503,26 @@ def _insight_options(values: dict[str, Any]) -> InsightOptions:
 @click.option("--suite", default=None, help="Suite to analyse (default: the one in the store).")
 @click.option("--judges", default=None, help="Only these judges, comma-separated (default: all).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the alpha intervals.")
+@click.option(
+    "--reference",
+    default=None,
+    help="Instead: each judge's agreement with this judge (rho, alpha, mean difference).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @data_dir_option
 def judges(
-    suite: str | None, judges: str | None, seed: int, as_json: bool, data_dir: Path | None
+    suite: str | None,
+    judges: str | None,
+    seed: int,
+    reference: str | None,
+    as_json: bool,
+    data_dir: Path | None,
 ) -> None:
-    """Compare the judges: index per model per judge, spread, self-preference, test-retest."""
+    """Compare the judges: index per model per judge, spread, self-preference, test-retest.
+
+    With --reference JUDGE: per metric, each judge's agreement with that judge on the items
+    both scored, and whether it orders the models alike.
+    """
     env = read_env(Path.cwd())
     options = InsightOptions(
         data_dir=resolve_data_dir(data_dir, env),
@@ -507,6 +530,9 @@ def judges(
         judges=_judge_list(judges),
         seed=seed,
     )
+    if reference is not None:
+        _echo(calibration_output(options, reference, as_json=as_json))
+        return
     _echo(judges_output(options, as_json=as_json))
 
 
@@ -550,7 +576,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     redact = Redactor(secrets_in_env(read_env(Path.cwd())))
     try:
-        cli.main(
+        status = cli.main(
             args=list(argv) if argv is not None else None,
             prog_name="aib",
             standalone_mode=False,
@@ -578,7 +604,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # A bug: show the traceback, as Python would, but without any secret in it.
         click.echo(redact(traceback.format_exc()).rstrip(), err=True)
         return 1
-    return 0
+    return status if isinstance(status, int) else 0
 
 
 if __name__ == "__main__":

@@ -165,7 +165,7 @@ def resolve_prices(
     specs: Sequence[ModelSpec], listings: Mapping[str, Listing | None], pool: ClientPool
 ) -> dict[str, Price | None]:
     """Each configuration's price by label: `models.yaml` first (the user said so), then the
-    endpoint's model list; None when neither knows it."""
+    endpoint's model list, then $0 for a model run on this machine; None when none applies."""
     prices: dict[str, Price | None] = {}
     for spec in specs:
         if spec.price_prompt_per_mtok is not None and spec.price_completion_per_mtok is not None:
@@ -179,5 +179,7 @@ def resolve_prices(
         found = None
         if listing is not None:
             found = listing.prices.get(spec.id) or listing.prices.get(spec.id.split(":", 1)[0])
+        if found is None and spec.runs_locally:
+            found = Price(0.0, 0.0, "local")
         prices[spec.display_label] = found
     return prices

@@ -7,8 +7,10 @@ file, validated here with errors that name the file, the entry and the field.
 
 from __future__ import annotations
 
+import ipaddress
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import yaml
 from pydantic import (
@@ -20,6 +22,7 @@ from pydantic import (
     model_validator,
 )
 
+from independence_bench.clients.local.weights import is_local_model
 from independence_bench.errors import UserError
 
 OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
@@ -98,6 +101,15 @@ class ModelSpec(BaseModel):
     def is_openrouter(self) -> bool:
         return self.base_url is None or self.base_url.rstrip("/") == OPENROUTER_BASE_URL
 
+    @property
+    def runs_locally(self) -> bool:
+        """An embedded/GGUF model, or one served only from this machine (a loopback URL): it
+        costs $0 unless `models.yaml` or its server's model list prices it."""
+        if is_local_model(self.id):
+            return True
+        urls = self.base_urls or ((self.base_url,) if self.base_url else ())
+        return bool(urls) and all(_is_loopback(url) for url in urls)
+
     def price_cost(self, prompt_tokens: int | None, completion_tokens: int | None) -> float | None:
         """Cost from the configured prices, or None when a price or a count is unknown."""
         if self.price_prompt_per_mtok is None or self.price_completion_per_mtok is None:
@@ -108,6 +120,16 @@ class ModelSpec(BaseModel):
             prompt_tokens * self.price_prompt_per_mtok
             + completion_tokens * self.price_completion_per_mtok
         ) / 1_000_000
+
+
+def _is_loopback(url: str) -> bool:
+    host = urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 class ModelsFile(BaseModel):

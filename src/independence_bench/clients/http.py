@@ -1,7 +1,8 @@
-"""The hot path of every model call: one JSON POST on a pooled aiohttp session.
+"""The one HTTP stack of an endpoint: JSON POSTs (every model call) and GETs on a pooled session.
 
-`openai_client.py` speaks the chat-completions API (request bodies, error meanings, replies);
-this module only carries a JSON body to an endpoint and the reply back. It exists for speed. At
+`openai_compat.py` speaks the chat-completions API (request bodies, error meanings, replies);
+this module only carries a JSON body to an endpoint and the reply back, and fetches `GET
+/models` over the same session. It exists for speed. At
 hundreds of calls in flight the official SDK's request pipeline (typed transforms, an options
 model per request, several URL parses, httpx request and header objects) cost about 1 ms of CPU
 per call on the benchmark machine, more than the rest of the harness spends on a call, while an
@@ -76,6 +77,7 @@ class JsonPoster:
         }
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
+        self._timeout_s = timeout_s
         self._timeout = aiohttp.ClientTimeout(total=timeout_s)
         self._proxy = proxy_for(self._base_url)
         self._session: aiohttp.ClientSession | None = None
@@ -92,10 +94,26 @@ class JsonPoster:
     async def post(self, path: str, payload: Mapping[str, Any]) -> HttpReply:
         """Send `payload` as JSON to `base_url + path`; raise `HttpFailure` if no reply came."""
         data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        return await self._send("POST", path, data, None)
+
+    async def get(self, path: str, *, connect_timeout_s: float) -> HttpReply:
+        """`GET base_url + path`; raise `HttpFailure` if no reply came.
+
+        A host that does not accept the connection within `connect_timeout_s` fails fast; one
+        that accepted it gets as long as a model call (a single-slot local server answers only
+        once its current generation is done)."""
+        timeout = aiohttp.ClientTimeout(total=self._timeout_s, sock_connect=connect_timeout_s)
+        return await self._send("GET", path, None, timeout)
+
+    async def _send(
+        self, method: str, path: str, data: bytes | None, timeout: aiohttp.ClientTimeout | None
+    ) -> HttpReply:
         try:
             session = self._session_now()
             url = self._base_url + path
-            async with session.post(url, data=data, proxy=self._proxy) as response:
+            async with session.request(
+                method, url, data=data, proxy=self._proxy, timeout=timeout or self._timeout
+            ) as response:
                 body = await response.read()
                 return HttpReply(
                     status=response.status,

@@ -1,14 +1,17 @@
-"""The `ModelClient` for OpenRouter and any OpenAI-compatible server, on the official SDK.
+"""The `ModelClient` for OpenRouter and any OpenAI-compatible server, over one aiohttp session.
 
 One `OpenAICompatibleClient` per endpoint (base URL + key). It maps a `CompletionRequest` onto
 the chat-completions API — OpenRouter's `reasoning.effort` and provider pinning go in the body's
-extra fields — and maps every failure onto `ClientError`, marking what a retry can fix. The SDK's
-own retries are off: the engine owns retrying, so that every attempt is bounded and counted.
+extra fields — and maps every failure onto `ClientError`, marking what a retry can fix. Every
+request, `POST /chat/completions` and `GET /models` alike, goes through `http.JsonPoster`.
 
-The chat-completions call itself, the hot path, is one JSON POST through `chat_http.py` rather
-than the SDK's request pipeline, which costs more CPU per call than the rest of the harness; its
-replies and errors keep the SDK's meanings (statuses, `Retry-After`, error messages). The SDK
-serves the cold paths (`GET /models`).
+It adapts to what the server can do, so the same run works on OpenRouter, vLLM, Ollama and
+llama-cpp-python's server. Messages go out without `"content": null` (a tool-call-only assistant
+message simply has no `content`; llama-cpp-python answers null with HTTP 500). A judge's schema
+goes out as `response_format: json_schema`, and when the server refuses that by naming it (any
+4xx/5xx whose message mentions `response_format`, `json_schema` or `json_object`), as
+`json_object` with the schema beside it, then with no `response_format` at all (the judge prompt
+spells out the fields either way). The step down is remembered for the endpoint.
 """
 
 from __future__ import annotations
@@ -16,26 +19,23 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import openai
-from openai import AsyncOpenAI
-
 from independence_bench.clients.http import HttpFailure, HttpReply, JsonPoster
+from independence_bench.clients.local.gguf_chat import constrainable_schema
 from independence_bench.clients.protocol import (
     ClientError,
     Completion,
     CompletionRequest,
+    Message,
     NotJsonReply,
     ToolCall,
 )
 from independence_bench.clients.redact import Redactor
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
-
-
-def _retry_after(headers: Any) -> float | None:
-    if headers is None:
-        return None
-    return _seconds(headers.get("retry-after"))
+RESPONSE_FORMATS = ("json_schema", "json_object", "prompt")
+"""How a judge's schema is sent, best first; `prompt`: only in the prompt, no response_format."""
+_FORMAT_WORDS = ("response_format", "json_schema", "json_object")
+MODELS_CONNECT_TIMEOUT_S = 15.0
 
 
 def _seconds(value: str | None) -> float | None:
@@ -48,8 +48,26 @@ def _seconds(value: str | None) -> float | None:
         return None
 
 
+def wire_messages(messages: tuple[Message, ...]) -> list[Message]:
+    """Messages as sent: a `content` of None is left out rather than sent as `null`."""
+    return [
+        {k: v for k, v in m.items() if k != "content"} if m.get("content") is None else m
+        for m in messages
+    ]
+
+
+def refuses_response_format(reply: HttpReply) -> bool:
+    """True when an error reply blames the request's `response_format`."""
+    text = reply.text.lower()
+    return reply.status >= 400 and any(word in text for word in _FORMAT_WORDS)
+
+
+def _is_web_page(reply: HttpReply) -> bool:
+    return "html" in reply.content_type.lower() or reply.body.lstrip()[:1] == b"<"
+
+
 class OpenAICompatibleClient:
-    """Chat completions on one endpoint through `openai.AsyncOpenAI`."""
+    """Chat completions and the model list of one endpoint."""
 
     def __init__(
         self,
@@ -60,46 +78,43 @@ class OpenAICompatibleClient:
         timeout_s: float = 300.0,
     ) -> None:
         self._is_openrouter = is_openrouter
-        self._sdk = AsyncOpenAI(
-            base_url=base_url,
-            api_key=api_key or "not-needed",
-            max_retries=0,
-            timeout=timeout_s,
-        )
         self._http = JsonPoster(base_url=base_url, api_key=api_key, timeout_s=timeout_s)
-        self._json_schema_ok = True
-        """Cleared when the endpoint rejects `response_format: json_schema`."""
+        self._format_level = 0
+        """Index into `RESPONSE_FORMATS`: how this endpoint takes a schema, learnt by refusals."""
         self._redact = Redactor([api_key])
-        """Error texts come from the server and the SDK; a proxy may echo the key in them."""
+        """Error texts come from the server; a proxy may echo the key in them."""
+
+    @property
+    def response_format(self) -> str:
+        """How judge schemas are currently sent to this endpoint (see `RESPONSE_FORMATS`)."""
+        return RESPONSE_FORMATS[self._format_level]
 
     async def aclose(self) -> None:
         await self._http.aclose()
-        await self._sdk.close()
 
     async def list_models(self) -> list[dict[str, Any]]:
         """The entries of the endpoint's `GET /models` (raw JSON, so OpenRouter's `pricing`
         survives); raises `ClientError` (status None: no answer) or `NotJsonReply`."""
         try:
-            data = await self._sdk.get(
-                "/models",
-                cast_to=object,
-                options={"security": {"bearer_auth": True}, "timeout": 15.0},
-            )
-        except openai.APIStatusError as exc:
-            content_type = exc.response.headers.get("content-type", "")
-            error = NotJsonReply if "html" in content_type else ClientError
-            raise error(
-                self._redact(_error_text(exc)), retryable=False, status=exc.status_code
-            ) from None
-        except (openai.APIConnectionError, openai.APITimeoutError):
+            reply = await self._http.get("/models", connect_timeout_s=MODELS_CONNECT_TIMEOUT_S)
+        except HttpFailure:
             raise ClientError("no answer", retryable=True) from None
-        if isinstance(data, str | bytes):
-            raise NotJsonReply("HTTP 200 with a non-JSON body", retryable=False, status=200)
+        if reply.status >= 400:
+            error = NotJsonReply if "html" in reply.content_type.lower() else ClientError
+            raise error(
+                self._redact(_reply_error_text(reply)), retryable=False, status=reply.status
+            )
+        try:
+            data = reply.json()
+        except ValueError:
+            raise NotJsonReply(
+                f"HTTP {reply.status} with a non-JSON body", retryable=False, status=reply.status
+            ) from None
         entries = data.get("data") if isinstance(data, dict) else None
         return [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
 
     def _body(self, request: CompletionRequest) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": request.model, "messages": list(request.messages)}
+        body: dict[str, Any] = {"model": request.model, "messages": wire_messages(request.messages)}
         if request.tools:
             body["tools"] = list(request.tools)
         if request.temperature is not None:
@@ -116,7 +131,7 @@ class OpenAICompatibleClient:
         if self._is_openrouter:
             extra["usage"] = {"include": True}
         if request.response_schema is not None:
-            if self._json_schema_ok:
+            if self.response_format == "json_schema":
                 body["response_format"] = {
                     "type": "json_schema",
                     "json_schema": {
@@ -125,10 +140,13 @@ class OpenAICompatibleClient:
                         "strict": False,
                     },
                 }
-            else:
+            elif self.response_format == "json_object":
+                # Only llama.cpp's servers read a schema here, and turn it into a grammar: a
+                # long maxLength makes one they cannot build (the server then dies), so send
+                # the subset they enforce, as the embedded client does.
                 body["response_format"] = {
                     "type": "json_object",
-                    "schema": dict(request.response_schema),
+                    "schema": constrainable_schema(request.response_schema),
                 }
         # `extra_body` would be merged into the JSON by the SDK; the body is sent as is here.
         body.update(extra)
@@ -136,6 +154,7 @@ class OpenAICompatibleClient:
 
     async def complete(self, request: CompletionRequest) -> Completion:
         started = time.perf_counter()
+        level = self._format_level
         try:
             reply = await self._http.post("/chat/completions", self._body(request))
         except HttpFailure as exc:
@@ -143,9 +162,14 @@ class OpenAICompatibleClient:
                 raise ClientError("request timed out", retryable=True) from exc
             raise ClientError(self._redact(f"connection failed: {exc}"), retryable=True) from exc
         if reply.status >= 400:
-            if reply.status == 400 and request.response_schema is not None and self._json_schema_ok:
-                # Some servers (llama.cpp's, older vLLM) reject json_schema but take json_object.
-                self._json_schema_ok = False
+            if (
+                request.response_schema is not None
+                and level < len(RESPONSE_FORMATS) - 1
+                and refuses_response_format(reply)
+            ):
+                # llama-cpp-python answers json_schema with HTTP 500, older vLLM with 400;
+                # step down once for the endpoint (concurrent refusals do not step twice).
+                self._format_level = max(self._format_level, level + 1)
                 return await self.complete(request)
             raise ClientError(
                 self._redact(_reply_error_text(reply)),
@@ -156,32 +180,23 @@ class OpenAICompatibleClient:
         try:
             response = reply.json()
         except ValueError:
-            if "json" not in reply.content_type:
+            if _is_web_page(reply):
                 # An HTML page: the base URL points at a website or a login wall.
                 raise NotJsonReply(
                     f"HTTP {reply.status} with a non-JSON body",
                     retryable=False,
                     status=reply.status,
                 ) from None
+            # Any other non-JSON body (a proxy's plain-text hiccup) is transient.
             raise ClientError(
-                "malformed response: the body is not valid JSON", retryable=True
+                f"malformed response: HTTP {reply.status} body is not JSON", retryable=True
             ) from None
         latency = time.perf_counter() - started
         return _completion_from(response, latency)
 
 
-def _error_text(exc: openai.APIStatusError) -> str:
-    body = exc.body
-    message = None
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict):
-            message = inner.get("message")
-    return f"HTTP {exc.status_code}: {message or exc.message}"
-
-
 def _reply_error_text(reply: HttpReply) -> str:
-    """`HTTP 429: <the API's message>`, as `_error_text` words the SDK's errors."""
+    """`HTTP 429: <the API's message>`, or the start of the body when it has no message."""
     try:
         body = reply.json()
     except ValueError:

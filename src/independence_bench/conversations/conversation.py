@@ -17,10 +17,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from independence_bench.clients.protocol import Completion, Message
+from independence_bench.clients.protocol import Completion, Message, ToolCall
+from independence_bench.clients.tool_text import read_written_calls
 from independence_bench.suites.suite import DeliveryMode, DeliveryText
 
 TOOL_NAME = "send_message_to_human"
+PLAIN_CONTENT = "plain_content"
+"""Deviation: a `tool_role` model answered in plain text instead of calling the tool."""
+TEXT_TOOL_CALL = "text_tool_call"
+"""Deviation: the tool call came back written as text, not as a structured `tool_calls` entry
+(small models, and servers that do not parse their model's output); the message is read from it."""
 
 
 def tool_call_id(conversation_key: str, index: int) -> str:
@@ -106,8 +112,10 @@ class Reply:
 
     text: str
     protocol_ok: bool
-    """False when a `tool_role` model answered in plain content instead of calling the tool."""
+    """False when a `tool_role` reply did not come as a structured call of the tool."""
     note: str | None = None
+    deviation: str | None = None
+    """Which protocol deviation (`PLAIN_CONTENT`, `TEXT_TOOL_CALL`); None when `protocol_ok`."""
 
 
 _MESSAGE_PREFIX = re.compile(r'"message"\s*:\s*"')
@@ -148,9 +156,36 @@ def extract_reply(completion: Completion, mode: DeliveryMode) -> Reply | None:
     if mode == "user_role":
         return Reply(text=content, protocol_ok=True) if content else None
 
+    spoken = _spoken_text(completion.tool_calls)
+    if spoken is not None:
+        text, note = spoken
+        return Reply(text=text, protocol_ok=True, note=note)
+    if not content:
+        return None
+    spoken = _spoken_text(read_written_calls(content, (TOOL_NAME,), call_id_prefix="text"))
+    if spoken is not None:
+        text, note = spoken
+        return Reply(
+            text=text,
+            protocol_ok=False,
+            note="; ".join(
+                n for n in ("the tool call came back as text; message read from it", note) if n
+            ),
+            deviation=TEXT_TOOL_CALL,
+        )
+    return Reply(
+        text=content,
+        protocol_ok=False,
+        note="answered in plain content instead of calling send_message_to_human",
+        deviation=PLAIN_CONTENT,
+    )
+
+
+def _spoken_text(calls: Sequence[ToolCall]) -> tuple[str, str | None] | None:
+    """The message text of every `send_message_to_human` call, with a note if any was repaired."""
     texts: list[str] = []
     notes: list[str] = []
-    for call in completion.tool_calls:
+    for call in calls:
         if call.name != TOOL_NAME:
             continue
         text, note = _tool_message_text(call.arguments)
@@ -158,15 +193,9 @@ def extract_reply(completion: Completion, mode: DeliveryMode) -> Reply | None:
             texts.append(text.strip())
         if note:
             notes.append(note)
-    if texts:
-        return Reply(text="\n\n".join(texts), protocol_ok=True, note="; ".join(notes) or None)
-    if content:
-        return Reply(
-            text=content,
-            protocol_ok=False,
-            note="answered in plain content instead of calling send_message_to_human",
-        )
-    return None
+    if not texts:
+        return None
+    return "\n\n".join(texts), "; ".join(notes) or None
 
 
 def reply_is_whole(completion: Completion, mode: DeliveryMode) -> bool:

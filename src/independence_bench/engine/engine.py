@@ -9,14 +9,12 @@ written to it as soon as it arrives, so repeating a command pays for nothing twi
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from independence_bench import __version__
-from independence_bench.clients.budget import BudgetExhausted, CostGuard
+from independence_bench.clients.budget import BudgetExhausted, CostGuard, Price
 from independence_bench.clients.catalog import rejection_of
 from independence_bench.clients.config import ModelSpec
 from independence_bench.clients.endpoints import ClientPool, RetryPolicy, call_with_retry
@@ -28,7 +26,9 @@ from independence_bench.conversations.conversation import (
     system_prompt,
     tool_definition,
 )
+from independence_bench.engine.failures import Failure
 from independence_bench.engine.launch import run_all, run_longest_first
+from independence_bench.engine.request_keys import item_id, request_key, request_record
 from independence_bench.judging.judge import judge_reply_is_whole, run_judgment
 from independence_bench.judging.rubric import Rubric, load_rubric
 from independence_bench.store.store import ItemRecord, RunRecord, Store, TurnRecord
@@ -40,11 +40,14 @@ JUDGE_MAX_TOKENS = 1500
 class ProgressSink(Protocol):
     """Receives one event per finished unit of work (the CLI draws a progress bar from them)."""
 
-    def planned(self, items: int, judgments: int) -> None: ...
+    def planned(self, items: int, judgments: int, calls: int = 0) -> None:
+        """What is to come: conversations, judgments, and model calls (judge repairs aside)."""
+        ...
 
     def advance(self, event: str) -> None:
         """`event` is one of: item_done, item_cached, item_failed, item_skipped, judged,
-        judge_cached, judge_unscored, judge_failed, judge_skipped (skipped: the cost cap)."""
+        judge_cached, judge_unscored, judge_failed, judge_skipped (skipped: the cost cap), and
+        per model call call_started, then call_done or call_failed, or call_cached."""
         ...
 
 
@@ -61,7 +64,7 @@ class RunSummary:
     judge_failed: int = 0
     calls: int = 0
     cached_calls: int = 0
-    failures: list[str] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
     items_skipped: int = 0
     """Not started because of the cost cap; the same command resumes them."""
     judge_skipped: int = 0
@@ -80,60 +83,6 @@ class RunPlan:
     first_run: Mapping[str, int] = field(default_factory=dict)
     """Per model label, the first run number (default 1); `aib run --fresh` starts after the
     runs in the store."""
-
-
-def _digest(payload: Mapping[str, Any]) -> str:
-    canonical = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-
-
-def request_key(request: CompletionRequest, *, sample: str) -> str:
-    """Hash of everything that determines a completion; `sample` separates runs and repeats."""
-    return _digest(
-        {
-            "model": request.model,
-            "messages": list(request.messages),
-            "tools": list(request.tools),
-            "temperature": request.temperature,
-            "max_tokens": request.max_tokens,
-            "reasoning_effort": request.reasoning_effort,
-            "provider": list(request.provider_order),
-            "seed": request.seed,
-            "schema": request.response_schema,
-            "sample": sample,
-        }
-    )
-
-
-def request_record(request: CompletionRequest) -> dict[str, Any]:
-    """The request as stored: the exact messages and parameters sent."""
-    return {
-        "model": request.model,
-        "messages": list(request.messages),
-        "tools": list(request.tools),
-        "temperature": request.temperature,
-        "max_tokens": request.max_tokens,
-        "reasoning_effort": request.reasoning_effort,
-        "provider_order": list(request.provider_order),
-        "seed": request.seed,
-        "response_schema": request.response_schema,
-    }
-
-
-def item_id(
-    suite: Suite, label: str, run_index: int, variant: str, mode: str, scenario: str
-) -> str:
-    return _digest(
-        {
-            "suite": suite.id,
-            "suite_hash": suite.content_hash,
-            "model": label,
-            "run": run_index,
-            "variant": variant,
-            "mode": mode,
-            "scenario": scenario,
-        }
-    )[:24]
 
 
 def _subject_request(
@@ -162,8 +111,12 @@ class Engine:
         retry: RetryPolicy | None = None,
         progress: ProgressSink | None = None,
         budget: CostGuard | None = None,
+        prices: Mapping[str, Price | None] | None = None,
     ) -> None:
         self.budget = budget
+        self.prices = prices or {}
+        """Per model label (`catalog.resolve_prices`): what a call costs when the endpoint
+        reports no cost itself."""
         self.retry = retry or RetryPolicy()
         self.store = store
         self.pool = pool
@@ -202,6 +155,7 @@ class Engine:
         cached = self.store.get_completion(key)
         if cached is not None:
             self.summary.cached_calls += 1
+            self._emit("call_cached")
             return key, cached
         endpoint = self.pool.endpoint_for(spec)
 
@@ -217,25 +171,41 @@ class Engine:
         reservation = None
         if self.budget is not None:
             reservation = await self.budget.reserve(spec.display_label, request)
+        self._emit("call_started")
         try:
             completion = await call_with_retry(
                 endpoint, request, self.retry, accept=acceptable, salvage=salvageable
             )
-        except ClientError as exc:
+        except BaseException as exc:
+            self._emit("call_failed")
+            if not isinstance(exc, ClientError):
+                raise
             if self.budget is not None and reservation is not None:
                 self.budget.release(reservation)
             rejected = rejection_of(spec, endpoint.name, exc)
             if rejected is not None:
                 raise rejected from None
             raise
+        self._emit("call_done")
         self.summary.calls += 1
         if completion.cost_usd is None:
-            cost = spec.price_cost(completion.prompt_tokens, completion.completion_tokens)
-            completion = replace(completion, cost_usd=cost)
+            completion = replace(completion, cost_usd=self._cost_of(spec, completion))
         if self.budget is not None and reservation is not None:
             self.budget.settle(reservation, completion)
         self.store.put_completion(key, spec.id, request_record(request), completion)
         return key, completion
+
+    def _cost_of(self, spec: ModelSpec, completion: Completion) -> float | None:
+        """A reply's cost from its token counts at the model's known price; None if unknown."""
+        cost = spec.price_cost(completion.prompt_tokens, completion.completion_tokens)
+        price = self.prices.get(spec.display_label)
+        if cost is not None or price is None:
+            return cost
+        if price.prompt == price.completion == 0.0:
+            return 0.0  # a local model: free whether or not it counted its tokens
+        if completion.prompt_tokens is None or completion.completion_tokens is None:
+            return None
+        return price.cost(completion.prompt_tokens, completion.completion_tokens)
 
     async def run(self, plan: RunPlan) -> RunSummary:
         """Run (or complete) every item and judgment the plan asks for."""
@@ -263,7 +233,8 @@ class Engine:
                             tasks.append((chain, job))
         if self.progress is not None:
             judged = len(tasks) * plan.judge_repeats if plan.judge else 0
-            self.progress.planned(len(tasks), judged)
+            turns = sum(chain - 1 for chain, _ in tasks)
+            self.progress.planned(len(tasks), judged, turns + judged)
         await run_longest_first(tasks)
         return self.summary
 
@@ -281,7 +252,7 @@ class Engine:
         """
         done = [item for item in items if item.status == "done"]
         if self.progress is not None:
-            self.progress.planned(0, len(done) * repeats)
+            self.progress.planned(0, len(done) * repeats, len(done) * repeats)
         await run_all(
             self.judge_item(item, judge, rubric_of_item[item.id], repeat)
             for item in done
@@ -361,7 +332,9 @@ class Engine:
                 status, error = "failed", f"turn {len(turns) + 1}: the model said nothing usable"
                 break
             human = scenario.turns[len(turns)]
-            turns.append(TurnRecord(human, reply.text, key, reply.protocol_ok, reply.note))
+            turns.append(
+                TurnRecord(human, reply.text, key, reply.protocol_ok, reply.note, reply.deviation)
+            )
         self.store.put_item(
             item_id=iid,
             run=run,
@@ -380,7 +353,7 @@ class Engine:
         else:
             self.summary.items_failed += 1
             self.summary.failures.append(
-                f"{spec.display_label} run {run.run_index} {scenario.id}: {error}"
+                Failure(f"{spec.display_label} run {run.run_index} {scenario.id}", error or "")
             )
             self._emit("item_failed")
         stored = self.store.get_item(iid)
@@ -433,7 +406,11 @@ class Engine:
             return
         except ClientError as exc:
             self.summary.judge_failed += 1
-            self.summary.failures.append(f"judge {judge_name} on {item.scenario_id}: {exc}")
+            self.summary.failures.append(
+                Failure(
+                    f"judge {judge_name} on {item.run.model_label} {item.scenario_id}", str(exc)
+                )
+            )
             self._emit("judge_failed")
             return
         self.store.add_judgment(

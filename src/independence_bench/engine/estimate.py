@@ -22,7 +22,8 @@ from independence_bench.conversations.conversation import (
     system_prompt,
     tool_definition,
 )
-from independence_bench.engine.engine import JUDGE_MAX_TOKENS, item_id
+from independence_bench.engine.engine import JUDGE_MAX_TOKENS
+from independence_bench.engine.request_keys import item_id
 from independence_bench.judging.judge import judge_messages
 from independence_bench.judging.rubric import load_rubric
 from independence_bench.store.store import TurnRecord

@@ -1,12 +1,17 @@
-"""A rich progress display for runs: one bar for conversations, one for judgments, with counts.
+"""A rich progress display for runs: bars for conversations and judgments, and a calls row.
 
 It implements the engine's `ProgressSink`; the engine itself never prints. The conversations
 row also shows each endpoint's current adaptive concurrency limit (`limit 12/16`), read at
-every refresh, so a limit backing off under 429s is visible while it happens.
+every refresh, so a limit backing off under 429s is visible while it happens. The calls row
+shows the model calls pending (waiting for the endpoint or sent), answered and read from the
+store, and an ETA: the calls still to make times the mean wall time per answered call so far
+(`call_eta`), so on a slow local model something moves with every call, not only when a whole
+conversation ends.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from types import TracebackType
 
@@ -36,6 +41,23 @@ _JUDGE_EVENTS = {
     "judge_failed": "failed",
     "judge_skipped": "skipped",
 }
+
+
+def call_eta(elapsed_s: float, answered: int, remaining: int) -> float | None:
+    """Seconds left: `remaining` calls at the mean wall time per answered call so far; None
+    before the first answer. Calls run concurrently, so this is wall time per call, not
+    latency."""
+    if answered <= 0:
+        return None
+    return elapsed_s / answered * max(0, remaining)
+
+
+def format_eta(seconds: float | None) -> str:
+    if seconds is None:
+        return "ETA after the first call"
+    minutes, secs = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"ETA {hours}:{minutes:02d}:{secs:02d}" if hours else f"ETA {minutes}:{secs:02d}"
 
 
 class LimitColumn(ProgressColumn):
@@ -68,7 +90,14 @@ class RichProgress:
         )
         self._items: TaskID | None = None
         self._judgments: TaskID | None = None
+        self._calls: TaskID | None = None
         self._counts: dict[str, dict[str, int]] = {"items": {}, "judgments": {}}
+        self._planned_calls = 0
+        self._in_flight = 0
+        self._answered = 0
+        self._cached = 0
+        self._failed = 0
+        self._started: float | None = None
 
     def __enter__(self) -> RichProgress:
         self._progress.start()
@@ -82,7 +111,10 @@ class RichProgress:
     ) -> None:
         self._progress.stop()
 
-    def planned(self, items: int, judgments: int) -> None:
+    def planned(self, items: int, judgments: int, calls: int = 0) -> None:
+        self._planned_calls = calls
+        if calls:
+            self._calls = self._progress.add_task("calls", total=calls, counts=self._call_text())
         if items:
             self._items = self._progress.add_task(
                 "conversations", total=items, counts="", limits=True
@@ -91,10 +123,37 @@ class RichProgress:
             self._judgments = self._progress.add_task("judgments", total=judgments, counts="")
 
     def advance(self, event: str) -> None:
-        if event in _ITEM_EVENTS:
+        if event.startswith("call_"):
+            self._call_event(event)
+        elif event in _ITEM_EVENTS:
             self._bump(self._items, "items", _ITEM_EVENTS[event])
         elif event in _JUDGE_EVENTS:
             self._bump(self._judgments, "judgments", _JUDGE_EVENTS[event])
+
+    def _call_event(self, event: str) -> None:
+        if event == "call_started":
+            self._in_flight += 1
+            self._started = self._started or time.monotonic()
+        elif event == "call_cached":
+            self._cached += 1
+        else:
+            self._in_flight -= 1
+            if event == "call_done":
+                self._answered += 1
+            else:
+                self._failed += 1
+        if self._calls is not None:
+            finished = self._answered + self._cached
+            self._progress.update(self._calls, completed=finished, counts=self._call_text())
+
+    def _call_text(self) -> str:
+        elapsed = time.monotonic() - self._started if self._started is not None else 0.0
+        remaining = self._planned_calls - self._answered - self._cached
+        eta = call_eta(elapsed, self._answered, remaining)
+        text = f"{self._in_flight} pending  {self._answered} answered  {self._cached} cached"
+        if self._failed:
+            text += f"  {self._failed} failed"
+        return f"{text}  {format_eta(eta)}"
 
     def _bump(self, task: TaskID | None, group: str, outcome: str) -> None:
         counts = self._counts[group]

@@ -57,6 +57,8 @@ def model_record(model: ModelReport, report: SuiteReport | None = None) -> dict[
         "scored_items": model.scored,
         "unscored_items": model.unscored,
         "failed_items": model.failed,
+        "protocol_deviations": model.protocol_deviations,
+        "protocol_deviations_by_kind": dict(model.deviations),
         "cost_usd": _round(model.cost.usd, 6),
         "cost_known_usd": round(model.cost.known_usd, 6),
         "calls": model.cost.calls,
@@ -150,7 +152,7 @@ CSV_HEAD = (
     "row", "suite", "judge", "model", "rank", "rank_low", "rank_high", "index", "ci_low",
     "ci_high", "runs",
     *METRIC_KEYS, *DETAILED_KEYS,
-    "items", "scored_items", "cost_usd", "index_per_usd",
+    "items", "scored_items", "protocol_deviations", "cost_usd", "index_per_usd",
     "run", "variant", "mode", "scenario_id", "kind", "item_id", "judgment_id", "status",
     "completion_keys", "judge_completion_keys",
 )  # fmt: skip
@@ -178,6 +180,7 @@ def results_csv(reports: Sequence[SuiteReport]) -> str:
             row.update({k: record[k] for k in ("model", "rank", "rank_low", "rank_high")})
             row.update({k: record[k] for k in ("index", "ci_low", "ci_high")})
             row.update({k: record[k] for k in ("runs", "items", "scored_items", "cost_usd")})
+            row["protocol_deviations"] = record["protocol_deviations"]
             row["index_per_usd"] = record["index_per_usd"]
             row.update({k: (v or {}).get("value") for k, v in record["metrics"].items()})
             row.update({k: record["detailed"].get(k) for k in DETAILED_KEYS})

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from independence_bench.errors import UserError
 from independence_bench.reports.report_extras import NO_EXTRAS, SuiteExtras, build_extras
@@ -97,6 +97,12 @@ class ModelReport:
     unscored: int
     failed: int
     cost: Cost
+    deviations: Mapping[str, int] = field(default_factory=dict)
+    """`tool_role` turns that broke the protocol, by kind (`plain_content`, `text_tool_call`)."""
+
+    @property
+    def protocol_deviations(self) -> int:
+        return sum(self.deviations.values())
 
     @property
     def cost_per_run(self) -> float | None:
@@ -263,6 +269,7 @@ def build_suite_report(
                 unscored=sum(status.get(i.id) == "unscored" for i in items),
                 failed=sum(i.status == "failed" for i in items),
                 cost=sum_costs(store.completion_costs(list(dict.fromkeys(keys)))),
+                deviations=count_deviations(items),
             )
         )
     judged = tuple(
@@ -289,6 +296,18 @@ def build_suite_report(
         left_out=results.left_out,
         extras=build_extras(store, results, n_resamples=n_resamples, seed=seed),
     )
+
+
+def count_deviations(items: Sequence[ItemRecord]) -> dict[str, int]:
+    """Turns whose reply broke the `tool_role` protocol, by kind; older rows that only say
+    `protocol_ok` false count as plain content."""
+    counts: dict[str, int] = {}
+    for item in items:
+        for turn in item.turns:
+            if not turn.protocol_ok:
+                kind = turn.deviation or "plain_content"
+                counts[kind] = counts.get(kind, 0) + 1
+    return dict(sorted(counts.items()))
 
 
 def item_metrics_of(item: ItemRecord, judgment: JudgmentRecord) -> dict[str, float]:

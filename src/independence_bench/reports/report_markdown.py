@@ -77,11 +77,17 @@ def _rank_cell(model: ModelReport) -> str:
     return rank_text(row) if row.rank_low is not None else f"{row.rank}\\*"
 
 
+DEVIATION_TITLES = {
+    "plain_content": "answered in plain text instead of calling the tool",
+    "text_tool_call": "wrote the tool call as text (read from it)",
+}
+
+
 def _ranking(report: SuiteReport) -> list[str]:
     keys = report.metric_keys
     head = ["Rank", "Model", "Index", "95% interval", "Runs"]
     head += [METRIC_TITLES.get(k, k) for k in keys]
-    head += ["Scored", "Cost", "Index per $"]
+    head += ["Scored", "Protocol deviations", "Cost", "Index per $"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * 2 + "---:|" * (len(head) - 2)]
     starred = False
     for model in report.models:
@@ -97,6 +103,7 @@ def _ranking(report: SuiteReport) -> list[str]:
             found = row.metrics.get(key) if row else None
             cells.append(_num(found.value if found else None, 2))
         cells.append(f"{model.scored}/{model.items}")
+        cells.append(str(model.protocol_deviations))
         cells.append(_cost_cell(model))
         cells.append(_num(model.index_per_usd, 0))
         lines.append("| " + " | ".join(cells) + " |")
@@ -147,6 +154,9 @@ def _legend(report: SuiteReport) -> list[str]:
         "whose intervals overlap may still differ from a third; compare two with `aib compare`.",
         "- **Scored**: items with a valid judgment by this judge / items run. Unscored judge "
         "replies and failed conversations are left out, never counted as 0.",
+        "- **Protocol deviations**: `tool_role` turns answered without a structured call of "
+        "`send_message_to_human` — in plain text, or with the call written out as text (its "
+        "message is read from it). They are scored like other turns; see the model's detail.",
         "- **Cost**: the sum of the stored cost of every call the model answered, over all "
         "runs; *unknown* when any call has no cost. **Index per $**: index ÷ cost of one run.",
     ]
@@ -168,6 +178,11 @@ def _model_detail(report: SuiteReport, model: ModelReport) -> list[str]:
     if model.unscored or model.failed:
         summary += f" ({model.unscored} unscored, {model.failed} failed)"
     lines.append(summary + ".")
+    if model.protocol_deviations:
+        kinds = ", ".join(
+            f"{n} {DEVIATION_TITLES.get(kind, kind)}" for kind, n in model.deviations.items()
+        )
+        lines.append(f"Protocol deviations: {model.protocol_deviations} turns ({kinds}).")
     if row.why_no_interval:
         lines.append(f"No interval: {md_text(row.why_no_interval)}.")
     if row.missing:

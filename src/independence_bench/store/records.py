@@ -19,6 +19,8 @@ class TurnRecord:
     completion_key: str
     protocol_ok: bool = True
     note: str | None = None
+    deviation: str | None = None
+    """How a `tool_role` reply broke the protocol (`plain_content`, `text_tool_call`), if it did."""
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,11 @@ jitter and faults (HTTP errors, dropped connections, damaged completions) come f
 `MockConfig` and a seeded RNG, so resilience tests are repeatable. `GET /_answered` counts the
 cleanly answered chat requests by `request_fingerprint`, so a kill-and-resume test can tell a
 repeated call from a new one; other switches make the server a web page (`answer_html`), a
-proxy that echoes the caller's key in its errors (`echo_auth`), or a provider that throttles
-above a number of calls in flight (`max_in_flight`). Run it in-process with
-`with MockServer(config) as server:` (a background thread with its own event loop), or as a
-process with `python -m independence_bench.testing.mock_server`, which prints
-`listening <base url>`.
+proxy that echoes the caller's key in its errors (`echo_auth`), a provider that throttles
+above a number of calls in flight (`max_in_flight`), or llama-cpp-python's server (`llamacpp`).
+Run it in-process with `with MockServer(config) as server:` (a background thread with its own
+event loop), or as a process with `python -m independence_bench.testing.mock_server`, which
+prints `listening <base url>`. The HTTP/1.1 framing is `mock_http.py`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ import random
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from http import HTTPStatus
 from types import TracebackType
 from typing import Any
 
@@ -41,6 +40,13 @@ from independence_bench.testing.mock_behaviours import (
     models_payload,
     request_fingerprint,
 )
+from independence_bench.testing.mock_http import (
+    HttpRequest,
+    HttpRequestError,
+    read_request,
+    render_response,
+)
+from independence_bench.testing.mock_llamacpp import llamacpp_refusal, tool_calls_as_text
 
 CHAT_PATHS = frozenset({"/v1/chat/completions", "/chat/completions"})
 MODELS_PATHS = frozenset({"/v1/models", "/models"})
@@ -74,6 +80,8 @@ class MockConfig:
     """Put the caller's `Authorization` header in every error message, like a careless proxy."""
     max_in_flight: int = 0
     """Answer 429 (no Retry-After) to chat requests beyond this many in flight; 0: no limit."""
+    llamacpp: bool = False
+    """Behave like llama-cpp-python's server (`mock_llamacpp.py`)."""
 
     def __post_init__(self) -> None:
         unknown = [kind for kind in self.fault_kinds if kind not in FAULT_KINDS]
@@ -164,76 +172,6 @@ class MockState:
             self._answered.clear()
             self._fault_rng = random.Random(self._config.seed)
             self._latency_rng = random.Random(f"{self._config.seed}-latency")
-
-
-@dataclass(frozen=True)
-class HttpRequest:
-    """One parsed HTTP/1.1 request."""
-
-    method: str
-    path: str
-    headers: Mapping[str, str]
-    body: bytes
-    keep_alive: bool
-
-
-class HttpRequestError(Exception):
-    """A request the server cannot parse; answered with `status` and then the connection closes."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-async def read_request(
-    reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-) -> HttpRequest | None:
-    """Read one request from a connection; None when the client closed it between requests."""
-    try:
-        head = await reader.readuntil(b"\r\n\r\n")
-    except asyncio.IncompleteReadError:
-        return None
-    lines = head.decode("latin-1").lstrip("\r\n").split("\r\n")
-    try:
-        method, target, version = lines[0].split(" ", 2)
-    except ValueError:
-        raise HttpRequestError(400, f"malformed request line {lines[0]!r}") from None
-    headers: dict[str, str] = {}
-    for line in lines[1:]:
-        name, _, value = line.partition(":")
-        if name:
-            headers[name.strip().lower()] = value.strip()
-    if "chunked" in headers.get("transfer-encoding", "").lower():
-        raise HttpRequestError(411, "chunked request bodies are not supported; send Content-Length")
-    try:
-        length = int(headers.get("content-length", "0"))
-    except ValueError:
-        raise HttpRequestError(400, "Content-Length is not a number") from None
-    if headers.get("expect", "").lower() == "100-continue":
-        writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-    body = await reader.readexactly(length) if length > 0 else b""
-    connection = headers.get("connection", "").lower()
-    keep_alive = connection != "close" if version == "HTTP/1.1" else connection == "keep-alive"
-    return HttpRequest(method.upper(), target.split("?", 1)[0], headers, body, keep_alive)
-
-
-def render_response(reply: MockReply, *, keep_alive: bool) -> bytes:
-    """Serialise a reply as an HTTP/1.1 response with a JSON (or HTML) body."""
-    if reply.html is not None:
-        body, content_type = reply.html.encode(), "text/html; charset=utf-8"
-    else:
-        body, content_type = (
-            json.dumps(reply.payload, ensure_ascii=False).encode(),
-            "application/json",
-        )
-    lines = [
-        f"HTTP/1.1 {reply.status} {HTTPStatus(reply.status).phrase}",
-        f"Content-Type: {content_type}",
-        f"Content-Length: {len(body)}",
-        f"Connection: {'keep-alive' if keep_alive else 'close'}",
-        *(f"{name}: {value}" for name, value in reply.headers),
-    ]
-    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
 
 
 class MockService:
@@ -343,6 +281,10 @@ class MockService:
             return None
         if fault in STATUS_FAULTS:
             return fault_reply(fault)
+        if fault == "plain_text":
+            return MockReply(200, {}, plain="upstream busy, try again")
+        if self.config.llamacpp and (refusal := llamacpp_refusal(body)) is not None:
+            return refusal
         reply = answer_request(
             body,
             fault=fault,
@@ -351,7 +293,7 @@ class MockService:
         )
         if reply.status == 200 and fault is None:
             self.state.record_answer(body)
-        return reply
+        return tool_calls_as_text(reply) if self.config.llamacpp else reply
 
 
 def _echo_auth(reply: MockReply, authorization: str) -> MockReply:
@@ -494,6 +436,7 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[MockConfig, str, int]
     parser.add_argument("--lenient-ids", action="store_true", help="skip the strict-id check")
     parser.add_argument("--max-in-flight", type=int, default=0, help="429 above this; 0: off")
     parser.add_argument("--html", action="store_true", help="answer everything with a web page")
+    parser.add_argument("--llamacpp", action="store_true", help="imitate llama-cpp-python")
     args = parser.parse_args(argv)
     try:
         config = MockConfig(
@@ -508,6 +451,7 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[MockConfig, str, int]
             keep_bodies=False,
             max_in_flight=args.max_in_flight,
             answer_html=args.html,
+            llamacpp=args.llamacpp,
         )
     except ValueError as exc:
         parser.error(str(exc))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +40,11 @@ from independence_bench.clients.presets import load_preset
 from independence_bench.clients.ratelimit import describe_limits
 from independence_bench.engine.engine import Engine, RunPlan, RunSummary
 from independence_bench.engine.estimate import estimate_run, render_estimate
+from independence_bench.engine.failures import (
+    EXIT_SOME_FAILED,
+    render_failed_items,
+    render_failure_summary,
+)
 from independence_bench.engine.progress import RichProgress
 from independence_bench.errors import UserError
 from independence_bench.legacy.scoring import legacy_leaderboard
@@ -220,7 +226,8 @@ async def run_benchmark_async(options: RunOptions) -> RunResult:
     specs, judge = resolve_models(options)
     everyone = specs + ((judge,) if judge else ())
     runs = options.runs or (LOCAL_RUNS if all_local(specs) else DEFAULT_API_RUNS)
-    async with LocalModels(everyone, options.env) as local:
+    notify = _status_lines(options.show_progress)
+    async with LocalModels(everyone, options.env, notify) as local:
         factories = options.factories + local.factories()
         pool = _make_pool(options.env, options.concurrency, factories, options.timeout_s)
         try:
@@ -245,7 +252,10 @@ async def _run_on_pool(
         progress = (
             RichProgress(limits=lambda: _limits_text(pool)) if options.show_progress else None
         )
-        engine = Engine(store, pool, retry=options.retry, progress=progress, budget=guard)
+        prices = resolve_prices(everyone, listings, pool)
+        engine = Engine(
+            store, pool, retry=options.retry, progress=progress, budget=guard, prices=prices
+        )
         first_run = next_run_numbers(store, suite, specs) if options.fresh else {}
         plan = RunPlan(suite=suite, models=specs, judge=judge, runs=runs, first_run=first_run)
         if progress is not None:
@@ -285,6 +295,13 @@ async def _run_on_pool(
     return RunResult(suite, specs, judge, summary, board, guard, spend)
 
 
+def _status_lines(show: bool) -> Callable[[str], None] | None:
+    """Where status lines before the progress bars go (model loading, weight assembly)."""
+    if not show:
+        return None
+    return lambda text: print(text, file=sys.stderr, flush=True)
+
+
 def _limits_text(pool: ClientPool) -> str:
     return describe_limits((e.name, e.limiter) for e in pool.endpoints())
 
@@ -293,7 +310,8 @@ def run_benchmark(options: RunOptions) -> RunResult:
     return asyncio.run(run_benchmark_async(options))
 
 
-def run_command(options: RunOptions, *, echo: Echo) -> None:
+def run_command(options: RunOptions, *, echo: Echo) -> int:
+    """`aib run`; returns the exit status (`EXIT_SOME_FAILED` when anything failed, else 0)."""
     if offline_run(options) and not options.judge:
         echo(OFFLINE_NOTICE)
     result = run_benchmark(options)
@@ -305,8 +323,6 @@ def run_command(options: RunOptions, *, echo: Echo) -> None:
         f"{summary.judge_cached} already judged, {summary.judge_unscored} unscored; "
         f"{summary.calls} API calls"
     )
-    for failure in summary.failures[:10]:
-        echo(f"  failed: {failure}")
     echo(render_table(result.leaderboard))
     left_out = options.selection.left_out(load_suite(options.suite_id).experiments)
     if left_out and result.leaderboard is not None and result.leaderboard.rows:
@@ -316,6 +332,8 @@ def run_command(options: RunOptions, *, echo: Echo) -> None:
         )
     if result.spend is not None:
         echo(spend_line(result.spend))
+    for line in render_failure_summary(summary.failures, what="conversations or judgments"):
+        echo(line)
     if result.budget is not None and result.budget.stopped:
         echo(
             f"stopped at the --max-cost cap: ${result.budget.spent_usd:.4f} of "
@@ -323,6 +341,7 @@ def run_command(options: RunOptions, *, echo: Echo) -> None:
             f"{summary.judge_skipped} judgments not started — run the same command again "
             "(with a higher or no --max-cost) to resume"
         )
+    return EXIT_SOME_FAILED if summary.failures else 0
 
 
 @dataclass(frozen=True)
@@ -337,6 +356,8 @@ class JudgeOptions:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     factories: tuple[ClientFactory, ...] = ()
     show_progress: bool = True
+    item_ids: frozenset[str] | None = None
+    """Judge only these stored items (e.g. a calibration sample); None judges every one."""
 
 
 def rubric_of_items(items: list[ItemRecord]) -> dict[str, str]:
@@ -365,30 +386,43 @@ async def judge_stored_async(options: JudgeOptions) -> RunSummary:
     judge = ModelSpec(
         id=options.judge, label=options.judge, base_url=options.base_url, temperature=0.0
     )
-    pool = _make_pool(options.env, options.concurrency, options.factories)
-    try:
-        await _preflight(pool, (judge,))
-        with Store(options.data_dir, create=False) as store:
-            items = store.items(suite_id=options.suite_id, status="done")
-            if not items:
-                raise UserError("the store holds no finished transcripts to judge; run 'aib run'")
-            progress = RichProgress() if options.show_progress else None
-            engine = Engine(store, pool, retry=options.retry, progress=progress)
-            rubrics = rubric_of_items(items)
-            if progress is not None:
-                with progress:
-                    return await engine.judge(items, judge, rubrics, repeats=options.repeats)
-            return await engine.judge(items, judge, rubrics, repeats=options.repeats)
-    finally:
-        await pool.aclose()
+    async with LocalModels((judge,), options.env, _status_lines(options.show_progress)) as local:
+        factories = options.factories + local.factories()
+        pool = _make_pool(options.env, options.concurrency, factories)
+        try:
+            await local.load_all((judge,))
+            await _preflight(pool, (judge,))
+            return await _judge_on_pool(options, judge, pool)
+        finally:
+            await pool.aclose()
 
 
-def judge_command(options: JudgeOptions, *, echo: Echo) -> None:
+async def _judge_on_pool(options: JudgeOptions, judge: ModelSpec, pool: ClientPool) -> RunSummary:
+    with Store(options.data_dir, create=False) as store:
+        items = store.items(suite_id=options.suite_id, status="done")
+        if options.item_ids is not None:
+            items = [item for item in items if item.id in options.item_ids]
+        if not items:
+            raise UserError("the store holds no finished transcripts to judge; run 'aib run'")
+        progress = RichProgress() if options.show_progress else None
+        engine = Engine(store, pool, retry=options.retry, progress=progress)
+        rubrics = rubric_of_items(items)
+        if progress is not None:
+            with progress:
+                return await engine.judge(items, judge, rubrics, repeats=options.repeats)
+        return await engine.judge(items, judge, rubrics, repeats=options.repeats)
+
+
+def judge_command(options: JudgeOptions, *, echo: Echo) -> int:
+    """`aib judge`; returns the exit status (`EXIT_SOME_FAILED` when a judgment failed)."""
     summary = asyncio.run(judge_stored_async(options))
     echo(
         f"judge {options.judge}: {summary.judged} judged, {summary.judge_cached} already judged, "
         f"{summary.judge_unscored} unscored, {summary.judge_failed} failed"
     )
+    for line in render_failure_summary(summary.failures, what="judgments"):
+        echo(line)
+    return EXIT_SOME_FAILED if summary.failures else 0
 
 
 @dataclass(frozen=True)
@@ -539,12 +573,17 @@ def estimate_command(options: RunOptions, *, echo: Echo) -> None:
 class RunsOptions:
     suite_id: str | None = None
     data_dir: Path = Path("aib-data")
+    failed: bool = False
+    """List every failed conversation with its full error instead of the runs."""
 
 
 def runs_command(options: RunsOptions, *, echo: Echo) -> None:
-    """`aib runs`: every stored run with its state."""
+    """`aib runs`: every stored run with its state, or (`failed`) every failed conversation."""
     with Store(options.data_dir, create=False) as store:
-        echo(render_run_states(run_states(store, suite_id=options.suite_id)))
+        if options.failed:
+            echo(render_failed_items(store.items(suite_id=options.suite_id, status="failed")))
+        else:
+            echo(render_run_states(run_states(store, suite_id=options.suite_id)))
 
 
 @dataclass(frozen=True)

@@ -24,12 +24,12 @@ from typing import Any, TypeVar
 from independence_bench.clients.local.gguf_chat import (
     check_prompt_carries,
     constrainable_schema,
-    parse_tool_calls,
     plain_json,
     template_messages,
 )
-from independence_bench.clients.local.weights import OFFLINE_INSTALL, resolve_gguf
+from independence_bench.clients.local.weights import OFFLINE_INSTALL, Notify, resolve_gguf
 from independence_bench.clients.protocol import ClientError, Completion, CompletionRequest
+from independence_bench.clients.tool_text import parse_tool_calls
 from independence_bench.errors import UserError
 
 DEFAULT_N_CTX = 8192
@@ -215,12 +215,15 @@ class EmbeddedRuntime:
         n_threads: int | None = None,
         prompt_cache_bytes: int = DEFAULT_PROMPT_CACHE_BYTES,
         search_path: Sequence[str] | None = None,
+        notify: Notify | None = None,
     ) -> None:
         """`cache_dir` is where assembled weights go (see `weights.weights_cache_dir`).
 
         `prompt_cache_bytes` bounds each client's KV snapshots (0 keeps only the live context);
-        `search_path` replaces `sys.path` when looking for the weight packages.
+        `search_path` replaces `sys.path` when looking for the weight packages; `notify` gets a
+        status line when a model is loaded and while its weights are assembled.
         """
+        self.notify = notify
         self.cache_dir = cache_dir
         self.n_ctx = n_ctx
         self.n_threads = n_threads or os.cpu_count() or 1
@@ -259,7 +262,9 @@ class EmbeddedRuntime:
             from llama_cpp.llama_chat_format import Jinja2ChatFormatter
         except ImportError:
             raise UserError(f"{model} needs llama-cpp-python; run: {OFFLINE_INSTALL}") from None
-        path = resolve_gguf(model, self.cache_dir, search_path=self.search_path)
+        if self.notify is not None:
+            self.notify(f"loading {model} …")
+        path = resolve_gguf(model, self.cache_dir, search_path=self.search_path, notify=self.notify)
         started = time.perf_counter()
         llama = self._open(llama_cpp, path, self.n_ctx)
         trained = llama_cpp.llama_model_n_ctx_train(llama.model)

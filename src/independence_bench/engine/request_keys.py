@@ -1,0 +1,72 @@
+"""What makes a model call or a conversation the same one again: the keys of the store.
+
+A completion is stored under `request_key`, a hash of everything that determines it (model,
+parameters, messages, tools, schema) plus a *sample* tag that separates runs and judge repeats;
+`request_record` is the request as stored; `item_id` names a conversation by suite hash, model
+label, run, prompt variant, delivery mode and scenario. The same command recomputes the same
+keys, which is how it resumes without paying twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from independence_bench.clients.protocol import CompletionRequest
+from independence_bench.suites.suite import Suite
+
+
+def _digest(payload: Mapping[str, Any]) -> str:
+    canonical = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def request_key(request: CompletionRequest, *, sample: str) -> str:
+    """Hash of everything that determines a completion; `sample` separates runs and repeats."""
+    return _digest(
+        {
+            "model": request.model,
+            "messages": list(request.messages),
+            "tools": list(request.tools),
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,
+            "reasoning_effort": request.reasoning_effort,
+            "provider": list(request.provider_order),
+            "seed": request.seed,
+            "schema": request.response_schema,
+            "sample": sample,
+        }
+    )
+
+
+def request_record(request: CompletionRequest) -> dict[str, Any]:
+    """The request as stored: the exact messages and parameters sent."""
+    return {
+        "model": request.model,
+        "messages": list(request.messages),
+        "tools": list(request.tools),
+        "temperature": request.temperature,
+        "max_tokens": request.max_tokens,
+        "reasoning_effort": request.reasoning_effort,
+        "provider_order": list(request.provider_order),
+        "seed": request.seed,
+        "response_schema": request.response_schema,
+    }
+
+
+def item_id(
+    suite: Suite, label: str, run_index: int, variant: str, mode: str, scenario: str
+) -> str:
+    return _digest(
+        {
+            "suite": suite.id,
+            "suite_hash": suite.content_hash,
+            "model": label,
+            "run": run_index,
+            "variant": variant,
+            "mode": mode,
+            "scenario": scenario,
+        }
+    )[:24]

@@ -1,0 +1,68 @@
+"""Failures told once per reason, in full on request, and a non-zero exit status."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from independence_bench.clients.endpoints import RetryPolicy
+from independence_bench.engine.failures import (
+    EXIT_SOME_FAILED,
+    Failure,
+    group_failures,
+    reason_of,
+)
+from independence_bench.testing.mock_server import MockConfig, MockServer
+from independence_bench.workflows.workflows import RunOptions, run_command
+
+VALIDATION_DUMP = (
+    "turn 1: HTTP 500: 7 validation errors:\n"
+    "  {'type': 'literal_error', 'loc': ('body', 'messages', 2), 'msg': \"Input should be "
+    "'system'\"}\n  {'type': 'string_type', 'loc': ('body', 'messages', 2), 'msg': 'Input "
+    "should be a valid string'}"
+)
+
+
+def test_reasons_are_first_lines_without_turn_numbers_grouped_by_count() -> None:
+    failures = [
+        Failure("m run 1 direct", VALIDATION_DUMP),
+        Failure("m run 1 psych", VALIDATION_DUMP.replace("turn 1", "turn 4")),
+        Failure("m run 1 negotiation", "turn 2: the model said nothing usable"),
+    ]
+    assert reason_of(VALIDATION_DUMP) == "HTTP 500: 7 validation errors"
+    groups = group_failures(failures)
+    assert [(g.reason, g.count, g.example) for g in groups] == [
+        ("HTTP 500: 7 validation errors", 2, "m run 1 direct"),
+        ("the model said nothing usable", 1, "m run 1 negotiation"),
+    ]
+    assert len(reason_of("x" * 500)) == 160
+
+
+def test_a_run_where_everything_fails_says_why_once_and_exits_3(aib: Any, tmp_path: Path) -> None:
+    lines: list[str] = []
+    config = MockConfig(fault_rate=1.0, fault_kinds=("500",))
+    with MockServer(config) as broken:
+        options = RunOptions(
+            models="scripted-firm",
+            judge="scripted-judge",
+            base_url=broken.base_url,
+            runs=1,
+            scenarios=("direct", "negotiation", "psych"),
+            data_dir=tmp_path / "store",
+            retry=RetryPolicy(max_attempts=2, base_delay_s=0.0, max_delay_s=0.0),
+            show_progress=False,
+        )
+        status = run_command(options, echo=lines.append)
+    assert status == EXIT_SOME_FAILED
+    output = "\n".join(lines)
+    assert "3 conversations or judgments failed" in output
+    reason = "gave up after 2 attempts: HTTP 500: Upstream error 500 (mock)"
+    assert f"  3 × {reason}  (e.g. scripted-firm run 1 " in output
+    assert output.count("Upstream error") == 1
+
+    listed = aib("runs", "--failed", "--data-dir", str(tmp_path / "store"))
+    assert listed.code == 0, listed.err
+    for scenario in ("direct", "negotiation", "psych"):
+        assert f"strong_independence/tool_role  {scenario}" in listed.out
+    assert "3 failed conversations, 1 distinct reasons:" in listed.out
+    assert listed.out.count(f"turn 1: {reason}") == 3
