@@ -47,15 +47,18 @@ class ScriptedJudge:
 
 
 class Events:
-    def __init__(self) -> None:
-        self.plans: list[tuple[int, int]] = []
-        self.events: list[str] = []
+    """A progress sink that records the plan, the item and judgment events and the call events."""
 
-    def planned(self, items: int, judgments: int) -> None:
-        self.plans.append((items, judgments))
+    def __init__(self) -> None:
+        self.plans: list[tuple[int, int, int]] = []
+        self.events: list[str] = []
+        self.calls: list[str] = []
+
+    def planned(self, items: int, judgments: int, calls: int = 0) -> None:
+        self.plans.append((items, judgments, calls))
 
     def advance(self, event: str) -> None:
-        self.events.append(event)
+        (self.calls if event.startswith("call_") else self.events).append(event)
 
 
 class JudgeOverBudget:
@@ -140,8 +143,9 @@ async def test_a_scored_judgment_is_stored_counted_and_shown(
     events = Events()
     summary = await _run(server, tmp_path, ScriptedJudge(GOOD), progress=events)
     assert (summary.judged, summary.judge_unscored, summary.judge_failed) == (1, 0, 0)
-    assert events.plans == [(1, 1)]
+    assert events.plans == [(1, 1, 3)]  # two turns and a judge call
     assert events.events == ["item_done", "judged"]
+    assert events.calls == ["call_started", "call_done"] * 3
     with Store(tmp_path) as store:
         (judgment,) = store.judgments()
     assert (judgment.status, judgment.scores, judgment.reasoning) == (
@@ -205,8 +209,11 @@ async def test_a_judge_outage_is_a_failure_named_in_the_summary(
     down = ScriptedJudge(ClientError("upstream outage", retryable=True, status=503))
     summary = await _run(server, tmp_path, down, progress=events)
     assert (summary.judged, summary.judge_failed) == (0, 1)
-    assert summary.failures == [
-        "judge judge on stability_weather: gave up after 2 attempts: upstream outage"
+    assert [(f.item, f.error) for f in summary.failures] == [
+        (
+            "judge judge on scripted-firm stability_weather",
+            "gave up after 2 attempts: upstream outage",
+        )
     ]
     assert events.events == ["item_done", "judge_failed"]
 
@@ -238,13 +245,13 @@ async def test_judging_stored_items_again_adds_only_the_new_repeats(
             engine = Engine(store, pool, retry=FAST, progress=events)
             once = await engine.judge(items, _judge_spec(), rubrics)
             assert (once.judged, len(judge.requests)) == (1, 1)
-            assert events.plans == [(0, 1)]
+            assert events.plans == [(0, 1, 1)]
             twice = await Engine(store, pool, retry=FAST, progress=events).judge(
                 items, _judge_spec(), rubrics, repeats=2
             )
             # repeat 0 is kept; repeat 1 is its own sample, so it is a new call
             assert (twice.judged, twice.judge_cached, len(judge.requests)) == (1, 1, 2)
-            assert events.plans == [(0, 1), (0, 2)]
+            assert events.plans == [(0, 1, 1), (0, 2, 2)]
             repeats = sorted(j.repeat for j in store.judgments(judge_model="judge"))
     finally:
         await pool.aclose()
