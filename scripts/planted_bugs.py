@@ -17,6 +17,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 ENGINE = "src/independence_bench/engine/engine.py"
+KEYS = "src/independence_bench/engine/request_keys.py"
 STORE = "src/independence_bench/store/store.py"
 RUBRIC = "src/independence_bench/judging/rubric.py"
 SCORING = "src/independence_bench/scoring/scoring.py"
@@ -24,11 +25,11 @@ JUDGE_TESTS = ["tests/test_judge.py", "tests/test_rubric.py"]
 
 # (bug, file, text, replacement, tests that must fail)
 BUGS = [
-    ("temperature dropped from the reply-cache key", ENGINE,
+    ("temperature dropped from the reply-cache key", KEYS,
      '            "temperature": request.temperature,\n', "", ["tests/test_engine_cache.py"]),
-    ("seed dropped from the reply-cache key", ENGINE,
+    ("seed dropped from the reply-cache key", KEYS,
      '            "seed": request.seed,\n', "", ["tests/test_engine_cache.py"]),
-    ("schema dropped from the reply-cache key", ENGINE,
+    ("schema dropped from the reply-cache key", KEYS,
      '            "schema": request.response_schema,\n', "", ["tests/test_engine_cache.py"]),
     ("has_judgment ignores the rubric hash", STORE,
      'AND rubric_hash = ? "\n            "AND repeat = ?",\n'
