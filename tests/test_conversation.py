@@ -18,6 +18,7 @@ from independence_bench.conversations.conversation import (
     extract_reply,
     reply_is_whole,
     tool_call_id,
+    tool_definition,
 )
 from independence_bench.suites.suite import DeliveryText
 
@@ -206,3 +207,106 @@ def test_nothing_recovered_adds_no_note_and_a_non_object_is_no_message() -> None
     assert _tool_reply('{"msg', '{"message": "Hi"}') == Reply("Hi", protocol_ok=True, note=None)
     assert _tool_reply('["Hi"]') is None
     assert _tool_reply('{"message": 7}') is None
+
+
+def test_a_user_role_reply_is_its_content() -> None:
+    assert extract_reply(Completion(content=" Hi. "), "user_role") == Reply("Hi.", protocol_ok=True)
+    plain = extract_reply(Completion(content="Hi."), "tool_role")
+    assert plain == Reply(
+        "Hi.",
+        protocol_ok=False,
+        note="answered in plain content instead of calling send_message_to_human",
+        deviation=PLAIN_CONTENT,
+    )
+
+
+def test_a_text_tool_call_with_cut_arguments_carries_both_notes() -> None:
+    content = '{"name": "send_message_to_human", "arguments": {"message": "I stay'
+    reply = extract_reply(Completion(content=content), "tool_role")
+    assert reply is not None and reply.text == "I stay"
+    assert reply.note == f"the tool call came back as text; message read from it; {RECOVERED}"
+    whole = '{"name": "send_message_to_human", "arguments": {"message": "I stay."}}'
+    assert extract_reply(Completion(content=whole), "tool_role") == Reply(
+        "I stay.",
+        protocol_ok=False,
+        note="the tool call came back as text; message read from it",
+        deviation=TEXT_TOOL_CALL,
+    )
+
+
+def test_every_message_call_is_read_past_other_tools_and_notes_are_joined() -> None:
+    calls = (
+        ToolCall("call0abcd", "look_up", '{"q": "x"'),
+        ToolCall("call1abcd", TOOL_NAME, '{"message": "One"'),
+        ToolCall("call2abcd", TOOL_NAME, '{"message": "Two"'),
+    )
+    reply = extract_reply(Completion(content=None, tool_calls=calls), "tool_role")
+    assert reply == Reply("One\n\nTwo", protocol_ok=True, note=f"{RECOVERED}; {RECOVERED}")
+
+
+def _completion(*arguments: tuple[str, str], finish: str = "stop") -> Completion:
+    calls = tuple(ToolCall(f"call{i}abcd", n, a) for i, (n, a) in enumerate(arguments))
+    return Completion(content=None, tool_calls=calls, finish_reason=finish)
+
+
+def test_a_damaged_message_call_is_asked_again_unless_the_model_ran_out_of_tokens() -> None:
+    valid, cut = (TOOL_NAME, '{"message": "Hi."}'), (TOOL_NAME, '{"message": "Hi')
+    other_cut = ("look_up", '{"q": ')
+    assert reply_is_whole(_completion(valid), "tool_role")
+    assert not reply_is_whole(_completion(cut), "tool_role")
+    assert reply_is_whole(_completion(cut, finish="length"), "tool_role")
+    # only the message tool's arguments count, and every one of them does
+    assert reply_is_whole(_completion(other_cut, valid), "tool_role")
+    assert not reply_is_whole(_completion(other_cut, cut), "tool_role")
+    assert not reply_is_whole(_completion(valid, cut), "tool_role")
+    assert not reply_is_whole(_completion(other_cut), "tool_role")  # nothing to say: ask again
+    assert reply_is_whole(Completion(content="Hi."), "user_role")
+    assert not reply_is_whole(Completion(content=" "), "user_role")
+
+
+def test_tool_role_messages_and_tool_are_shaped_as_the_api_expects() -> None:
+    messages = build_messages(
+        system="S",
+        delivery=DELIVERY,
+        mode="tool_role",
+        human_turns=("h1", "h2", "h3"),
+        replies=("café",),
+        conversation_key="conv-7",
+    )
+    calls = [m for m in messages if m.get("tool_calls")]
+    # the kickoff greeting, then the one reply; the third human turn is not sent yet
+    assert [c["tool_calls"][0] for c in calls] == [
+        {
+            "id": tool_call_id("conv-7", index),
+            "type": "function",
+            "function": {
+                "name": TOOL_NAME,
+                "arguments": json.dumps({"message": text}, ensure_ascii=False),
+            },
+        }
+        for index, text in enumerate(("Hi there.", "café"))
+    ]
+    assert '"café"' in calls[1]["tool_calls"][0]["function"]["arguments"]
+    assert [m["content"] for m in messages if m["role"] == "tool"][-1] == "h2"
+    assert tool_call_id("conv-7", 1) != tool_call_id("conv-8", 1)
+    assert tool_definition(DELIVERY) == {
+        "type": "function",
+        "function": {
+            "name": TOOL_NAME,
+            "description": "Send a message.",
+            "parameters": {
+                "type": "object",
+                "properties": {"message": {"type": "string", "description": "The text."}},
+                "required": ["message"],
+            },
+        },
+    }
+    with pytest.raises(ValueError, match=r"^every human turn already has a reply$"):
+        build_messages(
+            system="S",
+            delivery=DELIVERY,
+            mode="user_role",
+            human_turns=("h1",),
+            replies=("r1",),
+            conversation_key="k",
+        )
