@@ -239,3 +239,22 @@ def test_bootstrap_ranks_separate_clear_gaps_and_share_exact_ties() -> None:
         "e/one-run": (4, None, None),
         "d/low": (5, 5, 5),
     }
+
+
+def test_intervals_of_many_values_match_one_at_a_time_gaps_included() -> None:
+    from independence_bench.stats.bootstrap import intervals_of
+    from independence_bench.stats.stats import Estimate
+
+    whole = np.arange(41.0)  # 0..40: the 2.5% and 97.5% points are 1 and 39
+    gap = np.arange(41.0)
+    gap[0] = np.nan  # 1..40 left: 1 + .975 = 1.975 and 39 + .025 = 39.025
+    draws = {("m", "a"): whole.copy(), ("m", "b"): gap.copy(), ("m", "c"): np.full(41, np.nan)}
+    points = {("m", "a"): 5.0, ("m", "b"): 6.0, ("m", "c"): 7.0, ("m", "d"): 8.0}
+    got = intervals_of(points, draws)
+    assert list(got) == list(points)
+    assert got[("m", "a")] == Estimate(5.0, pytest.approx(1.0), pytest.approx(39.0))
+    assert got[("m", "b")] == Estimate(6.0, pytest.approx(1.975), pytest.approx(39.025))
+    assert got[("m", "c")] == Estimate(7.0)  # no resample produced a value: no interval
+    assert got[("m", "d")] == Estimate(8.0)  # no draws at all
+    np.testing.assert_array_equal(draws[("m", "a")], whole)  # the caller's draws untouched
+    assert intervals_of({}, {}) == {}
