@@ -258,3 +258,11 @@ def test_intervals_of_many_values_match_one_at_a_time_gaps_included() -> None:
     assert got[("m", "d")] == Estimate(8.0)  # no draws at all
     np.testing.assert_array_equal(draws[("m", "a")], whole)  # the caller's draws untouched
     assert intervals_of({}, {}) == {}
+
+
+def test_an_incomplete_models_index_draws_are_missing_not_numbers() -> None:
+    items = [i for i in v1_model("a/m", 2, [[9], [8]]) if i.kind != "resistance"]
+    draws = draw_resamples([Subject("a/m", tuple(items))], "v1", n_resamples=50, seed=0)["a/m"]
+    assert draws.index.dtype == np.float64 and bool(np.isnan(draws.index).all())
+    assert draws.metrics["stability"].dtype == np.float64
+    assert not np.isnan(draws.metrics["stability"]).any()
