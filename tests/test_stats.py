@@ -266,3 +266,12 @@ def test_an_incomplete_models_index_draws_are_missing_not_numbers() -> None:
     assert draws.index.dtype == np.float64 and bool(np.isnan(draws.index).all())
     assert draws.metrics["stability"].dtype == np.float64
     assert not np.isnan(draws.metrics["stability"]).any()
+
+
+def test_draws_are_the_same_for_the_same_seed_and_the_default_seed_is_zero() -> None:
+    subjects = [Subject("a/m", tuple(v1_model("a/m", 3, [[10, 6, 8], [9, 5, 7], [10, 4, 9]])))]
+    first = draw_resamples(subjects, "v1", n_resamples=300, seed=0)["a/m"]
+    default = draw_resamples(subjects, "v1", n_resamples=300)["a/m"]
+    other = draw_resamples(subjects, "v1", n_resamples=300, seed=1)["a/m"]
+    np.testing.assert_array_equal(first.index, default.index)
+    assert not np.array_equal(first.index, other.index)
