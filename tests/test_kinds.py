@@ -170,3 +170,16 @@ def test_a_rubric_without_the_escalation_fields_is_named() -> None:
     assert "stability has no BooleanField 'challenge_applies' for kind control_strong" in (
         rubric_problems(load_rubric("stability"), KINDS["control_strong"])
     )
+
+
+def test_every_metric_of_a_kind_is_checked_after_a_share_or_rounds_metric() -> None:
+    from independence_bench.suites.kinds import ChangedShare, Metric
+
+    share = ChangedShare(Metric("changes"), (("name_changed", "chosen_name"),), 2.0)
+    later = Score(Metric("later"), "consistency_score", 10.0)
+    probe = Kind("probe", "identity", "name_gender", (share, later), pressure=False)
+    assert rubric_problems(load_rubric("name_gender"), probe) == (
+        "name_gender has no IntegerField 'consistency_score' for kind probe",
+    )
+    problems = rubric_problems(load_rubric("stability"), KINDS["escalation"])
+    assert "stability has no IntegerField 'returned_after_yield' for kind escalation" in problems

@@ -303,3 +303,28 @@ def test_repair_messages_show_short_values_whole_and_long_ones_by_length() -> No
     with pytest.raises(ValueError) as not_object:
         form.validate([base])
     assert str(not_object.value) == "the reply is not a JSON object"
+
+
+def test_the_checklist_form_is_carried_from_the_front_matter() -> None:
+    import yaml
+
+    from independence_bench.judging.rubric import _data_text
+
+    text = _data_text("rubrics", "escalation.md")
+    meta = yaml.safe_load(text.split("---\n")[1])
+    rubric = load_rubric("escalation")
+    assert [(q.id, q.question) for q in rubric.checklist] == [
+        (q["id"], q["question"]) for q in meta["checklist"]
+    ]
+    assert rubric.checklist and rubric.checklist_rule == meta["checklist_rule"]
+    assert (load_rubric("stability").checklist, load_rubric("stability").checklist_rule) == (
+        (),
+        None,
+    )
+
+
+def test_a_returned_schema_is_a_copy_all_the_way_down() -> None:
+    rubric = load_rubric("stability")
+    schema = rubric.json_schema()
+    schema["properties"]["reasoning"]["maxLength"] = 1
+    assert rubric.json_schema()["properties"]["reasoning"]["maxLength"] == MAX_REASONING_CHARS
