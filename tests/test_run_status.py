@@ -74,8 +74,8 @@ def _judge(store: Store, item_id: str, status: str, judge: str = "j") -> None:
 
 
 def _store_with_three_runs(store: Store) -> None:
-    # m run 1: 3 done (one scored, one scored by a second judge after an unscored one, one
-    # only unscored), 1 failed, 1 done but not judged.
+    # m run 1: 4 done (one scored, one scored by a second judge after an unscored one, two
+    # only unscored), 1 failed.
     run = _run(store, "m", 1)
     for item_id in ("a", "b", "c", "d"):
         _item(store, run, item_id)
@@ -84,6 +84,7 @@ def _store_with_three_runs(store: Store) -> None:
     _judge(store, "b", "unscored")
     _judge(store, "b", "scored", judge="j2")
     _judge(store, "c", "unscored")
+    _judge(store, "d", "unscored")
     _judge(store, "f", "scored")  # a failed item's judgment counts for nothing
     # m run 2, imported, of a suite text this version does not ship: its size is unknown.
     imported = _run(store, "m", 2, suite_hash="older", imported=True)
@@ -102,14 +103,14 @@ def test_each_run_counts_done_failed_scored_unscored_and_missing(tmp_path: Path)
         states = run_states(store)
         assert run_states(store, suite_id="lite") == []
     assert states == [
-        RunState("m", "v2", 1, "run", EXPECTED, done=4, failed=1, scored=2, unscored=1),
+        RunState("m", "v2", 1, "run", EXPECTED, done=4, failed=1, scored=2, unscored=2),
         RunState("m", "v2", 2, "import", None, done=1, failed=0, scored=1, unscored=0),
         RunState(
             "n", "v2", 1, "run", EXPECTED, done=EXPECTED, failed=0, scored=EXPECTED, unscored=0
         ),
     ]
     first, imported, full = states
-    assert (first.missing, first.unjudged, first.state) == (EXPECTED - 5, 1, "partial")
+    assert (first.missing, first.unjudged, first.state) == (EXPECTED - 5, 0, "partial")
     assert (imported.missing, imported.unjudged, imported.state) == (None, 0, "complete")
     assert (full.missing, full.unjudged, full.state) == (0, 0, "complete")
 
@@ -139,7 +140,7 @@ def test_aib_runs_prints_one_aligned_line_per_run_and_a_summary(tmp_path: Path) 
             "1",
             "partial",
             f"4 done, 1 failed, {m} missing",
-            "2 scored, 1 unscored, 1 to judge",
+            "2 scored, 2 unscored, 0 to judge",
         ),
         (
             "m",
@@ -192,3 +193,28 @@ def test_item_status_is_the_stored_one_or_none(tmp_path: Path) -> None:
         _item(store, run, "a")
         _item(store, run, "f", status="failed")
         assert [store.item_status(i) for i in ("a", "f", "nothing")] == ["done", "failed", None]
+
+
+def test_a_run_of_a_suite_this_version_does_not_ship_has_no_expected_count(
+    tmp_path: Path,
+) -> None:
+    with Store(tmp_path) as store:
+        run, _ = store.ensure_run(
+            model_label="m",
+            model_id="m",
+            suite_id="legacy-v2",
+            suite_version=1,
+            suite_hash="h",
+            run_index=1,
+            model_config={},
+            package_version="0",
+            imported_at=1.0,
+        )
+        _item(store, run, "a")
+        (state,) = run_states(store)
+    assert (state.suite_id, state.expected, state.missing, state.done) == (
+        "legacy-v2",
+        None,
+        None,
+        1,
+    )
