@@ -310,3 +310,20 @@ def test_tool_role_messages_and_tool_are_shaped_as_the_api_expects() -> None:
             replies=("r1",),
             conversation_key="k",
         )
+
+
+def test_user_role_sends_only_the_turns_up_to_the_next_one() -> None:
+    messages = build_messages(
+        system="S",
+        delivery=DELIVERY,
+        mode="user_role",
+        human_turns=("h1", "h2", "h3"),
+        replies=("r1",),
+        conversation_key="k",
+    )
+    assert [m["content"] for m in messages] == ["S", "h1", "r1", "h2"]
+
+
+def test_in_user_role_only_the_content_decides_whether_a_reply_is_whole() -> None:
+    stray = ToolCall("call0abcd", TOOL_NAME, '{"message": "cut')
+    assert reply_is_whole(Completion(content="Hi.", tool_calls=(stray,)), "user_role")
