@@ -50,3 +50,10 @@ def test_a_suite_finds_its_variants_and_scenarios_by_id() -> None:
     known = ", ".join(s.id for s in SUITE.scenarios)
     assert str(unknown.value) == f"suite v2 has no scenario 'nope'; it has: {known}"
     assert known.startswith("direct, tool_context, psych, ")
+
+
+def test_left_out_experiments_come_in_table_order_then_unknown_ones_by_name() -> None:
+    selection = Selection(experiments=("stability",))
+    found = ["zz_imported", "stability", "boundary", "identity", "aa_imported"]
+    assert selection.left_out(found) == ("identity", "boundary", "aa_imported", "zz_imported")
+    assert Selection().left_out(found) == ()

@@ -45,6 +45,10 @@ V2 = ("suites", "v2.yaml")
             "variants.yaml: variants: Input should be a valid",
         ),
         (
+            {("prompts", "variants.yaml"): "variants:\n  - id: 3\n"},
+            "variants.yaml: variants.0.",  # a nested field is named by its path
+        ),
+        (
             {("scenarios", "identity.yaml"): "scenarios: 3\n"},
             "identity.yaml: scenarios: Input should be a valid",
         ),
