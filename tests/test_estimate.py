@@ -136,3 +136,15 @@ def test_progress_without_conversations_shows_only_judgments() -> None:
         progress.advance("item_done")  # no bar to move: nothing shown, nothing raised
         progress.advance("judge_skipped")
     assert out.getvalue().split()[:4] == ["judgments", "━" * 40, "1/1", "skipped"]
+
+
+def test_the_call_eta_is_wall_time_per_answered_call_times_calls_left() -> None:
+    from independence_bench.engine.progress import call_eta, format_eta
+
+    assert call_eta(30.0, 0, 10) is None
+    assert call_eta(30.0, 3, 10) == 100.0  # 10 s a call, 10 calls left
+    assert call_eta(30.0, 3, -2) == 0.0
+    assert format_eta(None) == "ETA after the first call"
+    assert format_eta(59.6) == "ETA 1:00"
+    assert format_eta(3599.0) == "ETA 59:59"
+    assert format_eta(3600.0 + 61.0) == "ETA 1:01:01"

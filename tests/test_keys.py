@@ -155,3 +155,29 @@ def test_the_first_tool_role_turn_and_a_finished_conversation() -> None:
         build_messages(human_turns=("h1",), replies=("r1",), **common)
     user_first = build_messages(human_turns=("h1",), replies=(), **{**common, "mode": "user_role"})
     assert user_first == ({"role": "system", "content": "S"}, {"role": "user", "content": "h1"})
+
+
+def test_key_formats_are_stable_so_a_store_keeps_its_cache_across_versions() -> None:
+    # A changed key format silently re-sends every stored call and orphans every stored item:
+    # these digests were computed by this code and must only change on purpose.
+    from types import SimpleNamespace
+
+    from independence_bench.clients.protocol import CompletionRequest
+    from independence_bench.engine.request_keys import item_id, request_key
+
+    request = CompletionRequest(
+        model="m",
+        messages=({"role": "user", "content": "café"},),
+        temperature=0.7,
+        seed=3,
+        max_tokens=100,
+        reasoning_effort="low",
+        provider_order=("acme",),
+        response_schema={"type": "object"},
+        schema_name="s",
+    )
+    assert request_key(request, sample="run1") == (
+        "ae5d32d55d9e3513bd41386ef7d7d332eee09a1b3c68de46ccf7b7edf7209415"
+    )
+    suite = SimpleNamespace(id="v2", content_hash="h")
+    assert item_id(suite, "m", 1, "neutral", "tool_role", "direct") == "7ef047515b6c62ff280a8f23"  # type: ignore[arg-type]
