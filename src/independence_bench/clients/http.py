@@ -19,7 +19,6 @@ not, comes back as an `HttpReply`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +28,7 @@ from urllib.request import getproxies, proxy_bypass
 import aiohttp
 
 from independence_bench import __version__
+from independence_bench.text.lossless import json_dumps, json_loads
 
 
 class HttpFailure(Exception):
@@ -49,8 +49,9 @@ class HttpReply:
     body: bytes
 
     def json(self) -> Any:
-        """The body as JSON; raises `ValueError` when it is not."""
-        return json.loads(self.body)
+        """The body as JSON (bytes that are not UTF-8 kept, `lossless.decode_body`); raises
+        `ValueError` when it is not JSON."""
+        return json_loads(self.body)
 
     @property
     def text(self) -> str:
@@ -93,7 +94,7 @@ class JsonPoster:
 
     async def post(self, path: str, payload: Mapping[str, Any]) -> HttpReply:
         """Send `payload` as JSON to `base_url + path`; raise `HttpFailure` if no reply came."""
-        data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        data = json_dumps(payload).encode("utf-8")
         return await self._send("POST", path, data, None)
 
     async def get(self, path: str, *, connect_timeout_s: float) -> HttpReply:

@@ -30,6 +30,7 @@ from independence_bench.store.records import (
     run_from_row,
 )
 from independence_bench.store.schema import MIGRATIONS, SCHEMA_VERSION
+from independence_bench.text.lossless import from_sql, json_from_sql, json_to_sql, to_sql
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -149,13 +150,13 @@ class Store:
             "ON CONFLICT (model_label, suite_id, suite_hash, run_index) "
             + ("DO NOTHING" if imported_at is None else refresh),
             (
-                model_label,
-                model_id,
+                to_sql(model_label),
+                to_sql(model_id),
                 suite_id,
                 suite_version,
                 suite_hash,
                 run_index,
-                json.dumps(model_config, sort_keys=True, ensure_ascii=False),
+                json_to_sql(model_config, sort_keys=True),
                 package_version,
                 "run" if imported_at is None else "import",
                 _now_or(imported_at),
@@ -164,7 +165,7 @@ class Store:
         row = self._db.execute(
             "SELECT * FROM runs WHERE model_label = ? AND suite_id = ? AND suite_hash = ? "
             "AND run_index = ?",
-            (model_label, suite_id, suite_hash, run_index),
+            (to_sql(model_label), suite_id, suite_hash, run_index),
         ).fetchone()
         return run_from_row(row), cursor.rowcount > 0
 
@@ -206,8 +207,8 @@ class Store:
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 key,
-                model_id,
-                json.dumps(request, ensure_ascii=False, sort_keys=True),
+                to_sql(model_id),
+                json_to_sql(request, sort_keys=True),
                 row["content"],
                 row["tool_calls_json"],
                 row["reasoning"],
@@ -226,7 +227,7 @@ class Store:
         row = self._db.execute(
             "SELECT request_json FROM completions WHERE key = ?", (key,)
         ).fetchone()
-        return None if row is None else dict(json.loads(row[0]))
+        return None if row is None else dict(json_from_sql(row[0]))
 
     def completion_costs(self, keys: Sequence[str]) -> list[float | None]:
         out: list[float | None] = []
@@ -256,7 +257,7 @@ class Store:
     ) -> bool:
         """Write an item. A run replaces the stored one (a retried failure); an import replaces
         it only when its transcript, status or error differ."""
-        transcript = json.dumps([t.__dict__ for t in turns], ensure_ascii=False)
+        transcript = json_to_sql([t.__dict__ for t in turns])
         only_if_changed = (
             " WHERE items.status IS NOT excluded.status OR items.error IS NOT excluded.error "
             "OR items.transcript_json IS NOT excluded.transcript_json"
@@ -276,7 +277,7 @@ class Store:
                 kind,
                 experiment,
                 status,
-                error,
+                to_sql(error),
                 transcript,
                 _now_or(imported_at),
             ),
@@ -309,7 +310,7 @@ class Store:
         out = []
         for row in self._db.execute(sql, params):
             run = run_from_row({**dict(row), "id": row["r_id"]})
-            turns = tuple(TurnRecord(**t) for t in json.loads(row["transcript_json"]))
+            turns = tuple(TurnRecord(**t) for t in json_from_sql(row["transcript_json"]))
             out.append(
                 ItemRecord(
                     id=row["id"],
@@ -320,7 +321,7 @@ class Store:
                     kind=row["kind"],
                     experiment=row["experiment"],
                     status=row["status"],
-                    error=row["error"],
+                    error=from_sql(row["error"]),
                     turns=turns,
                 )
             )
@@ -336,7 +337,7 @@ class Store:
         row = self._db.execute(
             "SELECT 1 FROM judgments WHERE item_id = ? AND judge_model = ? AND rubric_hash = ? "
             "AND repeat = ?",
-            (item_id, judge_model, rubric_hash, repeat),
+            (item_id, to_sql(judge_model), rubric_hash, repeat),
         ).fetchone()
         return row is not None
 
@@ -364,15 +365,15 @@ class Store:
             "completion_keys_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 item_id,
-                judge_model,
+                to_sql(judge_model),
                 rubric_id,
                 rubric_hash,
                 repeat,
                 status,
-                None if scores is None else json.dumps(scores, ensure_ascii=False),
-                reasoning,
-                raw_reply,
-                error,
+                None if scores is None else json_to_sql(scores),
+                to_sql(reasoning),
+                to_sql(raw_reply),
+                to_sql(error),
                 attempts,
                 json.dumps(list(completion_keys)),
                 _now_or(imported_at),
@@ -387,7 +388,7 @@ class Store:
         params: list[Any] = []
         if judge_model is not None:
             clauses.append("judge_model = ?")
-            params.append(judge_model)
+            params.append(to_sql(judge_model))
         if item_id is not None:
             clauses.append("item_id = ?")
             params.append(item_id)
@@ -397,7 +398,7 @@ class Store:
 
     def judge_models(self) -> list[str]:
         rows = self._db.execute("SELECT DISTINCT judge_model FROM judgments ORDER BY judge_model")
-        return [str(r[0]) for r in rows]
+        return [str(from_sql(r[0])) for r in rows]
 
 
 def _now_or(imported_at: float | None) -> float:
