@@ -221,7 +221,7 @@ class Engine:
                     suite_version=suite.version,
                     suite_hash=suite.content_hash,
                     run_index=run_index,
-                    model_config=spec.model_dump(mode="json"),
+                    model_config=spec.stored_config(),
                     package_version=__version__,
                 )
                 for variant in suite.variants:
