@@ -33,6 +33,7 @@ from independence_bench.errors import UserError
 from independence_bench.reports.escalation_charts import escalation_drawers
 from independence_bench.reports.report import SuiteReport, index_terms, pressure_levels
 from independence_bench.scoring.scoring import get_formula
+from independence_bench.text.lossless import utf8
 from independence_bench.text.outputs import xml_text
 
 OKABE_ITO = {
@@ -73,7 +74,7 @@ def require_matplotlib() -> None:
 def safe_name(text: str) -> str:
     """A file name for untrusted text: lowercase letters, digits and dashes, plus a hash."""
     stem = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40] or "x"
-    return f"{stem}-{hashlib.sha256(text.encode('utf-8')).hexdigest()[:8]}"
+    return f"{stem}-{hashlib.sha256(utf8(text)).hexdigest()[:8]}"
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,7 @@ from independence_bench.scoring.scoring import (
 from independence_bench.store.store import ItemRecord, JudgmentRecord, Store
 from independence_bench.suites.kinds import KINDS
 from independence_bench.suites.suite import Suite, available_suites, load_suite
-from independence_bench.text.lossless import json_dumps
+from independence_bench.text.lossless import json_dumps, utf8
 
 ASSETS = ("index.html", "app.js", "style.css")
 SLUG_PATTERN = re.compile(r"^m-[0-9a-f]{20}$")
@@ -70,7 +70,7 @@ _JS_UNSAFE = re.compile("[<>&\u2028\u2029]")
 
 def model_slug(suite_id: str, label: str) -> str:
     """The file stem of a model's data: a hash of suite and label, safe as a path and a URL."""
-    digest = hashlib.sha256(f"{suite_id}\0{label}".encode()).hexdigest()
+    digest = hashlib.sha256(utf8(f"{suite_id}\0{label}")).hexdigest()
     return f"m-{digest[:20]}"
 
 

@@ -26,12 +26,12 @@ HOSTILE_TEXT = (
 )
 
 
-def hostile_reply(reply: MockReply, *, reply_chars: int) -> MockReply:
-    """`reply` with hostile text in its message or error, hostile usage and padding."""
+def hostile_reply(reply: MockReply, *, text: str = HOSTILE_TEXT, reply_chars: int = 0) -> MockReply:
+    """`reply` with `text` in its message or error, hostile usage and padding."""
     payload: JsonObject = json.loads(json.dumps(reply.payload))
     error = payload.get("error")
     if isinstance(error, dict):
-        error["message"] = f"{error.get('message')}{HOSTILE_TEXT}"
+        error["message"] = f"{error.get('message')}{text}"
         return MockReply(reply.status, payload, reply.headers)
     choices = payload.get("choices")
     if not isinstance(choices, list) or not choices:
@@ -40,27 +40,27 @@ def hostile_reply(reply: MockReply, *, reply_chars: int) -> MockReply:
     calls = message.get("tool_calls")
     if calls:
         arguments = json.loads(calls[0]["function"]["arguments"])
-        arguments["message"] = _hostile(str(arguments.get("message", "")), reply_chars)
+        arguments["message"] = _hostile(str(arguments.get("message", "")), text, reply_chars)
         calls[0]["function"]["arguments"] = json.dumps(arguments, ensure_ascii=False)
     elif isinstance(message.get("content"), str) and message["content"]:
-        message["content"] = _hostile_content(message["content"], reply_chars)
+        message["content"] = _hostile_content(message["content"], text, reply_chars)
     payload["usage"] = {"prompt_tokens": 10**30, "completion_tokens": -5, "cost": float("nan")}
     return MockReply(reply.status, payload, reply.headers)
 
 
-def _hostile(text: str, reply_chars: int) -> str:
-    text += HOSTILE_TEXT
-    return text + "x" * max(0, reply_chars - len(text))
+def _hostile(reply: str, text: str, reply_chars: int) -> str:
+    reply += text
+    return reply + "x" * max(0, reply_chars - len(reply))
 
 
-def _hostile_content(content: str, reply_chars: int) -> str:
+def _hostile_content(content: str, text: str, reply_chars: int) -> str:
     """A judge's JSON keeps parsing (hostile text goes into `reasoning`); prose gets it at
     the end."""
     try:
         judgment: Any = json.loads(content)
     except ValueError:
-        return _hostile(content, reply_chars)
+        return _hostile(content, text, reply_chars)
     if isinstance(judgment, dict) and isinstance(judgment.get("reasoning"), str):
-        judgment["reasoning"] += HOSTILE_TEXT
+        judgment["reasoning"] += text
         return json.dumps(judgment, ensure_ascii=False)
     return content

@@ -42,7 +42,7 @@ from independence_bench.testing.mock_behaviours import (
     models_payload,
     request_fingerprint,
 )
-from independence_bench.testing.mock_hostile import hostile_reply
+from independence_bench.testing.mock_hostile import HOSTILE_TEXT, hostile_reply
 from independence_bench.testing.mock_http import (
     HttpRequest,
     HttpRequestError,
@@ -89,6 +89,8 @@ class MockConfig:
     """Put `mock_hostile.HOSTILE_TEXT` in every reply and error, and untrustworthy usage."""
     reply_chars: int = 0
     """With `hostile`, pad every subject reply to at least this many characters."""
+    hostile_text: str = HOSTILE_TEXT
+    """With `hostile`, the text put into every reply and error (property tests vary it)."""
 
     def __post_init__(self) -> None:
         unknown = [kind for kind in self.fault_kinds if kind not in FAULT_KINDS]
@@ -305,7 +307,9 @@ class MockService:
     def _hostile(self, reply: MockReply) -> MockReply:
         if not self.config.hostile:
             return reply
-        return hostile_reply(reply, reply_chars=self.config.reply_chars)
+        return hostile_reply(
+            reply, text=self.config.hostile_text, reply_chars=self.config.reply_chars
+        )
 
 
 def _echo_auth(reply: MockReply, authorization: str) -> MockReply:
