@@ -44,6 +44,22 @@ __all__ = [
 ]
 
 STORE_FILENAME = "aib.sqlite3"
+APPLICATION_ID = 0x41494231
+"""`PRAGMA application_id` of every store ("AIB1"): how a store tells itself from other files."""
+_STAMP = "PRAGMA application_id = 1095320113"  # APPLICATION_ID; PRAGMA takes no parameter
+STORE_TABLES = frozenset({"runs", "completions", "items", "judgments"})
+
+
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """A `mode=ro` connection; `immutable=1` when even that fails (a WAL store on read-only
+    media without its `-shm` file), which is safe because nothing can write there."""
+    uri = path.resolve().as_uri()
+    try:
+        db = sqlite3.connect(f"{uri}?mode=ro", uri=True, check_same_thread=False)
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return db
+    except sqlite3.OperationalError:
+        return sqlite3.connect(f"{uri}?immutable=1", uri=True, check_same_thread=False)
 
 
 class Store:
@@ -57,27 +73,43 @@ class Store:
     import calls the writes inside `transaction()`.
     """
 
-    def __init__(self, data_dir: Path, *, create: bool = True) -> None:
+    def __init__(self, data_dir: Path, *, create: bool = True, read_only: bool = False) -> None:
+        """Open (or, with `create`, make) the store under `data_dir`.
+
+        `read_only` opens an existing store with SQLite's `mode=ro` (read-only media work too):
+        nothing is written, not even the journal mode or a migration. A file that is not an
+        aib store is refused before anything is written to it (`check_application`)."""
         self.path = data_dir / STORE_FILENAME
-        if not create and not self.path.exists():
+        self.read_only = read_only
+        if (read_only or not create) and not self.path.exists():
             raise UserError(
                 f"no store at {self.path}; run 'aib run' first or point --data-dir at a store"
             )
         try:
-            data_dir.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            if read_only:
+                self._db = _connect_read_only(self.path)
+            else:
+                data_dir.mkdir(parents=True, exist_ok=True)
+                self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             self._db.row_factory = sqlite3.Row
-            # Refuse a newer store before anything (even the journal mode) is written to it.
+            # Refuse a foreign or newer file before anything (even the journal mode) is written.
+            self._refuse_foreign()
             self._refuse_newer()
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute("PRAGMA foreign_keys=ON")
             self._db.execute("PRAGMA busy_timeout=10000")
+            if not read_only:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
+                self._db.execute("PRAGMA foreign_keys=ON")
         except (OSError, sqlite3.Error) as exc:
             raise UserError(
-                f"cannot open the store at {self.path}: {exc}; choose a writable --data-dir"
+                f"cannot open the store at {self.path}: {exc}; choose a "
+                + ("readable" if read_only else "writable")
+                + " --data-dir"
             ) from None
-        self._migrate()
+        if read_only:
+            self._refuse_older()
+        else:
+            self._migrate()
 
     def __enter__(self) -> Store:
         return self
@@ -99,6 +131,33 @@ class Store:
             raise
         self._db.execute("COMMIT")
 
+    def _refuse_foreign(self) -> None:
+        """Refuse a SQLite file some other program owns: its application id is not ours, or it
+        has no id and tables that are not a store of an earlier aib (which had no id)."""
+        app_id = int(self._db.execute("PRAGMA application_id").fetchone()[0])
+        if app_id == APPLICATION_ID:
+            return
+        tables = {
+            str(row[0])
+            for row in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+        if app_id == 0 and (not tables or STORE_TABLES <= tables):
+            return  # a new file, or a store written before stores were stamped
+        self._db.close()
+        raise UserError(
+            f"{self.path} is not an aib store (another program's SQLite file); it was left "
+            "unchanged; point --data-dir at another directory"
+        )
+
+    def _refuse_older(self) -> None:
+        version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
+        if version < SCHEMA_VERSION:
+            self._db.close()
+            raise UserError(
+                f"the store at {self.path} needs an upgrade (schema {version} < "
+                f"{SCHEMA_VERSION}) that a read-only open cannot make; run 'aib run' on it once"
+            )
+
     def _refuse_newer(self) -> None:
         version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
         if version > SCHEMA_VERSION:
@@ -109,6 +168,8 @@ class Store:
             )
 
     def _migrate(self) -> None:
+        if int(self._db.execute("PRAGMA application_id").fetchone()[0]) != APPLICATION_ID:
+            self._db.execute(_STAMP)
         version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
         for number in range(version, SCHEMA_VERSION):
             with self.transaction() as db:
