@@ -141,7 +141,7 @@ class Store:
             str(row[0])
             for row in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
         }
-        if app_id == 0 and (not tables or STORE_TABLES <= tables):
+        if app_id == 0 and (not tables or tables >= STORE_TABLES):
             return  # a new file, or a store written before stores were stamped
         self._db.close()
         raise UserError(
