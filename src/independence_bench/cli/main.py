@@ -23,6 +23,7 @@ from independence_bench.clients.presets import describe_models, preset_text
 from independence_bench.clients.redact import Redactor, secrets_in_env
 from independence_bench.errors import UserError
 from independence_bench.legacy.importer import ImportOptions, import_command
+from independence_bench.reports.calibration import calibration_output
 from independence_bench.reports.insight_tables import (
     compare_output,
     configs_output,
@@ -502,12 +503,26 @@ def _insight_options(values: dict[str, Any]) -> InsightOptions:
 @click.option("--suite", default=None, help="Suite to analyse (default: the one in the store).")
 @click.option("--judges", default=None, help="Only these judges, comma-separated (default: all).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the alpha intervals.")
+@click.option(
+    "--reference",
+    default=None,
+    help="Instead: each judge's agreement with this judge (rho, alpha, mean difference).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @data_dir_option
 def judges(
-    suite: str | None, judges: str | None, seed: int, as_json: bool, data_dir: Path | None
+    suite: str | None,
+    judges: str | None,
+    seed: int,
+    reference: str | None,
+    as_json: bool,
+    data_dir: Path | None,
 ) -> None:
-    """Compare the judges: index per model per judge, spread, self-preference, test-retest."""
+    """Compare the judges: index per model per judge, spread, self-preference, test-retest.
+
+    With --reference JUDGE: per metric, each judge's agreement with that judge on the items
+    both scored, and whether it orders the models alike.
+    """
     env = read_env(Path.cwd())
     options = InsightOptions(
         data_dir=resolve_data_dir(data_dir, env),
@@ -515,6 +530,9 @@ def judges(
         judges=_judge_list(judges),
         seed=seed,
     )
+    if reference is not None:
+        _echo(calibration_output(options, reference, as_json=as_json))
+        return
     _echo(judges_output(options, as_json=as_json))
 
 

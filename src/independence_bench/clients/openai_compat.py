@@ -21,6 +21,7 @@ import time
 from typing import Any
 
 from independence_bench.clients.http import HttpFailure, HttpReply, JsonPoster
+from independence_bench.clients.local.gguf_chat import constrainable_schema
 from independence_bench.clients.protocol import (
     ClientError,
     Completion,
@@ -141,9 +142,12 @@ class OpenAICompatibleClient:
                     },
                 }
             elif self.response_format == "json_object":
+                # Only llama.cpp's servers read a schema here, and turn it into a grammar: a
+                # long maxLength makes one they cannot build (the server then dies), so send
+                # the subset they enforce, as the embedded client does.
                 body["response_format"] = {
                     "type": "json_object",
-                    "schema": dict(request.response_schema),
+                    "schema": constrainable_schema(request.response_schema),
                 }
         # `extra_body` would be merged into the JSON by the SDK; the body is sent as is here.
         body.update(extra)
