@@ -37,10 +37,11 @@ from independence_bench.stats.analysis import (
     judge_agreement,
     panel_items,
 )
-from independence_bench.stats.bootstrap import DEFAULT_RESAMPLES, METHOD
+from independence_bench.stats.bootstrap import METHOD
 from independence_bench.stats.intervals import PairedComparison, compare_paired
 from independence_bench.stats.stats import (
     ALPHA_RESAMPLES,
+    DEFAULT_RESAMPLES,
     Estimate,
     RetestAgreement,
     retest_agreement,

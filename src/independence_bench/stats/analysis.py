@@ -35,7 +35,6 @@ from independence_bench.scoring.scoring import (
     score_models,
 )
 from independence_bench.stats.bootstrap import (
-    DEFAULT_RESAMPLES,
     METHOD,
     Floats,
     Subject,
@@ -45,7 +44,13 @@ from independence_bench.stats.bootstrap import (
 from independence_bench.stats.intervals import PairedComparison, bootstrap_models, compare_paired
 from independence_bench.stats.labels import parse_label
 from independence_bench.stats.ranking import could_lead
-from independence_bench.stats.stats import ALPHA_RESAMPLES, Estimate, alpha_estimate, pearson
+from independence_bench.stats.stats import (
+    ALPHA_RESAMPLES,
+    DEFAULT_RESAMPLES,
+    Estimate,
+    alpha_estimate,
+    pearson,
+)
 
 
 def judges_of(items: Sequence[ScoredItem]) -> tuple[str, ...]:

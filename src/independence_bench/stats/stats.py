@@ -25,6 +25,7 @@ from independence_bench.scoring.scoring import ScoredItem, item_metrics, normali
 
 AlphaMetric = Literal["interval", "nominal"]
 CONFIDENCE = 0.95
+DEFAULT_RESAMPLES = 10_000
 ALPHA_RESAMPLES = 1_000
 
 
