@@ -19,3 +19,6 @@ fi
 .venv/bin/python -m pytest -q -m slow
 # The throughput benchmark at a small size: it must complete (exit 0), not meet a time.
 .venv/bin/python benchmarks/throughput.py --models 2 --runs 1 --latency 0.2 --no-sequential
+# Judge calibration at a small size: the embedded judge against the imported reference judge on
+# 8 items of the upstream sample (prints "skipped: …" when ../shared/data/upstream-sample is absent).
+.venv/bin/python benchmarks/judge_calibration.py --items 8

@@ -8,17 +8,11 @@ import numpy as np
 import pytest
 
 from independence_bench.scoring.scoring import ItemMetrics, ScoredItem
+from independence_bench.stats.agreement import alpha_estimate, krippendorff_alpha, retest_agreement
 from independence_bench.stats.bootstrap import Subject, draw_resamples
 from independence_bench.stats.intervals import bootstrap_models, compare_paired
 from independence_bench.stats.ranking import rank_intervals, resample_ranks
-from independence_bench.stats.stats import (
-    alpha_estimate,
-    krippendorff_alpha,
-    pearson,
-    percentile,
-    percentile_interval,
-    retest_agreement,
-)
+from independence_bench.stats.stats import pearson, percentile, percentile_interval
 
 N = None
 # Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", section C: four observers,

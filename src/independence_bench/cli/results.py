@@ -97,13 +97,28 @@ def insight_options_of(values: dict[str, Any]) -> InsightOptions:
 @analysed_suite_option
 @click.option("--judges", default=None, help="Only these judges, comma-separated (default: all).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the alpha intervals.")
+@click.option(
+    "--reference",
+    default=None,
+    help="Instead: each judge's agreement with this judge (rho, alpha, mean difference).",
+)
 @json_option
 @data_dir_option
-def judges(**values: Any) -> None:
-    """Compare the judges: index per model per judge, spread, self-preference, test-retest."""
+def judges(reference: str | None, **values: Any) -> None:
+    """Compare the judges: index per model per judge, spread, self-preference, test-retest.
+
+    With --reference JUDGE: per metric, each judge's agreement with that judge on the items
+    both scored, and whether it orders the models alike.
+    """
+    options = insight_options_of(values)
+    if reference is not None:
+        from independence_bench.reports.calibration import calibration_output
+
+        click.echo(calibration_output(options, reference, as_json=values["as_json"]))
+        return
     from independence_bench.reports.insight_tables import judges_output
 
-    click.echo(judges_output(insight_options_of(values), as_json=values["as_json"]))
+    click.echo(judges_output(options, as_json=values["as_json"]))
 
 
 @click.command()

@@ -24,6 +24,7 @@ from typing import Any
 from independence_bench.errors import UserError
 from independence_bench.reports.leaderboard import load_leaderboard
 from independence_bench.scoring.results import SuiteResults, load_results, scored_items
+from independence_bench.stats.agreement import ALPHA_RESAMPLES, RetestAgreement, retest_agreement
 from independence_bench.stats.analysis import (
     ConfigCell,
     ItemDifficulty,
@@ -39,13 +40,7 @@ from independence_bench.stats.analysis import (
 )
 from independence_bench.stats.bootstrap import METHOD
 from independence_bench.stats.intervals import PairedComparison, compare_paired
-from independence_bench.stats.stats import (
-    ALPHA_RESAMPLES,
-    DEFAULT_RESAMPLES,
-    Estimate,
-    RetestAgreement,
-    retest_agreement,
-)
+from independence_bench.stats.stats import DEFAULT_RESAMPLES, Estimate
 from independence_bench.store.store import Store
 from independence_bench.suites.selection import EVERYTHING, Selection
 

@@ -3,7 +3,7 @@
 Every function takes the stored `ScoredItem`s and a formula, and a choice of judges: none (the
 items must come from one judge), one (its judgments only), or several (a *panel*: each item's
 metrics are the mean over the judges that scored it). Only first judgments (``repeat == 0``)
-count; repeats are for `stats.retest_agreement`. Nothing here calls a model.
+count; repeats are for `agreement.retest_agreement`. Nothing here calls a model.
 
 - `build_leaderboard`: index, intervals, rank and rank interval per model.
 - `compare_judges`: index per model per judge, spread, and each judge's self-preference.
@@ -34,6 +34,7 @@ from independence_bench.scoring.scoring import (
     score_model,
     score_models,
 )
+from independence_bench.stats.agreement import ALPHA_RESAMPLES, alpha_estimate
 from independence_bench.stats.bootstrap import (
     METHOD,
     Floats,
@@ -44,13 +45,7 @@ from independence_bench.stats.bootstrap import (
 from independence_bench.stats.intervals import PairedComparison, bootstrap_models, compare_paired
 from independence_bench.stats.labels import parse_label
 from independence_bench.stats.ranking import could_lead
-from independence_bench.stats.stats import (
-    ALPHA_RESAMPLES,
-    DEFAULT_RESAMPLES,
-    Estimate,
-    alpha_estimate,
-    pearson,
-)
+from independence_bench.stats.stats import DEFAULT_RESAMPLES, Estimate, pearson
 
 
 def judges_of(items: Sequence[ScoredItem]) -> tuple[str, ...]:

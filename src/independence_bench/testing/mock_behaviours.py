@@ -3,9 +3,10 @@
 The mock server (`mock_server.py`) owns sockets, timing and fault dice; this module owns the
 scripted behaviours chosen by the request's `model` field: subjects that keep (`scripted-firm`)
 or abandon (`scripted-caving`) their own choices, a subject that breaks the tool protocol
-(`scripted-plain`), an echo, and judges whose JSON comes from `mock_judgments.py`. Every
-subject reply here contains `FIRM_MARKER` or `CAVE_MARKER`, which is how the scripted judges tell
-the two apart. Suite v3's archetype subjects and the escalation and control judgments live in
+(`scripted-plain`), an echo, and judges whose JSON comes from `mock_judgments.py`
+(`scripted-judge-lenient` one step kinder, for calibration tests). Every subject reply here
+contains `FIRM_MARKER` or `CAVE_MARKER`, which is how the scripted judges tell the two apart.
+Suite v3's archetype subjects and the escalation and control judgments live in
 `scripted_v3.py`; this module hands them the requests they recognise. The fixed reply texts live
 here, not in a data file, because the markers are part of the mock's contract with tests.
 """
@@ -18,6 +19,7 @@ import time
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from independence_bench.testing import scripted_v3
@@ -59,7 +61,14 @@ SUBJECT_MODELS = (
     *scripted_v3.SUBJECT_MODELS,
 )
 GRADED_JUDGE = "scripted-judge-graded"
-JUDGE_MODELS = ("scripted-judge", "scripted-judge-nonsense", "scripted-judge-flaky", GRADED_JUDGE)
+LENIENT_JUDGE = "scripted-judge-lenient"
+JUDGE_MODELS = (
+    "scripted-judge",
+    "scripted-judge-nonsense",
+    "scripted-judge-flaky",
+    GRADED_JUDGE,
+    LENIENT_JUDGE,
+)
 KNOWN_MODELS = SUBJECT_MODELS + JUDGE_MODELS
 
 STATUS_FAULTS = ("429", "429_no_retry_after", "500", "502", "503")
@@ -74,6 +83,11 @@ FAULT_KINDS = STATUS_FAULTS + CONNECTION_FAULTS + CONTENT_FAULTS
 COST_PER_TOKEN_USD = 0.000001
 """What subjects' replies report as `usage.cost`, and the price `GET /v1/models` lists for
 every model (judges' replies carry no cost, so their cost comes from the listed price)."""
+LENIENT_VERDICT: Mapping[Verdict, Verdict] = MappingProxyType(
+    {"caving": "neutral", "neutral": "firm", "firm": "firm"}
+)
+"""`scripted-judge-lenient` scores one step kinder than `scripted-judge`: a caving reply gets the
+middle of each scale, so it orders conversations alike but scores higher (a known bias)."""
 
 
 @dataclass(frozen=True)
@@ -325,6 +339,8 @@ def _judge_reply(
     else:
         transcript = "\n".join(message_text(m) for m in _messages(body))
         verdict = find_verdict(_messages(body))
+        if model == LENIENT_JUDGE:
+            verdict = LENIENT_VERDICT[verdict]
         judgment = scripted_v3.judgment(_response_schema(body), transcript) or build_judgment(
             _response_schema(body), verdict, graded=model == GRADED_JUDGE
         )

@@ -39,6 +39,8 @@ class JudgeOptions:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     factories: tuple[ClientFactory, ...] = ()
     show_progress: bool = True
+    item_ids: frozenset[str] | None = None
+    """Judge only these stored items (e.g. a calibration sample); None judges every one."""
 
 
 def rubric_of_items(items: list[ItemRecord]) -> dict[str, str]:
@@ -81,6 +83,8 @@ async def judge_stored_async(options: JudgeOptions) -> RunSummary:
 async def _judge_on_pool(options: JudgeOptions, judge: ModelSpec, pool: ClientPool) -> RunSummary:
     with Store(options.data_dir, create=False) as store:
         items = store.items(suite_id=options.suite_id, status="done")
+        if options.item_ids is not None:
+            items = [item for item in items if item.id in options.item_ids]
         if not items:
             raise UserError("the store holds no finished transcripts to judge; run 'aib run'")
         progress = RichProgress() if options.show_progress else None

@@ -1,0 +1,193 @@
+"""Judge calibration: how far the embedded judge is from the imported (strong) judge.
+
+Imports the upstream sample (the earlier implementation's result folders, judged by
+google/gemini-3-flash-preview) into a temporary store, draws a stratified sample of its judged
+conversations, re-judges exactly those with the embedded judge, and prints what
+`aib judges --reference <imported judge>` prints: per metric the items, Spearman ρ,
+Krippendorff's α and the mean signed difference (judge − reference) with 95% intervals, and
+per configuration the Spearman ρ of the two judges' means for the index and every metric.
+Then the wall time.
+
+The sample is stratified by configuration × scenario kind: the items are spread as evenly as
+possible over the configurations, and within a configuration the kinds are taken in the order
+of `KIND_ORDER` (the pressure kinds first, then what completes the index), one item of a kind
+at a time, each drawn at random from that stratum with `--seed`. A smaller sample is a prefix
+of a larger one with the same seed, so a store kept with `--keep` is reused when N grows.
+
+    python benchmarks/judge_calibration.py                  # 60 items, 30 min here
+    python benchmarks/judge_calibration.py --items 8        # the CI sample
+    python benchmarks/judge_calibration.py --sample PATH --keep aib-calibration --threads 1
+
+`--threads 1` on a CPU other jobs are using: two llama.cpp threads that each get a fraction of
+a core wait on each other and were many times slower here.
+
+A judge *form* (`--form`) is how the judge is asked: today only ``holistic`` (the rubric's
+scores in one reply). Without the sample the script prints ``skipped: …`` and exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+
+from independence_bench.clients.config import ModelSpec
+from independence_bench.clients.local.embedded import EmbeddedRuntime
+from independence_bench.clients.local.local_models import DEFAULT_JUDGE
+from independence_bench.clients.local.weights import weights_cache_dir
+from independence_bench.clients.protocol import ModelClient
+from independence_bench.engine.engine import RunSummary
+from independence_bench.legacy.importer import import_results
+from independence_bench.reports.calibration import calibration_output
+from independence_bench.reports.insights import InsightOptions
+from independence_bench.store.store import ItemRecord, Store
+from independence_bench.workflows.judge import JudgeOptions, judge_stored_async
+
+DEFAULT_SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "upstream-sample"
+SUITE = "legacy-v2"
+KIND_ORDER = (
+    "boundary",
+    "stability",
+    "negotiation",
+    "name_gender",
+    "boundary",
+    "stability",
+    "direct",
+    "psych",
+    "tool_context",
+)
+"""Within a configuration, the kinds in the order they are sampled (then round again)."""
+FORMS = ("holistic",)
+"""Judge forms this version can ask for; `holistic` = the rubric's fields in one reply."""
+
+
+def stratified_sample(
+    items: Sequence[ItemRecord], judged: set[str], n_items: int, seed: int
+) -> list[ItemRecord]:
+    """`n_items` of the reference-judged `items`, by configuration × kind (see the docstring)."""
+    rng = random.Random(seed)
+    strata: dict[str, dict[str, list[ItemRecord]]] = defaultdict(lambda: defaultdict(list))
+    for item in sorted(items, key=lambda i: i.id):
+        if item.id in judged:
+            strata[item.run.model_label][item.kind].append(item)
+    for by_kind in strata.values():
+        for pool in by_kind.values():
+            rng.shuffle(pool)
+    configurations = sorted(strata)
+    rng.shuffle(configurations)  # who gets the remainder when n does not divide evenly
+    queues = {c: _kind_queue(strata[c]) for c in configurations}
+    chosen: list[ItemRecord] = []
+    while len(chosen) < n_items and any(queues.values()):
+        for configuration in configurations:
+            if len(chosen) < n_items and queues[configuration]:
+                chosen.append(queues[configuration].pop(0))
+    return chosen
+
+
+def _kind_queue(by_kind: dict[str, list[ItemRecord]]) -> list[ItemRecord]:
+    """One configuration's items in sampling order: `KIND_ORDER` rounds, then what is left."""
+    pools = {kind: list(pool) for kind, pool in by_kind.items()}
+    queue: list[ItemRecord] = []
+    while any(pools.values()):
+        for kind in (*KIND_ORDER, *sorted(set(pools) - set(KIND_ORDER))):
+            if pools.get(kind):
+                queue.append(pools[kind].pop(0))
+    return queue
+
+
+async def judge_sample(
+    data_dir: Path, item_ids: frozenset[str], judge: str, form: str, threads: int | None
+) -> RunSummary:
+    """Judge exactly `item_ids` with the embedded `judge` in the given form, in this process."""
+    if form not in FORMS:
+        raise SystemExit(f"judge form {form!r} is not available; forms: {', '.join(FORMS)}")
+    runtime = EmbeddedRuntime(weights_cache_dir(None), n_threads=threads)
+    client = runtime.client(judge)
+
+    def local_judge(spec: ModelSpec) -> tuple[str, ModelClient, int] | None:
+        return (f"local {judge}", client, 1) if spec.id == judge else None
+
+    options = JudgeOptions(
+        judge=judge,
+        suite_id=SUITE,
+        concurrency=1,
+        data_dir=data_dir,
+        factories=(local_judge,),
+        show_progress=False,
+        item_ids=item_ids,
+    )
+    try:
+        return await judge_stored_async(options)
+    finally:
+        await runtime.aclose()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sample", type=Path, default=DEFAULT_SAMPLE)
+    parser.add_argument("--items", type=int, default=60, help="Items to re-judge (default 60).")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--judge", default=DEFAULT_JUDGE)
+    parser.add_argument("--form", default="holistic", choices=FORMS)
+    parser.add_argument("--resamples", type=int, default=1_000)
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="llama.cpp threads (default: every core; 1 is faster on a CPU shared with others).",
+    )
+    parser.add_argument("--keep", type=Path, default=None, help="Store folder to keep (reused).")
+    args = parser.parse_args(argv)
+    cache = args.sample / "cache" if (args.sample / "cache").is_dir() else args.sample
+    if not cache.is_dir():
+        print(f"skipped: no upstream sample at {cache}")
+        return 0
+    with tempfile.TemporaryDirectory(prefix="aib-calibration-") as temp:
+        data_dir = args.keep or Path(temp)
+        return _calibrate(args, cache, data_dir)
+
+
+def _calibrate(args: argparse.Namespace, cache: Path, data_dir: Path) -> int:
+    started = time.perf_counter()
+    with Store(data_dir) as store:
+        import_results(cache, store)
+        items = store.items(suite_id=SUITE, status="done")
+        judgments = [j for j in store.judgments() if j.judge_model != args.judge]
+    imported = sorted({j.judge_model for j in judgments})
+    if len(imported) != 1:
+        print(f"the sample holds judgments by {imported}; expected one imported judge")
+        return 1
+    reference = imported[0]
+    judged = {j.item_id for j in judgments if j.status == "scored" and not j.repeat}
+    sample = stratified_sample(items, judged, args.items, args.seed)
+    configurations = len({item.run.model_label for item in sample})
+    print(
+        f"sample: {len(sample)} of {len(judged)} judged conversations, {configurations} "
+        f"configurations, seed {args.seed}; reference {reference}; judge {args.judge} "
+        f"({args.form})"
+    )
+    judging = time.perf_counter()
+    summary = asyncio.run(
+        judge_sample(data_dir, frozenset(i.id for i in sample), args.judge, args.form, args.threads)
+    )
+    judged_s = time.perf_counter() - judging
+    print(
+        f"judged {summary.judged}, unscored {summary.judge_unscored}, failed "
+        f"{summary.judge_failed}, already judged {summary.judge_cached} in {judged_s:.0f} s"
+    )
+    options = InsightOptions(
+        data_dir=data_dir, suite_id=SUITE, judges=(args.judge,), n_resamples=args.resamples
+    )
+    print(calibration_output(options, reference, as_json=False))
+    print(f"wall time {time.perf_counter() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

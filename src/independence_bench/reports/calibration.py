@@ -1,0 +1,203 @@
+"""`aib judges --reference JUDGE`: each judge's agreement with a reference judge, from the store.
+
+`calibration_report` picks a suite's scored first judgments by the reference and the other
+judges (or `--judges`), hands them to `stats.calibration.calibrate_judges`, and returns a frozen
+report; `calibration_json` turns it into plain data and `render_calibration` into tables, with
+the method under each. Nothing here calls a model.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rich.table import Table
+
+from independence_bench.errors import UserError
+from independence_bench.reports.insight_tables import _interval, _num, _render
+from independence_bench.reports.insights import InsightOptions, estimate_json
+from independence_bench.reports.leaderboard import METRIC_TITLES
+from independence_bench.scoring.results import load_results, scored_items
+from independence_bench.stats.agreement import ALPHA_RESAMPLES
+from independence_bench.stats.calibration import INDEX, JudgeCalibration, calibrate_judges
+from independence_bench.store.store import Store
+
+PRESSURE_METRICS = ("resistance", "stability")
+"""The metrics measured under pressure; the calibration target names them besides the index."""
+
+
+def calibration_method(n_resamples: int, seed: int) -> str:
+    """How the intervals of the item table are made, as printed under it."""
+    return (
+        "items both judges scored, on 0–1 (1 = most independent); 95% intervals from "
+        f"resampling those items with replacement, paired, {n_resamples:,} resamples, seed {seed}"
+    )
+
+
+@dataclass(frozen=True)
+class CalibrationReport:
+    suite_id: str
+    formula: str
+    reference: str
+    judges: tuple[JudgeCalibration, ...]
+    method: str
+
+
+def calibration_report(
+    store: Store,
+    options: InsightOptions,
+    reference: str,
+    *,
+    n_resamples: int = ALPHA_RESAMPLES,
+) -> CalibrationReport:
+    """Every judge of the suite (or `options.judges`) against `reference` on shared items."""
+    everything = load_results(store, suite_id=options.suite_id, judge=None)
+    present = sorted(
+        {j.judge_model for j in everything.judgments if j.status == "scored" and not j.repeat}
+    )
+    wanted = tuple(dict.fromkeys(options.judges))
+    unknown = [judge for judge in (reference, *wanted) if judge not in present]
+    if unknown:
+        raise UserError(
+            f"no scored judgments by {', '.join(unknown)} in suite {everything.suite_id}; "
+            f"judges present: {', '.join(present) or 'none'}"
+        )
+    chosen = {reference, *(wanted or present)}
+    scored = scored_items(list(everything.items), list(everything.judgments), chosen)
+    found = calibrate_judges(
+        scored,
+        reference,
+        everything.formula,
+        wanted,
+        n_resamples=n_resamples,
+        seed=options.seed,
+    )
+    if not found:
+        raise UserError(
+            f"no other judge scored the items {reference} scored in suite {everything.suite_id}; "
+            "judge them with 'aib judge --judge MODEL'"
+        )
+    method = calibration_method(n_resamples, options.seed)
+    return CalibrationReport(
+        everything.suite_id, everything.formula, reference, tuple(found), method
+    )
+
+
+def _values(values: Mapping[str, float]) -> dict[str, float]:
+    return {model: round(value, 3) for model, value in values.items()}
+
+
+def calibration_json(report: CalibrationReport) -> dict[str, Any]:
+    """`aib judges --reference JUDGE --json`."""
+    return {
+        "suite": report.suite_id,
+        "formula": report.formula,
+        "reference": report.reference,
+        "judges": [
+            {
+                "judge": c.judge,
+                "items": c.n_items,
+                "metrics": {
+                    m.metric: {
+                        "items": m.agreement.n_items,
+                        "spearman": estimate_json(m.agreement.spearman),
+                        "alpha": estimate_json(m.agreement.alpha),
+                        "mean_difference": estimate_json(m.agreement.mean_difference),
+                    }
+                    for m in c.metrics
+                },
+                "models": {
+                    o.metric: {
+                        "models": len(o.judge_values),
+                        "spearman": None if o.spearman is None else round(o.spearman, 3),
+                        "judge": _values(o.judge_values),
+                        "reference": _values(o.reference_values),
+                    }
+                    for o in c.models
+                },
+            }
+            for c in report.judges
+        ],
+        "method": report.method,
+    }
+
+
+def _title(metric: str) -> str:
+    return "Index" if metric == INDEX else METRIC_TITLES.get(metric, metric)
+
+
+def _items_table(c: JudgeCalibration) -> Table:
+    table = Table(title=f"{c.judge} against {c.reference}: items ({c.n_items} scored by both)")
+    table.add_column("Metric")
+    table.add_column("Items", justify="right")
+    for name in ("Spearman ρ", "95% CI", "Alpha", "95% CI ", "Judge − ref.", "95% CI  "):
+        table.add_column(name, justify="right")
+    for m in c.metrics:
+        a = m.agreement
+        rho = "undefined" if a.spearman is None else _num(a.spearman.value, 2)
+        alpha = "undefined" if a.alpha is None else _num(a.alpha.value, 2)
+        difference = _num(a.mean_difference.value, 2, signed=True)
+        cells = [_title(m.metric), str(a.n_items), rho, _interval(a.spearman, 2), alpha]
+        cells += [_interval(a.alpha, 2), difference, _interval(a.mean_difference, 2, signed=True)]
+        table.add_row(*cells)
+    return table
+
+
+def _models_table(c: JudgeCalibration) -> Table:
+    table = Table(title=f"{c.judge} against {c.reference}: per-model values, same items")
+    table.add_column("Model")
+    shown = [o for o in c.models if o.metric in (INDEX, *PRESSURE_METRICS)]
+    for o in shown:
+        table.add_column(f"{_title(o.metric)} judge", justify="right")
+        table.add_column(f"{_title(o.metric)} ref.", justify="right")
+    models = sorted({m for o in shown for m in o.reference_values})
+    for model in models:
+        cells = [model]
+        for o in shown:
+            cells.append(_num(o.judge_values.get(model), 1))
+            cells.append(_num(o.reference_values.get(model), 1))
+        table.add_row(*cells)
+    table.add_section()
+    rho_cells = ["Spearman ρ"]
+    for o in shown:
+        rho_cells += [_num(o.spearman, 2), f"{len(o.judge_values)} models"]
+    table.add_row(*rho_cells)
+    return table
+
+
+def _orders_line(c: JudgeCalibration) -> str:
+    parts = [
+        f"{_title(o.metric)} {_num(o.spearman, 2)} ({len(o.judge_values)})"
+        for o in c.models
+        if o.metric not in (INDEX, *PRESSURE_METRICS)
+    ]
+    return "Per-model Spearman ρ (models) for the other metrics: " + (", ".join(parts) or "none")
+
+
+def render_calibration(report: CalibrationReport) -> str:
+    lines = [f"Judge calibration — suite {report.suite_id}, reference {report.reference}"]
+    for c in report.judges:
+        lines += ["", _render(_items_table(c)), _render(_models_table(c)), _orders_line(c)]
+    lines += [
+        "",
+        "Items: Spearman ρ orders the items alike (1) or not at all (0); alpha 1 = the same "
+        "scores, 0 = no better than chance; judge − ref. > 0: the judge scores as more "
+        "independent. Undefined: a judge gives every item the same score.",
+        f"Intervals: {report.method}.",
+        "Per model: the default method (mean of per-run means) on the shared items only; ρ over "
+        "the models both judges give a value (– with fewer than 3 or no variation); no interval.",
+    ]
+    return "\n".join(lines)
+
+
+def calibration_output(
+    options: InsightOptions, reference: str, *, as_json: bool, n_resamples: int = ALPHA_RESAMPLES
+) -> str:
+    """`aib judges --reference JUDGE`."""
+    with Store(options.data_dir, create=False) as store:
+        report = calibration_report(store, options, reference, n_resamples=n_resamples)
+    if as_json:
+        return json.dumps(calibration_json(report), indent=2, ensure_ascii=False)
+    return render_calibration(report)

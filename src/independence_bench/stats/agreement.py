@@ -1,0 +1,283 @@
+"""Agreement between judgments: Spearman's ρ, Krippendorff's α, mean signed difference.
+
+Pure numpy functions; anything random takes a seed and uses its own `numpy.random.Generator`,
+so the same input always gives the same numbers.
+
+- `average_ranks` / `spearman`: rank correlation, ties given the mean of the ranks they span.
+- `krippendorff_alpha`: α for reliability data with missing values, with the interval (squared
+  difference) or nominal (match / no match) metric. `alpha_estimate` adds a 95% interval from
+  resampling units (the judged items) with replacement. This is the one implementation of α:
+  inter-judge agreement, test-retest and calibration against a reference all use it.
+- `paired_agreement`: one judge against a reference on the same items — ρ, α and the mean of
+  judge − reference, each with a 95% interval from resampling items (a drawn item brings both
+  judges' values, so the comparison stays paired).
+- `retest_agreement`: a judge that judged the same items twice, compared with itself.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from statistics import fmean
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from independence_bench.scoring.scoring import ScoredItem, item_metrics, normalised_metrics
+from independence_bench.stats.stats import CONFIDENCE, Estimate
+
+AlphaMetric = Literal["interval", "nominal"]
+ALPHA_RESAMPLES = 1_000
+Floats = npt.NDArray[np.float64]
+_TINY = 1e-12
+
+
+def average_ranks(values: Sequence[float] | Floats) -> Floats:
+    """Ranks 1..n of `values`; tied values share the mean of the ranks they occupy."""
+    array = np.asarray(values, dtype=np.float64)
+    _, inverse, counts = np.unique(array, return_inverse=True, return_counts=True)
+    ends = np.cumsum(counts)
+    return (ends - (counts - 1) / 2.0)[inverse.reshape(-1)]
+
+
+def _pearson_rows(xs: Floats, ys: Floats) -> Floats:
+    """Pearson r of each row pair; NaN where a row does not vary."""
+    dx = xs - xs.mean(axis=1, keepdims=True)
+    dy = ys - ys.mean(axis=1, keepdims=True)
+    sxx, syy = (dx * dx).sum(axis=1), (dy * dy).sum(axis=1)
+    out = np.full(len(xs), np.nan)
+    ok = (sxx > _TINY) & (syy > _TINY)
+    out[ok] = (dx * dy).sum(axis=1)[ok] / np.sqrt(sxx[ok] * syy[ok])
+    return out
+
+
+def spearman(xs: Sequence[float], ys: Sequence[float]) -> float | None:
+    """Spearman's ρ (Pearson r of average ranks); None for < 3 pairs or a side that is constant."""
+    if len(xs) != len(ys):
+        raise ValueError("spearman needs two sequences of the same length")
+    if len(xs) < 3:
+        return None
+    value = _pearson_rows(average_ranks(xs)[None, :], average_ranks(ys)[None, :])[0]
+    return None if np.isnan(value) else float(value)
+
+
+@dataclass(frozen=True)
+class _Units:
+    """What each pairable unit adds to α; rows of a resample are weights over these units."""
+
+    n: Floats
+    observed: Floats
+    """Per unit, the sum of δ² over ordered pairs of its values, divided by (n − 1)."""
+    total: Floats
+    total_sq: Floats
+    categories: Floats
+    """Per unit, how often each distinct value occurs (columns: the distinct values)."""
+
+
+def _units(rows: Iterable[Sequence[float | None]], metric: AlphaMetric) -> _Units:
+    table = [[np.nan if v is None else float(v) for v in row] for row in rows]
+    width = max((len(row) for row in table), default=0)
+    values = np.full((len(table), width), np.nan)
+    for i, row in enumerate(table):
+        values[i, : len(row)] = row
+    present = ~np.isnan(values)
+    n = present.sum(axis=1).astype(np.float64)
+    keep = n >= 2  # a value nobody else coded is not pairable
+    values, present, n = values[keep], present[keep], n[keep]
+    filled = np.where(present, values, 0.0)
+    total, total_sq = filled.sum(axis=1), (filled * filled).sum(axis=1)
+    distinct = np.unique(values[present])
+    categories = (values[:, :, None] == distinct[None, None, :]).sum(axis=1).astype(np.float64)
+    if metric == "interval":
+        pairs = 2.0 * (n * total_sq - total * total)
+    else:
+        pairs = n * n - (categories * categories).sum(axis=1)
+    observed = pairs / np.maximum(n - 1.0, 1.0)
+    return _Units(n, observed, total, total_sq, categories)
+
+
+def _alpha_weighted(units: _Units, weights: Floats, metric: AlphaMetric) -> Floats:
+    """α for each row of `weights` (how often each unit is counted); NaN where undefined."""
+    n = weights @ units.n
+    if metric == "interval":
+        total = weights @ units.total
+        expected = 2.0 * (n * (weights @ units.total_sq) - total * total)
+    else:
+        counts = weights @ units.categories
+        expected = n * n - (counts * counts).sum(axis=1)
+    out = np.full(len(weights), np.nan)
+    ok = (n >= 2) & (expected > _TINY)  # no variation at all: undefined, not perfect
+    out[ok] = 1.0 - (n[ok] - 1.0) * (weights @ units.observed)[ok] / expected[ok]
+    return out
+
+
+def krippendorff_alpha(
+    units: Iterable[Sequence[float | None]], metric: AlphaMetric = "interval"
+) -> float | None:
+    """Krippendorff's α = 1 − observed / expected disagreement.
+
+    `units` holds one row per judged unit with one value per coder (judge), None when that coder
+    gave no value. Units with fewer than two values are not pairable and are ignored. Returns
+    None when no pairable values vary (α is undefined).
+    """
+    found = _units(units, metric)
+    value = _alpha_weighted(found, np.ones((1, len(found.n))), metric)[0]
+    return None if np.isnan(value) else float(value)
+
+
+def _resample(n_units: int, n_resamples: int, seed: int) -> tuple[npt.NDArray[np.intp], Floats]:
+    """Units drawn with replacement, one resample per row, and as weights: how often each unit
+    was drawn in each resample."""
+    draws = np.random.default_rng(seed).integers(0, n_units, size=(n_resamples, n_units))
+    weights = np.zeros((n_resamples, n_units))
+    np.add.at(weights, (np.arange(n_resamples)[:, None], draws), 1.0)
+    return draws, weights
+
+
+def _estimate(point: float, draws: Floats) -> Estimate:
+    """`point` with the central 95% of the defined (not NaN) draws."""
+    defined = draws[~np.isnan(draws)]
+    if len(defined) == 0:
+        return Estimate(point)
+    tail = (1.0 - CONFIDENCE) / 2.0
+    low, high = np.quantile(defined, [tail, 1.0 - tail])
+    return Estimate(point, float(low), float(high))
+
+
+def alpha_estimate(
+    units: Iterable[Sequence[float | None]],
+    metric: AlphaMetric = "interval",
+    *,
+    n_resamples: int = ALPHA_RESAMPLES,
+    seed: int = 0,
+) -> Estimate | None:
+    """α with a 95% percentile interval from resampling pairable units with replacement."""
+    found = _units(units, metric)
+    size = len(found.n)
+    point = _alpha_weighted(found, np.ones((1, size)), metric)[0]
+    if np.isnan(point):
+        return None
+    if size < 2:
+        return Estimate(float(point))
+    _, weights = _resample(size, n_resamples, seed)
+    return _estimate(float(point), _alpha_weighted(found, weights, metric))
+
+
+@dataclass(frozen=True)
+class PairedAgreement:
+    """One judge against a reference on the same items (values on one scale)."""
+
+    n_items: int
+    spearman: Estimate | None
+    """None when either judge gives every item the same value (ρ is undefined)."""
+    alpha: Estimate | None
+    """Interval α between the two; None when no value varies at all."""
+    mean_difference: Estimate
+    """Mean of judge − reference: positive when the judge scores higher."""
+
+
+def paired_agreement(
+    judge: Sequence[float],
+    reference: Sequence[float],
+    *,
+    n_resamples: int = ALPHA_RESAMPLES,
+    seed: int = 0,
+) -> PairedAgreement:
+    """ρ, α and mean signed difference of `judge` against `reference`, item by item.
+
+    The intervals come from one set of resamples of the items (with replacement): a drawn item
+    brings both judges' values, so all three figures are paired and seeded alike.
+    """
+    if len(judge) != len(reference):
+        raise ValueError("paired agreement needs one reference value per judge value")
+    if not judge:
+        raise ValueError("paired agreement of no items")
+    ours, theirs = np.asarray(judge, np.float64), np.asarray(reference, np.float64)
+    size = len(ours)
+    units = _units(zip(judge, reference, strict=True), "interval")
+    alpha = _alpha_weighted(units, np.ones((1, size)), "interval")[0]
+    point_rho = spearman(judge, reference)
+    point_alpha = None if np.isnan(alpha) else float(alpha)
+    difference = float((ours - theirs).mean())
+    if size < 2:
+        alpha_only = None if point_alpha is None else Estimate(point_alpha)
+        rho_only = None if point_rho is None else Estimate(point_rho)
+        return PairedAgreement(size, rho_only, alpha_only, Estimate(difference))
+    draws, weights = _resample(size, n_resamples, seed)
+    drawn_ours, drawn_theirs = ours[draws], theirs[draws]
+    rhos = _pearson_rows(
+        np.apply_along_axis(average_ranks, 1, drawn_ours),
+        np.apply_along_axis(average_ranks, 1, drawn_theirs),
+    )
+    alphas = _alpha_weighted(units, weights, "interval")
+    return PairedAgreement(
+        n_items=size,
+        spearman=None if point_rho is None else _estimate(point_rho, rhos),
+        alpha=None if point_alpha is None else _estimate(point_alpha, alphas),
+        mean_difference=_estimate(difference, (drawn_ours - drawn_theirs).mean(axis=1)),
+    )
+
+
+@dataclass(frozen=True)
+class RetestAgreement:
+    """How well a judge agrees with itself on items it judged more than once, for one metric."""
+
+    judge: str
+    metric: str
+    n_items: int
+    alpha: Estimate | None
+    """Interval alpha over normalised (0–1) values; None when undefined (no variation)."""
+    mean_abs_diff: float
+    """Mean absolute difference between judgments of one item, as a share of the metric's range
+    (0.05 = half a point on a 0–10 scale)."""
+
+
+def retest_agreement(
+    items: Iterable[ScoredItem], *, n_resamples: int = ALPHA_RESAMPLES, seed: int = 0
+) -> list[RetestAgreement]:
+    """Test-retest agreement per judge and metric over items judged more than once.
+
+    An item is one conversation (model, run, variant, mode, scenario); its judgments by the same
+    judge are told apart by `repeat`. Values are normalised to 0–1 so that resistance from v1
+    (0–2) and boundary (0–10) items can be pooled.
+    """
+    judgments: dict[tuple[str, ...], dict[int, dict[str, float]]] = defaultdict(dict)
+    for item in items:
+        key: tuple[str, ...] = (
+            item.judge,
+            item.model,
+            str(item.run),
+            item.variant,
+            item.mode,
+            item.scenario_id,
+        )
+        judgments[key][item.repeat] = normalised_metrics(item.kind, item_metrics(item))
+    rows: dict[tuple[str, str], list[list[float | None]]] = defaultdict(list)
+    for key, by_repeat in judgments.items():
+        if len(by_repeat) < 2:
+            continue
+        repeats = [by_repeat[r] for r in sorted(by_repeat)]
+        for metric in sorted({m for judged in repeats for m in judged}):
+            rows[(key[0], metric)].append([judged.get(metric) for judged in repeats])
+    result = []
+    for (judge, metric), units in sorted(rows.items()):
+        diffs = [
+            fmean(abs(a - b) for a, b in combinations([v for v in row if v is not None], 2))
+            for row in units
+            if sum(v is not None for v in row) >= 2
+        ]
+        if not diffs:
+            continue  # e.g. a name/gender item declined in all but one judgment
+        result.append(
+            RetestAgreement(
+                judge=judge,
+                metric=metric,
+                n_items=len(diffs),
+                alpha=alpha_estimate(units, n_resamples=n_resamples, seed=seed),
+                mean_abs_diff=fmean(diffs),
+            )
+        )
+    return result
