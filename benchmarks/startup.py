@@ -77,7 +77,6 @@ def measure(label: str, args: list[str], runs: int, top: int) -> None:
         print(f"    {own / 1000:6.1f} ms own {cumulative / 1000:7.1f} ms cumulative  {name}")
 
 
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=15, help="Runs per command (median).")
