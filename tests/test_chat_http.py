@@ -12,6 +12,7 @@ import pytest
 from aiohttp import web
 
 from independence_bench.clients.http import proxy_for
+from independence_bench.clients.local.gguf_chat import STRING_MAX_LENGTH
 from independence_bench.clients.openai_compat import OpenAICompatibleClient
 from independence_bench.clients.protocol import ClientError, CompletionRequest, NotJsonReply
 
@@ -150,6 +151,29 @@ async def test_json_schema_refused_then_json_object_is_sent_and_remembered(
     kinds = [b["response_format"]["type"] for b in scripted.bodies]
     assert kinds == ["json_schema", "json_object", "json_object"]
     assert scripted.bodies[1]["response_format"]["schema"] == {"type": "object"}
+
+
+async def test_json_object_carries_a_schema_llamacpp_can_build_a_grammar_from(
+    scripted: Scripted,
+) -> None:
+    # Found on llama-cpp-python's server: a reasoning field of maxLength 2000 gives a grammar
+    # it cannot parse, and the server process dies.
+    scripted.handler = _refusing("json_schema", status=500, message="response_format")
+    schema = {
+        "type": "object",
+        "properties": {
+            "reasoning": {"type": "string", "maxLength": 2000},
+            "score": {"type": "integer", "minimum": 0, "maximum": 10},
+        },
+    }
+    client = _client(scripted.base_url)
+    await client.complete(
+        CompletionRequest(model="j", messages=REQUEST.messages, response_schema=schema)
+    )
+    await client.aclose()
+    sent = scripted.bodies[1]["response_format"]["schema"]["properties"]
+    assert sent["reasoning"]["maxLength"] == STRING_MAX_LENGTH
+    assert sent["score"]["enum"] == list(range(11))
 
 
 async def test_a_server_refusing_both_formats_gets_the_schema_in_the_prompt_only(

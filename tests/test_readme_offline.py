@@ -40,6 +40,41 @@ def readme_offline_command(readme: str) -> str:
     return match.group(1).strip()
 
 
+EXPECTED_SECTIONS = (
+    "How to read the scores",
+    "Charts",
+    "Models",
+    "Item difficulty",
+    "Detailed metrics",
+)
+"""Sections a report of one judged `v2` run always has (names appear only when chosen)."""
+
+
+def assert_sections_filled(markdown: str) -> None:
+    """Every expected section is there, every section has a body, and the spend is stated."""
+    headings = re.findall(r"^#{2,3} (.+)$", markdown, re.MULTILINE)
+    missing = [name for name in EXPECTED_SECTIONS if name not in headings]
+    assert not missing, f"the report lacks sections {missing}; it has {headings}"
+    bodies = re.split(r"^#{1,3} .+$", markdown, flags=re.MULTILINE)[1:]
+    for heading, body in zip(headings, bodies[1:], strict=False):
+        container = heading.startswith("Suite") or heading == "Models"  # headings follow them
+        assert body.strip() or container, f"section {heading!r} is empty"
+    assert "Total spend" in markdown
+
+
+def test_report_sections_are_checked() -> None:
+    filled = "# T\n\n## Suite v2\n\n" + "".join(
+        f"### {name}\n\ntext\n\n" for name in EXPECTED_SECTIONS
+    )
+    assert_sections_filled(filled + "Total spend: $0.\n")
+    with pytest.raises(AssertionError, match="empty"):
+        assert_sections_filled(
+            filled.replace("### Charts\n\ntext", "### Charts\n\n") + "Total spend"
+        )
+    with pytest.raises(AssertionError, match="lacks"):
+        assert_sections_filled(filled.replace("### Models", "### Other") + "Total spend")
+
+
 def test_the_command_is_read_from_the_readme() -> None:
     command = readme_offline_command((REPO / "README.md").read_text("utf-8"))
     assert ".venv/bin/aib run" in command and ".venv/bin/aib report" in command
@@ -66,6 +101,8 @@ def test_the_readme_offline_quick_start_ends_with_a_leaderboard_and_a_report(
     assert done.returncode == 0, done.stderr[-3000:]
     assert "embedded:qwen2.5-coder-0.5b" in done.stdout  # the leaderboard row
     report = clone / "aib-data" / "report"
-    assert "embedded:qwen2.5-coder-0.5b" in (report / "LEADERBOARD.md").read_text("utf-8")
+    markdown = (report / "LEADERBOARD.md").read_text("utf-8")
+    assert "embedded:qwen2.5-coder-0.5b" in markdown
+    assert_sections_filled(markdown)
     assert (report / "results.json").is_file() and (report / "results.csv").is_file()
     assert list((report / "charts").rglob("*.png")), "the report was written without charts"
