@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from independence_bench.cli import main as cli
+import independence_bench.workflows.runs as runs_workflow
+from cli_commands import aib_commands
 from independence_bench.clients.endpoints import RetryPolicy
 from independence_bench.clients.redact import REDACTED, Redactor, secrets_in_env
 from independence_bench.testing.mock_server import MockConfig, MockServer
@@ -98,7 +99,7 @@ judge:
 def _store_readers() -> list[tuple[str, ...]]:
     """Every other command that reads the store and needs no argument (reports, viewer…)."""
     out = []
-    for name, command in sorted(cli.cli.commands.items()):
+    for name, command in sorted(aib_commands().items()):
         params = {p.name: p for p in command.params}
         if name in ("run", "estimate", "judge") or "data_dir" not in params:
             continue
@@ -121,7 +122,7 @@ def test_a_crash_traceback_is_printed_without_the_key(
     def explode(*_: object, **__: object) -> None:
         raise RuntimeError(f"internal bug while holding Bearer {OPENROUTER_KEY}")
 
-    monkeypatch.setattr(cli, "runs_command", explode)
+    monkeypatch.setattr(runs_workflow, "runs_command", explode)
     result = aib("runs")
     assert result.code == 1
     assert "Traceback" in result.err and "RuntimeError: internal bug" in result.err

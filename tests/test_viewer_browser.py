@@ -23,7 +23,7 @@ from independence_bench.store.store import Store
 from independence_bench.suites.suite import load_suite
 from independence_bench.testing.mock_behaviours import CAVE_MARKER, FIRM_MARKER
 from independence_bench.testing.mock_server import MockConfig, MockServer
-from independence_bench.workflows.workflows import ViewOptions, build_viewer
+from independence_bench.workflows.view import ViewOptions, build_viewer
 from report_fixtures import HOSTILE_REPLY, add_item, build_store, judge_scores
 
 pytestmark = pytest.mark.slow

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import urlsplit
 
 import yaml
@@ -24,13 +24,13 @@ from pydantic import (
 )
 
 from independence_bench.clients.local.weights import is_local_model
+from independence_bench.clients.protocol import ReasoningEffort
 from independence_bench.clients.redact import without_url_credentials
 from independence_bench.errors import UserError
 
 OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
 DEFAULT_TEMPERATURE = 0.7
 DEFAULT_JUDGE = "google/gemini-3-flash-preview"
-ReasoningEffort = Literal["off", "minimal", "low", "medium", "high"]
 
 
 class ModelSpec(BaseModel):

@@ -33,7 +33,8 @@ from independence_bench.errors import UserError
 from independence_bench.judging.judge import judge_reply_is_whole, run_judgment
 from independence_bench.judging.rubric import Rubric, load_rubric
 from independence_bench.store.store import ItemRecord, RunRecord, Store, TurnRecord
-from independence_bench.suites.suite import DeliveryMode, PromptVariant, Scenario, Suite
+from independence_bench.suites.delivery import DeliveryMode
+from independence_bench.suites.suite import PromptVariant, Scenario, Suite
 
 JUDGE_MAX_TOKENS = 1500
 

@@ -240,6 +240,18 @@ class Store:
             )
         return [run_from_row(r) for r in rows]
 
+    def run_suites(self) -> list[str]:
+        """The suite ids of the stored runs, sorted; a `UserError` when the store holds no run.
+
+        Every reader of results starts here, before it loads the scoring and statistics code,
+        so an empty store is reported at once.
+        """
+        rows = self._db.execute("SELECT DISTINCT suite_id FROM runs ORDER BY suite_id")
+        suites = [str(suite_id) for (suite_id,) in rows]
+        if not suites:
+            raise UserError(f"the store at {self.path} holds no runs yet; run 'aib run' first")
+        return suites
+
     # -- completions ------------------------------------------------------------------------
 
     def get_completion(self, key: str) -> Completion | None:
