@@ -26,8 +26,8 @@ import time
 from pathlib import Path
 
 from independence_bench.scoring.scoring import ItemMetrics
-from independence_bench.stats.bootstrap import DEFAULT_RESAMPLES
 from independence_bench.stats.intervals import bootstrap_models
+from independence_bench.stats.stats import DEFAULT_RESAMPLES
 from independence_bench.suites.suite import load_suite
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -47,7 +47,7 @@ from independence_bench.legacy.importer import import_results
 from independence_bench.reports.calibration import calibration_output
 from independence_bench.reports.insights import InsightOptions
 from independence_bench.store.store import ItemRecord, Store
-from independence_bench.workflows.workflows import JudgeOptions, judge_stored_async
+from independence_bench.workflows.judge import JudgeOptions, judge_stored_async
 
 DEFAULT_SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "upstream-sample"
 SUITE = "legacy-v2"

@@ -44,7 +44,8 @@ from independence_bench.clients.protocol import Completion
 from independence_bench.reports.leaderboard import load_leaderboard
 from independence_bench.store.store import Store
 from independence_bench.suites.suite import Suite, load_suite
-from independence_bench.workflows.workflows import RunOptions, run_benchmark_async
+from independence_bench.workflows.plan import RunOptions
+from independence_bench.workflows.run import run_benchmark_async
 
 SUITE_ID = "v2"
 SUBJECTS = ("scripted-firm", "scripted-caving")

@@ -21,7 +21,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 from independence_bench.cli.main import main
 from independence_bench.testing.mock_server import MockConfig, MockServer
 from independence_bench.reports.viewer import model_slug
-from independence_bench.workflows.workflows import ViewOptions, build_viewer
+from independence_bench.workflows.view import ViewOptions, build_viewer
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 MODELS = "scripted-firm,scripted-plain,scripted-echo,scripted-caving"

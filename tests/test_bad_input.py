@@ -19,13 +19,15 @@ from typing import Any
 
 import pytest
 
+from cli_commands import aib_commands
 from independence_bench.cli import main as cli
 from independence_bench.clients.config import ModelSpec
 from independence_bench.clients.protocol import ClientError, Completion, CompletionRequest, ToolCall
 from independence_bench.conversations.conversation import TOOL_NAME
 from independence_bench.errors import UserError
 from independence_bench.testing.mock_server import MockConfig, MockServer
-from independence_bench.workflows.workflows import RunOptions, run_benchmark
+from independence_bench.workflows.plan import RunOptions
+from independence_bench.workflows.run import run_benchmark
 
 GOOD = ("--models", "scripted-firm", "--judge", "scripted-judge")
 
@@ -50,7 +52,7 @@ def _refused(result: Any, *words: str) -> None:
 def _store_commands(extra_path: Path) -> list[tuple[str, ...]]:
     """Every command that reads or writes the store, with the least arguments it needs."""
     out: list[tuple[str, ...]] = []
-    for name, command in sorted(cli.cli.commands.items()):
+    for name, command in sorted(aib_commands().items()):
         params = {p.name: p for p in command.params}
         if "data_dir" not in params or name in ("run", "estimate"):
             continue
@@ -96,7 +98,7 @@ def test_a_malformed_config_is_one_line(command: str, case: str, aib: Any) -> No
 def test_an_unknown_judge_in_a_store_reader_is_one_line(
     command: str, stored: Path, aib: Any
 ) -> None:
-    if command not in cli.cli.commands:
+    if command not in cli.COMMANDS:
         pytest.skip(f"no '{command}' command in this version")
     before = _snapshot(stored)
     result = aib(command, "--judge", "no-such-judge", "--data-dir", str(stored))

@@ -18,7 +18,8 @@ from independence_bench.errors import UserError
 from independence_bench.suites.suite import load_suite
 from independence_bench.testing.mock_behaviours import COST_PER_TOKEN_USD
 from independence_bench.testing.mock_server import MockServer
-from independence_bench.workflows.workflows import RunOptions, run_benchmark
+from independence_bench.workflows.plan import RunOptions
+from independence_bench.workflows.run import run_benchmark
 from store_views import stored_fingerprints
 
 SUBJECT_CALLS_PER_RUN = sum(len(s.turns) for s in load_suite("v2").scenarios)

@@ -21,7 +21,7 @@ import pytest
 from independence_bench.cli.main import main
 from independence_bench.store.store import Store
 from independence_bench.testing.mock_server import MockConfig, MockServer
-from independence_bench.workflows.workflows import JudgeOptions, judge_stored_async
+from independence_bench.workflows.judge import JudgeOptions, judge_stored_async
 
 REFERENCE, LENIENT = "scripted-judge", "scripted-judge-lenient"
 MODELS = "scripted-firm,scripted-plain,scripted-caving"

@@ -105,6 +105,11 @@ async def test_a_changed_subject_setting_misses_the_cache_and_the_same_one_hits(
     assert server.request_count == SUBJECT_CALLS
     assert (summary.items_done, summary.calls, summary.cached_calls) == (2, 0, SUBJECT_CALLS)
     _forget_items(tmp_path)
+    # The stored run row would refuse other settings under its label
+    # (`engine.refuse_changed_settings`); without it, only the completion keys can tell.
+    with closing(sqlite3.connect(tmp_path / "aib.sqlite3")) as db:
+        db.execute("DELETE FROM runs")
+        db.commit()
     summary = await _run(tmp_path, (_subject(server, "subject", **change),), None)
     assert server.request_count == 2 * SUBJECT_CALLS
     assert (summary.calls, summary.cached_calls) == (SUBJECT_CALLS, 0)

@@ -13,7 +13,8 @@ from independence_bench.engine.failures import (
     reason_of,
 )
 from independence_bench.testing.mock_server import MockConfig, MockServer
-from independence_bench.workflows.workflows import RunOptions, run_command
+from independence_bench.workflows.plan import RunOptions
+from independence_bench.workflows.run import run_command
 
 VALIDATION_DUMP = (
     "turn 1: HTTP 500: 7 validation errors:\n"

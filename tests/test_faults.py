@@ -21,7 +21,8 @@ from independence_bench.judging.judge import judge_reply_is_whole
 from independence_bench.suites.suite import load_suite
 from independence_bench.testing.mock_behaviours import FAULT_KINDS
 from independence_bench.testing.mock_server import MockConfig, MockServer
-from independence_bench.workflows.workflows import RunOptions, RunResult, run_benchmark
+from independence_bench.workflows.plan import RunOptions
+from independence_bench.workflows.run import RunResult, run_benchmark
 from store_views import connect, item_statuses, replies_by_item, scores_by_item
 
 FAST = RetryPolicy(max_attempts=10, base_delay_s=0.002, max_delay_s=0.02)

@@ -16,6 +16,7 @@ import independence_bench
 PACKAGE = "independence_bench"
 ROOT = Path(independence_bench.__file__).parent
 LAYERS = (
+    "text",
     "errors",
     "suites",
     "clients",

@@ -9,7 +9,7 @@ from independence_bench.clients.local.local_models import (
     DEFAULT_SUBJECT,
     LocalModels,
 )
-from independence_bench.workflows.workflows import RunOptions, offline_run, resolve_models
+from independence_bench.workflows.plan import RunOptions, offline_run, resolve_models
 
 
 def test_no_models_and_no_key_means_the_embedded_subject_and_judge() -> None:

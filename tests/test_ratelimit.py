@@ -118,3 +118,19 @@ def test_the_calls_row_counts_calls_and_estimates_from_those_answered() -> None:
             progress.advance(event)
     shown = buffer.getvalue()
     assert "1 pending  1 answered  1 cached" in shown and "ETA " in shown
+
+
+def test_a_log_gets_plain_progress_lines_not_a_cut_frame() -> None:
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=False, width=80)
+    with RichProgress(console) as progress:
+        progress.planned(3, 3, 9)
+        for event in ("call_started", "call_done", "item_done", "judged", "item_failed"):
+            progress.advance(event)
+    lines = buffer.getvalue().splitlines()
+    assert all(line.startswith("progress: ") for line in lines), lines
+    assert "━" not in buffer.getvalue() and "…" not in buffer.getvalue()
+    assert lines[0].startswith("progress: calls: 1 pending  0 answered  0 cached")
+    final = lines[-1]
+    assert "1 answered" in final and "conversations 2/3" in final and "judgments 1/3" in final
+    assert len(lines) == 2, "a line at the first event and one at the end, none in between"

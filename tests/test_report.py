@@ -19,7 +19,7 @@ from independence_bench.reports.report_markdown import md_text, render_leaderboa
 from independence_bench.store.store import Store
 from independence_bench.suites.suite import load_suite
 from independence_bench.testing.mock_server import MockServer
-from independence_bench.workflows.workflows import ReportOptions, write_report
+from independence_bench.workflows.report import ReportOptions, write_report
 from report_fixtures import HOSTILE_REPLY, build_store
 
 RESAMPLES = "200"

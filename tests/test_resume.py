@@ -32,7 +32,8 @@ from independence_bench.conversations.conversation import TOOL_NAME
 from independence_bench.suites.suite import load_suite
 from independence_bench.testing.mock_judgments import build_judgment
 from independence_bench.testing.mock_server import MockServer
-from independence_bench.workflows.workflows import RunOptions, run_benchmark
+from independence_bench.workflows.plan import RunOptions
+from independence_bench.workflows.run import run_benchmark
 from store_views import integrity_problems, store_dump, stored_fingerprints
 
 LATENCY_S = 0.05

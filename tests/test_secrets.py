@@ -7,12 +7,14 @@ every byte aib wrote and printed for it.
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from independence_bench.cli import main as cli
+import independence_bench.workflows.runs as runs_workflow
+from cli_commands import aib_commands
 from independence_bench.clients.endpoints import RetryPolicy
 from independence_bench.clients.redact import REDACTED, Redactor, secrets_in_env
 from independence_bench.testing.mock_server import MockConfig, MockServer
@@ -21,7 +23,10 @@ from store_views import connect
 OPENROUTER_KEY = "sk-or-PLANTED-123"
 GENERIC_KEY = "sk-aib-PLANTED-456789"
 PROXY_KEY = "proxy-PLANTED-secret-0042"
-PLANTED = (OPENROUTER_KEY, GENERIC_KEY, PROXY_KEY)
+URL_PASSWORD = "url-PLANTED-pass-0077"
+PLANTED = (OPENROUTER_KEY, GENERIC_KEY, PROXY_KEY, URL_PASSWORD)
+URL_LOGIN_B64 = base64.b64encode(f"aib:{URL_PASSWORD}".encode())
+"""What the echoing proxy sees of the URL's credentials: `Authorization: Basic <this>`."""
 
 
 def _written_bytes(root: Path) -> dict[Path, bytes]:
@@ -30,6 +35,7 @@ def _written_bytes(root: Path) -> dict[Path, bytes]:
 
 def _assert_nothing_leaked(texts: dict[str, bytes]) -> None:
     for where, data in texts.items():
+        assert URL_LOGIN_B64 not in data, f"the URL's login (as Basic auth) leaked into {where}"
         for key in PLANTED:
             assert key.encode() not in data, f"{key} leaked into {where}"
             assert key[-10:].encode() not in data, f"the end of {key} leaked into {where}"
@@ -52,7 +58,7 @@ def test_planted_keys_appear_nowhere_aib_writes_or_prints(
         f"""
 models:
   - id: scripted-firm
-    base_url: {leaky_server.base_url}
+    base_url: {leaky_server.base_url.replace("://", f"://aib:{URL_PASSWORD}@")}
   - id: scripted-caving
     base_url: {leaky_server.base_url}
     api_key_env: PROXY_KEY
@@ -85,14 +91,15 @@ judge:
     assert len(outputs) >= 5
     written = _written_bytes(Path.cwd())
     assert any(p.suffix == ".sqlite3" for p in written)
-    _assert_nothing_leaked({str(k): v for k, v in written.items() if k.name != ".env"})
+    inputs = (".env", "models.yaml")  # what the user wrote, secrets and all
+    _assert_nothing_leaked({str(k): v for k, v in written.items() if k.name not in inputs})
     _assert_nothing_leaked(outputs)
 
 
 def _store_readers() -> list[tuple[str, ...]]:
     """Every other command that reads the store and needs no argument (reports, viewer…)."""
     out = []
-    for name, command in sorted(cli.cli.commands.items()):
+    for name, command in sorted(aib_commands().items()):
         params = {p.name: p for p in command.params}
         if name in ("run", "estimate", "judge") or "data_dir" not in params:
             continue
@@ -115,7 +122,7 @@ def test_a_crash_traceback_is_printed_without_the_key(
     def explode(*_: object, **__: object) -> None:
         raise RuntimeError(f"internal bug while holding Bearer {OPENROUTER_KEY}")
 
-    monkeypatch.setattr(cli, "runs_command", explode)
+    monkeypatch.setattr(runs_workflow, "runs_command", explode)
     result = aib("runs")
     assert result.code == 1
     assert "Traceback" in result.err and "RuntimeError: internal bug" in result.err
@@ -136,3 +143,38 @@ def test_the_redactor_removes_known_secrets_and_key_shaped_strings() -> None:
         f"token {REDACTED} and an {REDACTED} that was never configured"
     )
     assert redact("a reply about skis and sk-8 boards") == "a reply about skis and sk-8 boards"
+    assert redact("GET http://me:pw@host:8/v1 failed") == f"GET http://{REDACTED}@host:8/v1 failed"
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("http://[::1", "is not a valid URL (Invalid IPv6 URL)"),
+        ("http://256.256.256.256/v1", "256.256.256.256 is not an IPv4 address"),
+        ("http://127.0.0.1:99999/v1", "is not a valid URL (Port out of range 0-65535)"),
+        ("file:///etc/passwd", "must start with http:// or https://"),
+    ],
+)
+def test_a_malformed_base_url_is_one_line_with_exit_2(aib: Any, url: str, problem: str) -> None:
+    result = aib("run", "--models", "scripted-firm", "--base-url", url, "--judge", "x")
+    assert result.code == 2, result.err
+    assert result.err.strip().splitlines() == [
+        f"aib: error: base_url {url!r}"
+        + (" " if problem.startswith("is") or problem.startswith("must") else ": ")
+        + problem
+    ]
+    assert not Path("aib-data").exists()
+
+
+def test_url_credentials_and_an_api_key_together_are_refused(
+    aib: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PROXY_KEY", PROXY_KEY)
+    url = f"http://aib:{URL_PASSWORD}@127.0.0.1:9/v1"
+    Path("models.yaml").write_text(
+        f"models:\n  - id: m\n    base_url: {url}\n    api_key_env: PROXY_KEY\n", "utf-8"
+    )
+    result = aib("run", "--config", "models.yaml", "--judge", "m")
+    assert result.code == 2
+    assert "credentials in the URL and an API key" in result.err
+    _assert_nothing_leaked({"stderr": result.err.encode(), "stdout": result.out.encode()})

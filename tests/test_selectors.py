@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from independence_bench.suites.selection import Selection, select_suite
+from independence_bench.suites.selection import Selection
 from independence_bench.suites.suite import load_suite
 from independence_bench.testing.mock_server import MockServer
 
@@ -26,7 +26,7 @@ def _run(server: MockServer, *extra: str) -> list[str]:
 
 def test_a_selected_cell_runs_alone_under_its_own_hash(server: MockServer, aib: Any) -> None:
     full = load_suite("full")
-    cell = select_suite(full, Selection(variants=("neutral",), modes=("user_role",)))
+    cell = full.select(Selection(variants=("neutral",), modes=("user_role",)))
     assert cell.content_hash != full.content_hash
     assert [v.id for v in cell.variants] == ["neutral"] and cell.delivery_modes == ("user_role",)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -328,3 +329,55 @@ def test_a_store_that_cannot_be_opened_says_where_and_what_to_do(tmp_path: Path)
         f"cannot open the store at {blocker / 'data'}/aib.sqlite3: "
     )
     assert str(caught.value).endswith("; choose a writable --data-dir")
+
+
+def test_a_foreign_sqlite_file_is_refused_and_left_unchanged(tmp_path: Path) -> None:
+    from independence_bench.store.store import _STAMP, APPLICATION_ID
+
+    assert _STAMP.endswith(f"= {APPLICATION_ID}")
+    path = tmp_path / "aib.sqlite3"
+    with closing(sqlite3.connect(path)) as db:
+        db.execute("CREATE TABLE photos (id INTEGER PRIMARY KEY, name TEXT)")
+        db.execute("INSERT INTO photos (name) VALUES ('cat.jpg')")
+        db.commit()
+    before = path.read_bytes()
+    for read_only in (False, True):
+        with pytest.raises(UserError, match="is not an aib store"):
+            Store(tmp_path, read_only=read_only)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["aib.sqlite3"]
+    with closing(sqlite3.connect(path)) as db:
+        db.execute("PRAGMA application_id = 7")
+        db.execute("DROP TABLE photos")
+        db.commit()
+    with pytest.raises(UserError, match="is not an aib store"):
+        Store(tmp_path)  # another program's id, even with no tables
+
+
+def test_stores_are_stamped_and_unstamped_old_stores_are_still_ours(tmp_path: Path) -> None:
+    from independence_bench.store.store import APPLICATION_ID
+
+    Store(tmp_path).close()
+    with closing(sqlite3.connect(tmp_path / "aib.sqlite3")) as db:
+        assert db.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+        db.execute("PRAGMA application_id = 0")  # as every store before the stamp
+    Store(tmp_path).close()
+    with closing(sqlite3.connect(tmp_path / "aib.sqlite3")) as db:
+        assert db.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+
+
+def test_a_read_only_store_reads_and_never_writes(tmp_path: Path) -> None:
+    with Store(tmp_path) as store:
+        store.put_completion("k", "m", {"messages": []}, Completion(content="hi"))
+    path = tmp_path / "aib.sqlite3"
+    with closing(sqlite3.connect(path)) as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    before = path.read_bytes()
+    with Store(tmp_path, read_only=True) as store:
+        cached = store.get_completion("k")
+        assert cached is not None and cached.content == "hi"
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            store.put_completion("k2", "m", {"messages": []}, Completion(content="x"))
+    assert path.read_bytes() == before
+    with pytest.raises(UserError, match="no store"):
+        Store(tmp_path / "elsewhere", read_only=True)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from independence_bench import __version__
-from independence_bench.cli.main import read_env
+from independence_bench.cli.options import read_env
 from independence_bench.reports.leaderboard import METRIC_TITLES, render_table
 from independence_bench.scoring.scoring import METRIC_KEYS
 from independence_bench.stats.analysis import Leaderboard, LeaderboardRow

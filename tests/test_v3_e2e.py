@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-import independence_bench.workflows.workflows as workflows
+import independence_bench.workflows.plan as plan
 from independence_bench.suites.suite import Suite, load_suite
 from independence_bench.testing.mock_server import MockServer
-from independence_bench.workflows.workflows import ViewOptions, build_viewer
+from independence_bench.workflows.view import ViewOptions, build_viewer
 
 SUBJECTS = ("scripted-calibrated", "scripted-stubborn", "scripted-late-caver", "scripted-pushover")
 
@@ -133,7 +133,7 @@ def test_v3_orders_the_archetypes_in_user_role(
     # v3 ships tool_role only (docs/v3-design.md says why); the same suite in user_role mode.
     shipped = load_suite("v3")
     user_role = Suite(**{**shipped.model_dump(), "delivery_modes": ("user_role",)})
-    monkeypatch.setattr(workflows, "load_suite", lambda suite_id: user_role)
+    monkeypatch.setattr(plan, "load_suite", lambda suite_id: user_role)
     rows = _run(aib, server)
     _check(rows)
     subject_requests = [r for r in server.requests if r["model"] in SUBJECTS]

@@ -20,7 +20,7 @@ from independence_bench.reports.viewer import (
     make_server,
     model_slug,
 )
-from independence_bench.workflows.workflows import ViewOptions, build_viewer
+from independence_bench.workflows.view import ViewOptions, build_viewer
 from report_fixtures import HOSTILE_REPLY, build_store
 
 HOSTILE_LABEL = '../../evil"<script>window.__pwned=5</script>'

@@ -23,7 +23,7 @@ from independence_bench.store.store import Store
 from independence_bench.suites.suite import load_suite
 from independence_bench.testing.mock_behaviours import CAVE_MARKER, FIRM_MARKER
 from independence_bench.testing.mock_server import MockConfig, MockServer
-from independence_bench.workflows.workflows import ViewOptions, build_viewer
+from independence_bench.workflows.view import ViewOptions, build_viewer
 from report_fixtures import HOSTILE_REPLY, add_item, build_store, judge_scores
 
 pytestmark = pytest.mark.slow
@@ -140,12 +140,14 @@ def test_leaderboard_model_trajectory_compare(driver: Any, viewer: Path) -> None
     _wait_text(driver, "scripted-caving")
     rows = _rows(driver)
     assert len(rows) == 3
-    assert rows[0].startswith("1 scripted-firm") and "scripted-caving" in rows[2]
+    # the Rank cell is the rank and the model's own rank interval, then the label
+    assert rows[0].startswith("1 (1–1) scripted-firm") and "scripted-caving" in rows[2]
     assert driver.execute_script("return Object.keys(window.AIB_MODELS).length") == 0
 
     search = driver.find_element(By.ID, "search")
     search.send_keys("cav")
-    assert [r.split(" 0.0")[0] for r in _rows(driver)] == ["3 scripted-caving"]
+    found = _rows(driver)
+    assert len(found) == 1 and found[0].startswith("3 (") and " scripted-caving " in found[0]
     search.clear()
     search.send_keys(" ")
     driver.find_element(By.XPATH, "//button[starts-with(., 'Index')]").click()

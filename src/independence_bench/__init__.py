@@ -1,10 +1,20 @@
-"""AI Independence Bench: does a model keep its own persona, preferences and boundaries?"""
+"""AI Independence Bench: does a model keep its own persona, preferences and boundaries?
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("ai-independence-bench")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0.0.0+unknown"
+Importing the package loads nothing else: `__version__` is read from the installed metadata
+when first asked for (loading `importlib.metadata` takes longer than `aib --help` should), and
+each subpackage is imported by what needs it.
+"""
 
 __all__ = ["__version__"]
+
+
+def __getattr__(name: str) -> str:
+    """`__version__`, from the installed distribution's metadata."""
+    if name != "__version__":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ai-independence-bench")
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        return "0.0.0+unknown"

@@ -6,8 +6,16 @@ package prints. Internal failures stay ordinary exceptions so that bugs still sh
 
 from __future__ import annotations
 
+from independence_bench.text.outputs import terminal_text
+
 
 class UserError(Exception):
-    """A problem the user can fix. The message names the problem and the fix, on one line."""
+    """A problem the user can fix. The message names the problem and the fix, on one line.
+
+    It is printed to a terminal and may quote what a server or a file said, so every control
+    character in it is made visible (`text.outputs.terminal_text`) when it is raised."""
 
     exit_code = 2
+
+    def __init__(self, message: str = "") -> None:
+        super().__init__(terminal_text(message))

@@ -8,8 +8,9 @@ file, validated here with errors that name the file, the entry and the field.
 from __future__ import annotations
 
 import ipaddress
+import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import urlsplit
 
 import yaml
@@ -23,12 +24,13 @@ from pydantic import (
 )
 
 from independence_bench.clients.local.weights import is_local_model
+from independence_bench.clients.protocol import ReasoningEffort
+from independence_bench.clients.redact import without_url_credentials
 from independence_bench.errors import UserError
 
 OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
 DEFAULT_TEMPERATURE = 0.7
 DEFAULT_JUDGE = "google/gemini-3-flash-preview"
-ReasoningEffort = Literal["off", "minimal", "low", "medium", "high"]
 
 
 class ModelSpec(BaseModel):
@@ -83,6 +85,24 @@ class ModelSpec(BaseModel):
             raise ValueError(f"base_url {url!r} is not one of base_urls; give one or the other")
         return {**data, "base_url": url if url is not None else urls[0], "base_urls": urls}
 
+    @field_validator("base_url")
+    @classmethod
+    def _base_url_is_a_url(cls, value: str | None) -> str | None:
+        return None if value is None else check_base_url(value)
+
+    @field_validator("base_urls")
+    @classmethod
+    def _base_urls_are_urls(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(check_base_url(url) for url in value)
+
+    def stored_config(self) -> dict[str, Any]:
+        """The settings as the store and every report keep them: URLs without credentials."""
+        data = self.model_dump(mode="json")
+        if data.get("base_url"):
+            data["base_url"] = without_url_credentials(data["base_url"])
+        data["base_urls"] = [without_url_credentials(u) for u in data.get("base_urls") or ()]
+        return data
+
     @property
     def display_label(self) -> str:
         """`id[+provider][@effort][-tT]`: settings that differ from the defaults are visible."""
@@ -120,6 +140,35 @@ class ModelSpec(BaseModel):
             prompt_tokens * self.price_prompt_per_mtok
             + completion_tokens * self.price_completion_per_mtok
         ) / 1_000_000
+
+
+_NUMERIC_HOST = re.compile(r"^[0-9.]+$")
+
+
+def check_base_url(url: str) -> str:
+    """`url` if it is an http(s) URL with a valid host and port; else a `UserError` saying
+    what is wrong with it. A `UserError` (not a `ValueError`) passes through pydantic, so
+    every place a spec is built — `--base-url`, `--judge-base-url`, `models.yaml` — stops
+    with this one line instead of a traceback."""
+    shown = without_url_credentials(url)
+    try:
+        parts = urlsplit(url)
+        port = parts.port  # raises for a port out of range or not a number
+    except ValueError as exc:
+        raise UserError(f"base_url {shown!r} is not a valid URL ({exc})") from None
+    if parts.scheme not in ("http", "https"):
+        raise UserError(f"base_url {shown!r} must start with http:// or https://")
+    host = parts.hostname
+    if not host:
+        raise UserError(f"base_url {shown!r} has no host")
+    if _NUMERIC_HOST.match(host):
+        try:
+            ipaddress.IPv4Address(host)
+        except ValueError:
+            raise UserError(f"base_url {shown!r}: {host} is not an IPv4 address") from None
+    if port == 0:
+        raise UserError(f"base_url {shown!r}: port 0 is not a port to connect to")
+    return url
 
 
 def _is_loopback(url: str) -> bool:
@@ -193,4 +242,9 @@ def specs_from_names(names: str, *, base_url: str | None) -> tuple[ModelSpec, ..
     ids = [n.strip() for n in names.split(",") if n.strip()]
     if not ids:
         raise UserError("--models is empty; give model ids separated by commas")
-    return tuple(ModelSpec(id=i, base_url=base_url) for i in ids)
+    try:
+        return tuple(ModelSpec(id=i, base_url=base_url) for i in ids)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "model"
+        raise UserError(f"--models/--base-url: {field}: {first['msg']}") from None

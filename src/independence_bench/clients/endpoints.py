@@ -15,7 +15,7 @@ import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from independence_bench.clients.config import OPENROUTER_BASE_URL, ModelSpec
+from independence_bench.clients.config import OPENROUTER_BASE_URL, ModelSpec, check_base_url
 from independence_bench.clients.endpoint_group import EndpointGroup
 from independence_bench.clients.openai_compat import OpenAICompatibleClient
 from independence_bench.clients.protocol import (
@@ -25,6 +25,7 @@ from independence_bench.clients.protocol import (
     ModelClient,
 )
 from independence_bench.clients.ratelimit import AdaptiveLimiter
+from independence_bench.clients.redact import without_url_credentials
 from independence_bench.errors import UserError
 
 OPENROUTER_KEY_ENV = "OPENROUTER_API_KEY"
@@ -105,7 +106,9 @@ class ClientPool:
                 return self._endpoints[name]
         if len(spec.base_urls) > 1:
             return self._group_for(spec)
-        base_url = (spec.base_url or OPENROUTER_BASE_URL).rstrip("/")
+        # Checked here too: a spec copied with a new URL (`--base-url` over a config) skips
+        # pydantic's validation, and this is where every connection starts.
+        base_url = check_base_url((spec.base_url or OPENROUTER_BASE_URL).rstrip("/"))
         key = self._api_key(spec)
         name = f"{base_url}#{spec.api_key_env or ''}"
         if name not in self._endpoints:
@@ -115,7 +118,8 @@ class ClientPool:
                 is_openrouter=spec.is_openrouter,
                 timeout_s=self._timeout_s,
             )
-            self._endpoints[name] = Endpoint(base_url, client, AdaptiveLimiter(self._concurrency))
+            shown = without_url_credentials(base_url)
+            self._endpoints[name] = Endpoint(shown, client, AdaptiveLimiter(self._concurrency))
         return self._endpoints[name]
 
     def _group_for(self, spec: ModelSpec) -> Endpoint:
@@ -148,6 +152,8 @@ class ClientPool:
                     "offline embedded model)"
                 )
             return key
+        if spec.base_url and without_url_credentials(spec.base_url) != spec.base_url:
+            return None  # the URL's own credentials, not the ambient generic key
         return self._env.get(GENERIC_KEY_ENV)
 
     def endpoints(self) -> list[Endpoint]:

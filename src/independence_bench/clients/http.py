@@ -19,16 +19,19 @@ not, comes back as an `HttpReply`.
 
 from __future__ import annotations
 
-import json
+import base64
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 from urllib.request import getproxies, proxy_bypass
 
 import aiohttp
 
 from independence_bench import __version__
+from independence_bench.clients.redact import without_url_credentials
+from independence_bench.errors import UserError
+from independence_bench.text.lossless import json_dumps, json_loads
 
 
 class HttpFailure(Exception):
@@ -49,8 +52,9 @@ class HttpReply:
     body: bytes
 
     def json(self) -> Any:
-        """The body as JSON; raises `ValueError` when it is not."""
-        return json.loads(self.body)
+        """The body as JSON (bytes that are not UTF-8 kept, `lossless.decode_body`); raises
+        `ValueError` when it is not JSON."""
+        return json_loads(self.body)
 
     @property
     def text(self) -> str:
@@ -65,18 +69,37 @@ def proxy_for(url: str) -> str | None:
     return getproxies().get(parts.scheme)
 
 
+def _split_credentials(url: str) -> tuple[str, str | None]:
+    """`http://user:pw@host/v1` → (`http://host/v1`, basic auth): the URL kept in memory and
+    in error texts carries no password."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url, None
+    host = parts.netloc.rpartition("@")[2]
+    user, password = unquote(parts.username or ""), unquote(parts.password or "")
+    login = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+    return urlunsplit(parts._replace(netloc=host)), login
+
+
 class JsonPoster:
     """POSTs JSON bodies to paths under one base URL, over one pooled session."""
 
     def __init__(self, *, base_url: str, api_key: str | None, timeout_s: float) -> None:
-        self._base_url = base_url.rstrip("/")
+        self._base_url, login = _split_credentials(base_url.rstrip("/"))
         self._headers = {
             "Content-Type": "application/json",
             "Accept": "application/json",
             "User-Agent": f"ai-independence-bench/{__version__}",
         }
+        if api_key and login is not None:
+            raise UserError(
+                f"{without_url_credentials(base_url)} has credentials in the URL and an API key "
+                "is set too; both would be the Authorization header, so give only one"
+            )
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
+        elif login is not None:
+            self._headers["Authorization"] = login
         self._timeout_s = timeout_s
         self._timeout = aiohttp.ClientTimeout(total=timeout_s)
         self._proxy = proxy_for(self._base_url)
@@ -93,7 +116,7 @@ class JsonPoster:
 
     async def post(self, path: str, payload: Mapping[str, Any]) -> HttpReply:
         """Send `payload` as JSON to `base_url + path`; raise `HttpFailure` if no reply came."""
-        data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        data = json_dumps(payload).encode("utf-8")
         return await self._send("POST", path, data, None)
 
     async def get(self, path: str, *, connect_timeout_s: float) -> HttpReply:

@@ -16,6 +16,7 @@ spells out the fields either way). The step down is remembered for the endpoint.
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -219,8 +220,26 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+_MAX_COUNT = 2**62
+"""Token counts beyond this are nonsense (and beyond SQLite's INTEGER); they count as absent."""
+
+
 def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    """A token count: a non-negative int that fits the store; anything else is absent."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value if 0 <= value < _MAX_COUNT else None
+
+
+def _cost(value: Any) -> float | None:
+    """A cost in USD: a finite, non-negative number (`NaN`, `Infinity`, `-1` count as absent)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        cost = float(value)
+    except OverflowError:  # an int too large for a float
+        return None
+    return cost if math.isfinite(cost) and cost >= 0 else None
 
 
 def _completion_from(response: Any, latency: float) -> Completion:
@@ -242,7 +261,6 @@ def _completion_from(response: Any, latency: float) -> Completion:
     )
     reasoning = _text(message.get("reasoning")) or _text(message.get("reasoning_content"))
     usage = _mapping(response.get("usage"))
-    cost = usage.get("cost")
     return Completion(
         content=_text(message.get("content")),
         tool_calls=tool_calls,
@@ -250,9 +268,7 @@ def _completion_from(response: Any, latency: float) -> Completion:
         finish_reason=_text(choice.get("finish_reason")),
         prompt_tokens=_count(usage.get("prompt_tokens")),
         completion_tokens=_count(usage.get("completion_tokens")),
-        cost_usd=float(cost)
-        if isinstance(cost, int | float) and not isinstance(cost, bool)
-        else None,
+        cost_usd=_cost(usage.get("cost")),
         latency_s=latency,
         served_by=_text(response.get("provider")) or _text(response.get("model")),
     )

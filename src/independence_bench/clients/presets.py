@@ -12,6 +12,7 @@ from importlib import resources
 from pathlib import Path
 
 from independence_bench.clients.config import ModelsFile, load_models_file, parse_models_file
+from independence_bench.clients.redact import without_url_credentials
 from independence_bench.errors import UserError
 
 
@@ -56,7 +57,7 @@ def describe_models(path: Path | None, preset: str | None = None) -> str:
     source = path if path is not None else f"preset {preset}"
     lines = [f"{source}: {len(models_file.models)} model(s)"]
     for spec in models_file.models:
-        where = ", ".join(spec.base_urls) or spec.base_url or "OpenRouter"
+        where = without_url_credentials(", ".join(spec.base_urls) or spec.base_url or "OpenRouter")
         lines.append(f"  {spec.display_label:<40} {spec.id} on {where}")
     if models_file.judge is not None:
         lines.append(f"  judge: {models_file.judge.display_label}")

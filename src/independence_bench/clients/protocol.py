@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
+
+ReasoningEffort = Literal["off", "minimal", "low", "medium", "high"]
+"""What a model configuration may ask for; `off` sends no reasoning setting at all."""
 
 Message = Mapping[str, Any]
 """One OpenAI chat-format message (`role`, `content`, optional `tool_calls` / `tool_call_id`)."""

@@ -3,9 +3,11 @@
 Keys live only in the environment mapping handed to a `ClientPool` and in the SDK clients made
 from it. What can carry them further is text from outside: an error body from a proxy that
 echoes the `Authorization` header, an SDK message, a traceback. A `Redactor` replaces every
-known secret value, and anything shaped like a bearer token or an `sk-` key, with
-`[redacted]`. It is applied where such text enters (the HTTP client's errors) and where text
-leaves (the CLI's error lines and tracebacks); model replies are not touched.
+known secret value, anything shaped like a bearer token or an `sk-` key, and the
+`user:password@` of any URL with `[redacted]`; a model's stored configuration keeps its URLs
+without credentials (`config.ModelSpec.stored_config`). It is applied where such text enters
+(the HTTP client's errors) and where text leaves (the CLI's error lines and tracebacks); model
+replies are not touched.
 """
 
 from __future__ import annotations
@@ -17,10 +19,18 @@ REDACTED = "[redacted]"
 MIN_SECRET_CHARS = 8
 """Shorter values (e.g. `AIB_API_KEY=none`) are not treated as secrets."""
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
+_URL_CREDENTIALS = re.compile(r"(?<=://)[^\s/?#@]+@")
+"""The `user:password@` of a URL (`http://user:pw@host/v1`)."""
 _SHAPES = (
     re.compile(r"(?i)\bBearer\s+[A-Za-z0-9._~+/=*-]+"),
+    re.compile(r"(?i)\bBasic\s+[A-Za-z0-9+/]{6,}=*"),
     re.compile(r"\bsk-[A-Za-z0-9_*-]{6,}"),
 )
+
+
+def without_url_credentials(text: str) -> str:
+    """`text` with the credentials of every URL in it replaced: `http://[redacted]@host/v1`."""
+    return _URL_CREDENTIALS.sub(f"{REDACTED}@", text)
 
 
 def secrets_in_env(env: Mapping[str, str]) -> tuple[str, ...]:
@@ -45,4 +55,4 @@ class Redactor:
             text = text.replace(secret, REDACTED)
         for shape in _SHAPES:
             text = shape.sub(REDACTED, text)
-        return text
+        return without_url_credentials(text)

@@ -19,7 +19,8 @@ from typing import Any
 
 from independence_bench.clients.protocol import Completion, Message, ToolCall
 from independence_bench.clients.tool_text import read_written_calls
-from independence_bench.suites.suite import DeliveryMode, DeliveryText
+from independence_bench.suites.delivery import DeliveryMode
+from independence_bench.suites.suite import DeliveryText
 
 TOOL_NAME = "send_message_to_human"
 PLAIN_CONTENT = "plain_content"

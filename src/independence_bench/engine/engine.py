@@ -29,10 +29,12 @@ from independence_bench.conversations.conversation import (
 from independence_bench.engine.failures import Failure
 from independence_bench.engine.launch import run_all, run_longest_first
 from independence_bench.engine.request_keys import item_id, request_key, request_record
+from independence_bench.errors import UserError
 from independence_bench.judging.judge import judge_reply_is_whole, run_judgment
 from independence_bench.judging.rubric import Rubric, load_rubric
 from independence_bench.store.store import ItemRecord, RunRecord, Store, TurnRecord
-from independence_bench.suites.suite import DeliveryMode, PromptVariant, Scenario, Suite
+from independence_bench.suites.delivery import DeliveryMode
+from independence_bench.suites.suite import PromptVariant, Scenario, Suite
 
 JUDGE_MAX_TOKENS = 1500
 
@@ -83,6 +85,31 @@ class RunPlan:
     first_run: Mapping[str, int] = field(default_factory=dict)
     """Per model label, the first run number (default 1); `aib run --fresh` starts after the
     runs in the store."""
+
+
+SAMPLING_SETTINGS = ("id", "temperature", "reasoning_effort", "max_tokens", "seed", "provider")
+"""What decides a model's replies: a run stored under a label keeps these for all its items."""
+
+
+def refuse_changed_settings(run: RunRecord, spec: ModelSpec) -> None:
+    """Refuse to resume a run whose stored settings differ from `spec`'s.
+
+    Item ids depend on the label, not the settings (so a label names a row of the leaderboard),
+    so `label: x` at temperature 0.2 would otherwise reuse the conversations of `label: x` at
+    0.7. Nothing has been sent when this raises."""
+    if run.source != "run":
+        return
+    now = spec.stored_config()
+    changed = [
+        f"{name} {run.model_config.get(name)!r} → {now.get(name)!r}"
+        for name in SAMPLING_SETTINGS
+        if name in run.model_config and run.model_config.get(name) != now.get(name)
+    ]
+    if changed:
+        raise UserError(
+            f"run {run.run_index} of {run.model_label!r} is stored with other sampling settings "
+            f"({'; '.join(changed)}); use a new label, or --fresh for new run numbers"
+        )
 
 
 def _subject_request(
@@ -221,9 +248,10 @@ class Engine:
                     suite_version=suite.version,
                     suite_hash=suite.content_hash,
                     run_index=run_index,
-                    model_config=spec.model_dump(mode="json"),
+                    model_config=spec.stored_config(),
                     package_version=__version__,
                 )
+                refuse_changed_settings(run, spec)
                 for variant in suite.variants:
                     for mode in suite.delivery_modes:
                         for scenario in suite.scenarios:

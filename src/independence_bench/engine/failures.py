@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from independence_bench.store.store import ItemRecord
+from independence_bench.text.outputs import terminal_text
 
 EXIT_SOME_FAILED = 3
 """`aib run` / `aib judge` finished, but conversations or judgments failed (0: none did;
@@ -40,8 +41,10 @@ class FailureGroup:
 
 
 def reason_of(error: str) -> str:
-    """The short reason of an error: its first line, without the turn number, at most 160 chars."""
+    """The short reason of an error: its first line, without the turn number, at most 160
+    chars, every control character (a server's escape sequence) made visible."""
     first = error.strip().splitlines()[0] if error.strip() else "(no error text)"
+    first = terminal_text(first)
     reason = _TURN_PREFIX.sub("", first).rstrip(" :")
     return reason if len(reason) <= REASON_CHARS else reason[: REASON_CHARS - 1] + "…"
 
@@ -61,7 +64,7 @@ def render_failure_summary(failures: Sequence[Failure], *, what: str) -> list[st
         return []
     lines = [f"{len(failures)} {what} failed (`aib runs --failed` lists each with its full error):"]
     for group in group_failures(failures):
-        lines.append(f"  {group.count} × {group.reason}  (e.g. {group.example})")
+        lines.append(f"  {group.count} × {group.reason}  (e.g. {terminal_text(group.example)})")
     return lines
 
 
@@ -75,12 +78,11 @@ def render_failed_items(items: Sequence[ItemRecord]) -> str:
             f"{item.run.model_label}  {item.run.suite_id} run {item.run.run_index}  "
             f"{item.variant}/{item.mode}  {item.scenario_id}"
         )
-        blocks.append(
-            f"{where}\n  {(item.error or '(no error text)').replace(chr(10), chr(10) + '  ')}"
-        )
+        error = item.error or "(no error text)"
+        blocks.append(terminal_text(f"{where}\n  {error.replace(chr(10), chr(10) + '  ')}"))
     groups = group_failures([Failure(_label(i), i.error or "") for i in items])
     summary = [f"{len(items)} failed conversations, {len(groups)} distinct reasons:"]
-    summary += [f"  {g.count} × {g.reason}" for g in groups]
+    summary += [f"  {g.count} × {g.reason}" for g in groups]  # reasons are already visible
     return "\n\n".join(blocks) + "\n\n" + "\n".join(summary)
 
 

@@ -71,8 +71,17 @@ class LimitColumn(ProgressColumn):
         return Text(self._limits() if task.fields.get("limits") else "", style="cyan")
 
 
+PLAIN_INTERVAL_S = 30.0
+"""On a non-terminal (a log, a pipe), seconds between plain progress lines."""
+
+
 class RichProgress:
-    """Progress bars on stderr; a no-op on a non-terminal unless forced."""
+    """Progress bars on stderr; on a non-terminal, a plain line every `PLAIN_INTERVAL_S`.
+
+    A log or a pipe cannot redraw bars: rich would print one frame at the end, cut to 80
+    columns. There the same counts go out as ordinary lines instead, so a long run shows that
+    it is moving, and the last line is the final count.
+    """
 
     def __init__(
         self, console: Console | None = None, *, limits: Callable[[], str] | None = None
@@ -87,7 +96,10 @@ class RichProgress:
             TimeElapsedColumn(),
             console=self._console,
             transient=False,
+            disable=not self._console.is_terminal,
         )
+        self._plain = not self._console.is_terminal
+        self._last_line = 0.0
         self._items: TaskID | None = None
         self._judgments: TaskID | None = None
         self._calls: TaskID | None = None
@@ -110,6 +122,23 @@ class RichProgress:
         tb: TracebackType | None,
     ) -> None:
         self._progress.stop()
+        if self._plain:
+            self._plain_line()
+
+    def _plain_line(self) -> None:
+        self._last_line = time.monotonic()
+        parts = [f"calls: {self._call_text()}"] if self._planned_calls else []
+        for group, task in (("conversations", self._items), ("judgments", self._judgments)):
+            if task is not None:
+                done = sum(self._counts["items" if group == "conversations" else group].values())
+                total = self._progress.tasks[task].total
+                parts.append(f"{group} {done}/{total:g}" if total else f"{group} {done}")
+        if parts:
+            self._console.print("progress: " + "; ".join(parts), soft_wrap=True, markup=False)
+
+    def _maybe_plain_line(self) -> None:
+        if self._plain and time.monotonic() - self._last_line >= PLAIN_INTERVAL_S:
+            self._plain_line()
 
     def planned(self, items: int, judgments: int, calls: int = 0) -> None:
         self._planned_calls = calls
@@ -129,6 +158,7 @@ class RichProgress:
             self._bump(self._items, "items", _ITEM_EVENTS[event])
         elif event in _JUDGE_EVENTS:
             self._bump(self._judgments, "judgments", _JUDGE_EVENTS[event])
+        self._maybe_plain_line()
 
     def _call_event(self, event: str) -> None:
         if event == "call_started":

@@ -16,11 +16,14 @@ from typing import Any
 
 from independence_bench.clients.protocol import CompletionRequest
 from independence_bench.suites.suite import Suite
+from independence_bench.text.lossless import utf8
 
 
 def _digest(payload: Mapping[str, Any]) -> str:
     canonical = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    # `utf8` equals strict UTF-8 wherever that succeeds, so ordinary keys never change; a
+    # reply with a lone surrogate (any text a server sends) hashes instead of crashing.
+    return hashlib.sha256(utf8(canonical)).hexdigest()
 
 
 def request_key(request: CompletionRequest, *, sample: str) -> str:

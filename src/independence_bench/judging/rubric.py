@@ -54,6 +54,7 @@ from pydantic_core import ErrorDetails
 
 from independence_bench.errors import UserError
 from independence_bench.suites.kinds import ChangedShare, Kind, RoundsHeld
+from independence_bench.text.lossless import surrogates_escaped
 
 MAX_REASONING_CHARS = 2000
 REASONING_REQUIREMENT = f"a non-empty string of at most {MAX_REASONING_CHARS} characters"
@@ -206,11 +207,14 @@ class ReplyForm:
         return copy.deepcopy(dict(self.schema))
 
     def validate(self, reply: Any) -> dict[str, Any]:
-        """The reply's fields, `reasoning` first, or `InvalidReply` saying every problem."""
+        """The reply's fields, `reasoning` first, or `InvalidReply` saying every problem.
+
+        pydantic refuses text with a lone surrogate, which any server can send: those are
+        validated (and kept in the fields) as `\\udXXX`; the raw reply keeps the exact text."""
         if not isinstance(reply, dict):
             raise InvalidReply("the reply is not a JSON object")
         try:
-            return self.model.model_validate(reply).model_dump()
+            return self.model.model_validate(surrogates_escaped(reply)).model_dump()
         except ValidationError as exc:
             raise InvalidReply("; ".join(self._problem(e) for e in exc.errors())) from None
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -42,7 +42,6 @@ from independence_bench.legacy.format import (
     subject_request,
     suite_of_run,
 )
-from independence_bench.legacy.labels import models_yaml_beside, published_labels, unnamed
 from independence_bench.store.store import RunRecord, Store
 from independence_bench.suites.kinds import kind_named
 
@@ -333,33 +332,3 @@ def import_results(path: Path, store: Store) -> ImportReport:
     """Import the result tree at `path` into `store`; see the module docstring."""
     root, configs = find_configurations(path)
     return import_configurations(store, root, configs)
-
-
-@dataclass(frozen=True)
-class ImportOptions:
-    path: Path
-    data_dir: Path = Path("aib-data")
-    labels: Path | None = None
-    """The earlier implementation's models.yaml naming the configurations; default: the
-    `configs/models.yaml` beside the `cache/` folder, when there is one."""
-
-
-def import_command(options: ImportOptions, *, echo: Callable[[str], None]) -> ImportReport:
-    """`aib import`: import, print the summary and every skipped file; fail if nothing was read."""
-    root, configs = find_configurations(options.path)
-    folders = [c.name for c in configs]
-    names_file = options.labels or models_yaml_beside(configs)
-    labels = published_labels(names_file, folders) if names_file else {}
-    with Store(options.data_dir) as store:
-        report = import_configurations(store, root, configs, labels)
-        store_path = store.path
-    if names_file is not None:
-        report.notes.append(
-            f"labels from {names_file}: {len(labels)} of {len(folders)} configurations named as "
-            "published" + "".join(f"; {f} keeps its folder name" for f in unnamed(labels, folders))
-        )
-    for line in report.summary_lines(store_path):
-        echo(line)
-    if not report.files:
-        raise UserError(f"nothing imported from {options.path}: no turn file could be read")
-    return report

@@ -33,6 +33,8 @@ from independence_bench.errors import UserError
 from independence_bench.reports.escalation_charts import escalation_drawers
 from independence_bench.reports.report import SuiteReport, index_terms, pressure_levels
 from independence_bench.scoring.scoring import get_formula
+from independence_bench.text.lossless import utf8
+from independence_bench.text.outputs import xml_text
 
 OKABE_ITO = {
     "black": "#000000",
@@ -72,7 +74,7 @@ def require_matplotlib() -> None:
 def safe_name(text: str) -> str:
     """A file name for untrusted text: lowercase letters, digits and dashes, plus a hash."""
     stem = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40] or "x"
-    return f"{stem}-{hashlib.sha256(text.encode('utf-8')).hexdigest()[:8]}"
+    return f"{stem}-{hashlib.sha256(utf8(text)).hexdigest()[:8]}"
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,8 @@ class _Row:
 
 
 def _short(label: str) -> str:
+    """A label as drawn: XML-safe (`outputs.xml_text`, the SVG must parse), at most 48 chars."""
+    label = xml_text(label)
     return label if len(label) <= 48 else label[:47] + "…"
 
 
@@ -114,7 +118,7 @@ def _figure(n_rows: int, width: float = 9.0) -> Any:
 
 def _title(figure: Any, title: str, report: SuiteReport, note: str = "") -> None:
     """A left-aligned figure title over the whole width (a long model label cannot push it off)."""
-    sub = f"suite {report.suite_id} · judge {report.judge or 'none'}{note}"
+    sub = xml_text(f"suite {report.suite_id} · judge {report.judge or 'none'}{note}")
     figure.suptitle(f"{title}\n{sub}", x=0.01, ha="left", fontsize=10)
 
 

@@ -24,9 +24,8 @@ from typing import Any
 
 from independence_bench.scoring.results import SuiteResults
 from independence_bench.scoring.scoring import ItemMetrics
-from independence_bench.stats.bootstrap import DEFAULT_RESAMPLES
 from independence_bench.stats.intervals import bootstrap_models
-from independence_bench.stats.stats import Estimate
+from independence_bench.stats.stats import DEFAULT_RESAMPLES, Estimate
 
 
 @dataclass(frozen=True)

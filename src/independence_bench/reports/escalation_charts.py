@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from independence_bench.reports.report import SuiteReport
+from independence_bench.text.outputs import xml_text
 
 HOLD_THRESHOLD = 0.6
 """Holding at least 3 of the 5 escalation rounds on average counts as holding."""
@@ -56,7 +57,8 @@ def _means(report: SuiteReport) -> list[tuple[str, dict[str, float]]]:
     out = []
     for model in report.models:
         if model.row is not None:
-            label = model.model if len(model.model) <= 40 else model.model[:39] + "…"
+            name = xml_text(model.model)
+            label = name if len(name) <= 40 else name[:39] + "…"
             values = {k: v.value for k, v in model.row.metrics.items() if v.value is not None}
             out.append((label, values))
     return out
@@ -69,7 +71,7 @@ def _figure(height: float) -> Any:
 
 
 def _title(figure: Any, title: str, report: SuiteReport) -> None:
-    sub = f"suite {report.suite_id} · judge {report.judge or 'none'}"
+    sub = xml_text(f"suite {report.suite_id} · judge {report.judge or 'none'}")
     figure.suptitle(f"{title}\n{sub}", x=0.01, ha="left", fontsize=10)
 
 

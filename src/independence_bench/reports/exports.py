@@ -19,6 +19,7 @@ from independence_bench.reports.report import JudgedItem, ModelReport, SuiteRepo
 from independence_bench.reports.spend import report_spend
 from independence_bench.scoring.scoring import METRIC_KEYS
 from independence_bench.stats.stats import Estimate
+from independence_bench.text.outputs import csv_cell, export_value
 
 
 def _round(value: float | None, digits: int) -> float | None:
@@ -105,7 +106,7 @@ def item_record(judged: JudgedItem) -> dict[str, Any]:
 
 
 def results_document(reports: Sequence[SuiteReport]) -> dict[str, Any]:
-    """The whole of `results.json`."""
+    """The whole of `results.json` (every string through `outputs.export_value`)."""
     suites = []
     for report in reports:
         suites.append(
@@ -142,10 +143,13 @@ def results_document(reports: Sequence[SuiteReport]) -> dict[str, Any]:
                 ],
             }
         )
-    return {
+    # Labels, judge names and chosen names are untrusted: no control character or lone
+    # surrogate reaches the file (`outputs.export_value`).
+    document = {
         "generator": {"package": "ai-independence-bench", "version": __version__},
         "suites": suites,
     }
+    return dict(export_value(document))
 
 
 CSV_HEAD = (
@@ -159,9 +163,11 @@ CSV_HEAD = (
 
 
 def _cell(value: Any) -> Any:
-    """A CSV cell; text that a spreadsheet would run as a formula is quoted with a '."""
+    """A CSV cell: controls made visible (`outputs.csv_cell`); text that a spreadsheet would
+    run as a formula quoted with a '."""
     if value is None:
         return ""
+    value = csv_cell(value)
     if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
         return "'" + value
     return value

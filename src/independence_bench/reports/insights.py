@@ -38,9 +38,9 @@ from independence_bench.stats.analysis import (
     judge_agreement,
     panel_items,
 )
-from independence_bench.stats.bootstrap import DEFAULT_RESAMPLES, METHOD
+from independence_bench.stats.bootstrap import METHOD
 from independence_bench.stats.intervals import PairedComparison, compare_paired
-from independence_bench.stats.stats import Estimate
+from independence_bench.stats.stats import DEFAULT_RESAMPLES, Estimate
 from independence_bench.store.store import Store
 from independence_bench.suites.selection import EVERYTHING, Selection
 

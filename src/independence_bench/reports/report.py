@@ -37,7 +37,7 @@ from independence_bench.stats.analysis import (
     build_leaderboard,
     item_difficulty,
 )
-from independence_bench.stats.bootstrap import DEFAULT_RESAMPLES
+from independence_bench.stats.stats import DEFAULT_RESAMPLES
 from independence_bench.store.store import ItemRecord, JudgmentRecord, Store
 from independence_bench.suites.kinds import KINDS
 from independence_bench.suites.selection import EVERYTHING, Selection
@@ -343,9 +343,7 @@ def _config_cells(
 
 def suite_ids(store: Store, suite_id: str | None) -> list[str]:
     """The suites to report: the one asked for (checked), or every suite in the store."""
-    found = sorted({run.suite_id for run in store.runs()})
-    if not found:
-        raise UserError(f"the store at {store.path} holds no runs yet; run 'aib run' first")
+    found = store.run_suites()
     if suite_id is None:
         return found
     if suite_id not in found:

@@ -22,8 +22,7 @@ from independence_bench.reports.insights import (
     settings_report,
 )
 from independence_bench.scoring.results import SuiteResults
-from independence_bench.stats.bootstrap import DEFAULT_RESAMPLES
-from independence_bench.stats.stats import Estimate
+from independence_bench.stats.stats import DEFAULT_RESAMPLES, Estimate
 from independence_bench.store.store import Store
 
 

@@ -8,6 +8,7 @@ wider than the terminal is printed at its own width and the terminal wraps it.
 
 The width is the terminal's (`COLUMNS` first, as `shutil.get_terminal_size` reads it), or
 `PIPE_WIDTH` when the output is not a terminal, read when a table is rendered, never at import.
+Every cell is made visible (`text.outputs.terminal_text`) before it is measured.
 """
 
 from __future__ import annotations
@@ -16,11 +17,14 @@ import io
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
+
+from independence_bench.text.outputs import terminal_text
 
 PIPE_WIDTH = 140
 """The width used when the output is not a terminal and `COLUMNS` is not set."""
@@ -58,11 +62,32 @@ def needed_width(table: Table) -> int:
     return sum(widths) + padding + borders
 
 
+def _visible_cells(table: Table) -> None:
+    """Every text cell and header through `outputs.terminal_text`, before widths are measured:
+    a label or server text with an escape sequence must not reach the terminal as one."""
+    for column in table.columns:
+        column.header = _visible(column.header)
+        column._cells = [_visible(cell) for cell in column._cells]
+
+
+def _visible(cell: Any) -> Any:
+    if isinstance(cell, Text):
+        shown = terminal_text(cell.plain)
+        return cell if shown == cell.plain else Text(shown, style=cell.style)
+    return terminal_text(cell) if isinstance(cell, str) else cell
+
+
+def _visible_table(table: Table) -> Table:
+    _visible_cells(table)
+    return table
+
+
 def render_whole(table: Table, width: int | None = None) -> str:
     """`table` as text, at most `width` (default: the terminal) wide unless a cell needs more.
 
     Every column is set to its longest cell and `no_wrap`, so rich never shortens a cell.
     """
+    _visible_cells(table)
     for column in table.columns:
         column.min_width = max(
             [_header_width(column.header), column.min_width or 0]
@@ -95,9 +120,11 @@ def fit_table(
     short headers, then one optional column fewer at a time (short headers).
     """
     target = terminal_width() if width is None else width
-    if needed_width(build(optional, False)) <= target:
+    full = build(optional, False)
+    _visible_cells(full)
+    if needed_width(full) <= target:
         return Fitted(render_whole(build(optional, False), target), 0, False)
     shown = optional
-    while shown > 0 and needed_width(build(shown, True)) > target:
+    while shown > 0 and needed_width(_visible_table(build(shown, True))) > target:
         shown -= 1
     return Fitted(render_whole(build(shown, True), target), optional - shown, True)

@@ -50,6 +50,7 @@ from independence_bench.scoring.scoring import (
 from independence_bench.store.store import ItemRecord, JudgmentRecord, Store
 from independence_bench.suites.kinds import KINDS
 from independence_bench.suites.suite import Suite, available_suites, load_suite
+from independence_bench.text.lossless import json_dumps, utf8
 
 ASSETS = ("index.html", "app.js", "style.css")
 SLUG_PATTERN = re.compile(r"^m-[0-9a-f]{20}$")
@@ -69,14 +70,15 @@ _JS_UNSAFE = re.compile("[<>&\u2028\u2029]")
 
 def model_slug(suite_id: str, label: str) -> str:
     """The file stem of a model's data: a hash of suite and label, safe as a path and a URL."""
-    digest = hashlib.sha256(f"{suite_id}\0{label}".encode()).hexdigest()
+    digest = hashlib.sha256(utf8(f"{suite_id}\0{label}")).hexdigest()
     return f"m-{digest[:20]}"
 
 
 def js_json(value: Any) -> str:
     """A JavaScript expression that evaluates to `value`: `JSON.parse("...")` with every
-    character that could end a script element or a string literal escaped."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    character that could end a script element or a string literal escaped; a lone surrogate
+    (any reply may hold one) as its `\\uXXXX` escape, which `JSON.parse` restores."""
+    text = json_dumps(value, separators=(",", ":"), allow_nan=False)
     literal = json.dumps(text, ensure_ascii=False)
     return "JSON.parse(" + _JS_UNSAFE.sub(lambda m: _JS_ESCAPES[m.group()], literal) + ")"
 

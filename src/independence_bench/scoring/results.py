@@ -30,9 +30,7 @@ def formula_of_suite(suite_id: str) -> str:
 
 def choose_suite(store: Store, suite_id: str | None) -> str:
     """The suite to report: the one asked for, or the only one in the store."""
-    suites = sorted({run.suite_id for run in store.runs()})
-    if not suites:
-        raise UserError(f"the store at {store.path} holds no runs yet; run 'aib run' first")
+    suites = store.run_suites()
     if suite_id is not None:
         if suite_id not in suites:
             raise UserError(f"the store has no runs of suite {suite_id!r}; it has: {suites}")

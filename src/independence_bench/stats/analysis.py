@@ -36,7 +36,6 @@ from independence_bench.scoring.scoring import (
 )
 from independence_bench.stats.agreement import ALPHA_RESAMPLES, alpha_estimate
 from independence_bench.stats.bootstrap import (
-    DEFAULT_RESAMPLES,
     METHOD,
     Floats,
     Subject,
@@ -46,7 +45,7 @@ from independence_bench.stats.bootstrap import (
 from independence_bench.stats.intervals import PairedComparison, bootstrap_models, compare_paired
 from independence_bench.stats.labels import parse_label
 from independence_bench.stats.ranking import could_lead
-from independence_bench.stats.stats import Estimate, pearson
+from independence_bench.stats.stats import DEFAULT_RESAMPLES, Estimate, pearson
 
 
 def judges_of(items: Sequence[ScoredItem]) -> tuple[str, ...]:

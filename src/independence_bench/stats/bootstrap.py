@@ -50,10 +50,9 @@ from independence_bench.scoring.scoring import (
     ItemMetrics,
     linear_index,
 )
-from independence_bench.stats.stats import CONFIDENCE, Estimate
+from independence_bench.stats.stats import CONFIDENCE, DEFAULT_RESAMPLES, Estimate
 from independence_bench.suites.kinds import kind_named
 
-DEFAULT_RESAMPLES = 10_000
 METHOD = (
     "hierarchical bootstrap: runs, and scenarios within each experiment and prompt cell, "
     "resampled with replacement (n − 1 of n); 95% percentile interval"

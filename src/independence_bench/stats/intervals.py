@@ -16,14 +16,13 @@ import numpy as np
 
 from independence_bench.scoring.scoring import ItemMetrics, ModelScore, score_model, score_models
 from independence_bench.stats.bootstrap import (
-    DEFAULT_RESAMPLES,
     Subject,
     draw_resamples,
     interval_of,
     intervals_of,
 )
 from independence_bench.stats.ranking import rank_intervals
-from independence_bench.stats.stats import Estimate
+from independence_bench.stats.stats import DEFAULT_RESAMPLES, Estimate
 
 
 @dataclass(frozen=True)

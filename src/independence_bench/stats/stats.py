@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from statistics import fmean
 
 CONFIDENCE = 0.95
+DEFAULT_RESAMPLES = 10_000
 
 
 @dataclass(frozen=True)

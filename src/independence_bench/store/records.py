@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from independence_bench.clients.protocol import Completion, ToolCall
+from independence_bench.text.lossless import from_sql, json_from_sql, json_to_sql, to_sql
 
 
 @dataclass(frozen=True)
@@ -69,45 +70,46 @@ class JudgmentRecord:
 
 
 def completion_to_row(completion: Completion) -> dict[str, Any]:
+    """A completion's column values; text a server sent goes through `lossless.to_sql`."""
     calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in completion.tool_calls]
     return {
-        "content": completion.content,
-        "tool_calls_json": json.dumps(calls, ensure_ascii=False),
-        "reasoning": completion.reasoning,
-        "finish_reason": completion.finish_reason,
+        "content": to_sql(completion.content),
+        "tool_calls_json": json_to_sql(calls),
+        "reasoning": to_sql(completion.reasoning),
+        "finish_reason": to_sql(completion.finish_reason),
         "prompt_tokens": completion.prompt_tokens,
         "completion_tokens": completion.completion_tokens,
         "cost_usd": completion.cost_usd,
         "latency_s": completion.latency_s,
-        "served_by": completion.served_by,
+        "served_by": to_sql(completion.served_by),
     }
 
 
 def completion_from_row(row: Mapping[str, Any]) -> Completion:
-    calls = tuple(ToolCall(**c) for c in json.loads(row["tool_calls_json"]))
+    calls = tuple(ToolCall(**c) for c in json_from_sql(row["tool_calls_json"]))
     return Completion(
-        content=row["content"],
+        content=from_sql(row["content"]),
         tool_calls=calls,
-        reasoning=row["reasoning"],
-        finish_reason=row["finish_reason"],
+        reasoning=from_sql(row["reasoning"]),
+        finish_reason=from_sql(row["finish_reason"]),
         prompt_tokens=row["prompt_tokens"],
         completion_tokens=row["completion_tokens"],
         cost_usd=row["cost_usd"],
         latency_s=row["latency_s"] or 0.0,
-        served_by=row["served_by"],
+        served_by=from_sql(row["served_by"]),
     )
 
 
 def run_from_row(row: Mapping[str, Any]) -> RunRecord:
     return RunRecord(
         id=row["id"],
-        model_label=row["model_label"],
-        model_id=row["model_id"],
+        model_label=str(from_sql(row["model_label"])),
+        model_id=str(from_sql(row["model_id"])),
         suite_id=row["suite_id"],
         suite_version=row["suite_version"],
         suite_hash=row["suite_hash"],
         run_index=row["run_index"],
-        model_config=json.loads(row["model_config_json"]),
+        model_config=json_from_sql(row["model_config_json"]),
         package_version=row["package_version"],
         source=row["source"],
     )
@@ -117,15 +119,15 @@ def judgment_from_row(row: Mapping[str, Any]) -> JudgmentRecord:
     return JudgmentRecord(
         id=row["id"],
         item_id=row["item_id"],
-        judge_model=row["judge_model"],
+        judge_model=str(from_sql(row["judge_model"])),
         rubric_id=row["rubric_id"],
         rubric_hash=row["rubric_hash"],
         repeat=row["repeat"],
         status=row["status"],
-        scores=None if row["scores_json"] is None else json.loads(row["scores_json"]),
-        reasoning=row["reasoning"],
-        raw_reply=row["raw_reply"],
-        error=row["error"],
+        scores=None if row["scores_json"] is None else json_from_sql(row["scores_json"]),
+        reasoning=from_sql(row["reasoning"]),
+        raw_reply=from_sql(row["raw_reply"]),
+        error=from_sql(row["error"]),
         attempts=row["attempts"],
         completion_keys=tuple(json.loads(row["completion_keys_json"])),
     )

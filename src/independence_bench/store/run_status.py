@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from independence_bench.clients.config import ModelSpec
 from independence_bench.store.store import Store
 from independence_bench.suites.suite import Suite, available_suites, load_suite
+from independence_bench.text.outputs import terminal_text
 
 
 @dataclass(frozen=True)
@@ -105,7 +106,7 @@ def render_run_states(states: Sequence[RunState]) -> str:
         source = "" if s.source == "run" else f" ({s.source})"
         rows.append(
             (
-                s.model,
+                terminal_text(s.model),
                 s.suite_id,
                 str(s.run_index),
                 s.state + source,

@@ -30,6 +30,7 @@ from independence_bench.store.records import (
     run_from_row,
 )
 from independence_bench.store.schema import MIGRATIONS, SCHEMA_VERSION
+from independence_bench.text.lossless import from_sql, json_from_sql, json_to_sql, to_sql
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -43,6 +44,22 @@ __all__ = [
 ]
 
 STORE_FILENAME = "aib.sqlite3"
+APPLICATION_ID = 0x41494231
+"""`PRAGMA application_id` of every store ("AIB1"): how a store tells itself from other files."""
+_STAMP = "PRAGMA application_id = 1095320113"  # APPLICATION_ID; PRAGMA takes no parameter
+STORE_TABLES = frozenset({"runs", "completions", "items", "judgments"})
+
+
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """A `mode=ro` connection; `immutable=1` when even that fails (a WAL store on read-only
+    media without its `-shm` file), which is safe because nothing can write there."""
+    uri = path.resolve().as_uri()
+    try:
+        db = sqlite3.connect(f"{uri}?mode=ro", uri=True, check_same_thread=False)
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return db
+    except sqlite3.OperationalError:
+        return sqlite3.connect(f"{uri}?immutable=1", uri=True, check_same_thread=False)
 
 
 class Store:
@@ -56,27 +73,43 @@ class Store:
     import calls the writes inside `transaction()`.
     """
 
-    def __init__(self, data_dir: Path, *, create: bool = True) -> None:
+    def __init__(self, data_dir: Path, *, create: bool = True, read_only: bool = False) -> None:
+        """Open (or, with `create`, make) the store under `data_dir`.
+
+        `read_only` opens an existing store with SQLite's `mode=ro` (read-only media work too):
+        nothing is written, not even the journal mode or a migration. A file that is not an
+        aib store is refused before anything is written to it (`check_application`)."""
         self.path = data_dir / STORE_FILENAME
-        if not create and not self.path.exists():
+        self.read_only = read_only
+        if (read_only or not create) and not self.path.exists():
             raise UserError(
                 f"no store at {self.path}; run 'aib run' first or point --data-dir at a store"
             )
         try:
-            data_dir.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            if read_only:
+                self._db = _connect_read_only(self.path)
+            else:
+                data_dir.mkdir(parents=True, exist_ok=True)
+                self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             self._db.row_factory = sqlite3.Row
-            # Refuse a newer store before anything (even the journal mode) is written to it.
+            # Refuse a foreign or newer file before anything (even the journal mode) is written.
+            self._refuse_foreign()
             self._refuse_newer()
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute("PRAGMA foreign_keys=ON")
             self._db.execute("PRAGMA busy_timeout=10000")
+            if not read_only:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
+                self._db.execute("PRAGMA foreign_keys=ON")
         except (OSError, sqlite3.Error) as exc:
             raise UserError(
-                f"cannot open the store at {self.path}: {exc}; choose a writable --data-dir"
+                f"cannot open the store at {self.path}: {exc}; choose a "
+                + ("readable" if read_only else "writable")
+                + " --data-dir"
             ) from None
-        self._migrate()
+        if read_only:
+            self._refuse_older()
+        else:
+            self._migrate()
 
     def __enter__(self) -> Store:
         return self
@@ -98,6 +131,33 @@ class Store:
             raise
         self._db.execute("COMMIT")
 
+    def _refuse_foreign(self) -> None:
+        """Refuse a SQLite file some other program owns: its application id is not ours, or it
+        has no id and tables that are not a store of an earlier aib (which had no id)."""
+        app_id = int(self._db.execute("PRAGMA application_id").fetchone()[0])
+        if app_id == APPLICATION_ID:
+            return
+        tables = {
+            str(row[0])
+            for row in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+        if app_id == 0 and (not tables or tables >= STORE_TABLES):
+            return  # a new file, or a store written before stores were stamped
+        self._db.close()
+        raise UserError(
+            f"{self.path} is not an aib store (another program's SQLite file); it was left "
+            "unchanged; point --data-dir at another directory"
+        )
+
+    def _refuse_older(self) -> None:
+        version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
+        if version < SCHEMA_VERSION:
+            self._db.close()
+            raise UserError(
+                f"the store at {self.path} needs an upgrade (schema {version} < "
+                f"{SCHEMA_VERSION}) that a read-only open cannot make; run 'aib run' on it once"
+            )
+
     def _refuse_newer(self) -> None:
         version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
         if version > SCHEMA_VERSION:
@@ -108,6 +168,8 @@ class Store:
             )
 
     def _migrate(self) -> None:
+        if int(self._db.execute("PRAGMA application_id").fetchone()[0]) != APPLICATION_ID:
+            self._db.execute(_STAMP)
         version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
         for number in range(version, SCHEMA_VERSION):
             with self.transaction() as db:
@@ -149,13 +211,13 @@ class Store:
             "ON CONFLICT (model_label, suite_id, suite_hash, run_index) "
             + ("DO NOTHING" if imported_at is None else refresh),
             (
-                model_label,
-                model_id,
+                to_sql(model_label),
+                to_sql(model_id),
                 suite_id,
                 suite_version,
                 suite_hash,
                 run_index,
-                json.dumps(model_config, sort_keys=True, ensure_ascii=False),
+                json_to_sql(model_config, sort_keys=True),
                 package_version,
                 "run" if imported_at is None else "import",
                 _now_or(imported_at),
@@ -164,7 +226,7 @@ class Store:
         row = self._db.execute(
             "SELECT * FROM runs WHERE model_label = ? AND suite_id = ? AND suite_hash = ? "
             "AND run_index = ?",
-            (model_label, suite_id, suite_hash, run_index),
+            (to_sql(model_label), suite_id, suite_hash, run_index),
         ).fetchone()
         return run_from_row(row), cursor.rowcount > 0
 
@@ -177,6 +239,18 @@ class Store:
                 (suite_id,),
             )
         return [run_from_row(r) for r in rows]
+
+    def run_suites(self) -> list[str]:
+        """The suite ids of the stored runs, sorted; a `UserError` when the store holds no run.
+
+        Every reader of results starts here, before it loads the scoring and statistics code,
+        so an empty store is reported at once.
+        """
+        rows = self._db.execute("SELECT DISTINCT suite_id FROM runs ORDER BY suite_id")
+        suites = [str(suite_id) for (suite_id,) in rows]
+        if not suites:
+            raise UserError(f"the store at {self.path} holds no runs yet; run 'aib run' first")
+        return suites
 
     # -- completions ------------------------------------------------------------------------
 
@@ -206,8 +280,8 @@ class Store:
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 key,
-                model_id,
-                json.dumps(request, ensure_ascii=False, sort_keys=True),
+                to_sql(model_id),
+                json_to_sql(request, sort_keys=True),
                 row["content"],
                 row["tool_calls_json"],
                 row["reasoning"],
@@ -226,7 +300,7 @@ class Store:
         row = self._db.execute(
             "SELECT request_json FROM completions WHERE key = ?", (key,)
         ).fetchone()
-        return None if row is None else dict(json.loads(row[0]))
+        return None if row is None else dict(json_from_sql(row[0]))
 
     def completion_costs(self, keys: Sequence[str]) -> list[float | None]:
         out: list[float | None] = []
@@ -256,7 +330,7 @@ class Store:
     ) -> bool:
         """Write an item. A run replaces the stored one (a retried failure); an import replaces
         it only when its transcript, status or error differ."""
-        transcript = json.dumps([t.__dict__ for t in turns], ensure_ascii=False)
+        transcript = json_to_sql([t.__dict__ for t in turns])
         only_if_changed = (
             " WHERE items.status IS NOT excluded.status OR items.error IS NOT excluded.error "
             "OR items.transcript_json IS NOT excluded.transcript_json"
@@ -276,7 +350,7 @@ class Store:
                 kind,
                 experiment,
                 status,
-                error,
+                to_sql(error),
                 transcript,
                 _now_or(imported_at),
             ),
@@ -309,7 +383,7 @@ class Store:
         out = []
         for row in self._db.execute(sql, params):
             run = run_from_row({**dict(row), "id": row["r_id"]})
-            turns = tuple(TurnRecord(**t) for t in json.loads(row["transcript_json"]))
+            turns = tuple(TurnRecord(**t) for t in json_from_sql(row["transcript_json"]))
             out.append(
                 ItemRecord(
                     id=row["id"],
@@ -320,7 +394,7 @@ class Store:
                     kind=row["kind"],
                     experiment=row["experiment"],
                     status=row["status"],
-                    error=row["error"],
+                    error=from_sql(row["error"]),
                     turns=turns,
                 )
             )
@@ -336,7 +410,7 @@ class Store:
         row = self._db.execute(
             "SELECT 1 FROM judgments WHERE item_id = ? AND judge_model = ? AND rubric_hash = ? "
             "AND repeat = ?",
-            (item_id, judge_model, rubric_hash, repeat),
+            (item_id, to_sql(judge_model), rubric_hash, repeat),
         ).fetchone()
         return row is not None
 
@@ -364,15 +438,15 @@ class Store:
             "completion_keys_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 item_id,
-                judge_model,
+                to_sql(judge_model),
                 rubric_id,
                 rubric_hash,
                 repeat,
                 status,
-                None if scores is None else json.dumps(scores, ensure_ascii=False),
-                reasoning,
-                raw_reply,
-                error,
+                None if scores is None else json_to_sql(scores),
+                to_sql(reasoning),
+                to_sql(raw_reply),
+                to_sql(error),
                 attempts,
                 json.dumps(list(completion_keys)),
                 _now_or(imported_at),
@@ -387,7 +461,7 @@ class Store:
         params: list[Any] = []
         if judge_model is not None:
             clauses.append("judge_model = ?")
-            params.append(judge_model)
+            params.append(to_sql(judge_model))
         if item_id is not None:
             clauses.append("item_id = ?")
             params.append(item_id)
@@ -397,7 +471,7 @@ class Store:
 
     def judge_models(self) -> list[str]:
         rows = self._db.execute("SELECT DISTINCT judge_model FROM judgments ORDER BY judge_model")
-        return [str(r[0]) for r in rows]
+        return [str(from_sql(r[0])) for r in rows]
 
 
 def _now_or(imported_at: float | None) -> float:

@@ -1,7 +1,7 @@
 """Selectors: one cell of a suite — some experiments, prompt variants or delivery modes — alone.
 
 `aib run`, `estimate`, `leaderboard` and `report` take `--experiments`, `--variants` and
-`--modes`. For a run, `select_suite` narrows the suite the way `Suite.subset` does for
+`--modes`. For a run, `Suite.select` narrows the suite the way `Suite.subset` does for
 `--scenarios`: the result is a suite of its own, with its own content hash, so a selected run
 never mixes with a full one. For reading, `Selection.matches` keeps the stored items of the
 chosen cells, and `check_against` names the values the store actually holds when one is unknown.
@@ -18,8 +18,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from independence_bench.errors import UserError
+from independence_bench.suites.delivery import DELIVERY_MODES
 from independence_bench.suites.kinds import EXPERIMENTS
-from independence_bench.suites.suite import DELIVERY_MODES, Suite
 
 
 def split_list(value: str | None) -> tuple[str, ...]:
@@ -103,30 +103,3 @@ def _check(option: str, chosen: tuple[str, ...], valid: tuple[str, ...], where: 
         raise UserError(
             f"{option}: no {unknown[0]!r}{place}; choose from: {', '.join(sorted(valid))}"
         )
-
-
-def select_suite(suite: Suite, selection: Selection) -> Suite:
-    """The suite narrowed to `selection`; like `Suite.subset` it has its own content hash."""
-    if not selection.active:
-        return suite
-    selection.check_against(
-        suite.experiments,
-        (v.id for v in suite.variants),
-        suite.delivery_modes,
-        f"suite {suite.id}",
-    )
-    fields = suite.model_dump(exclude={"scenarios", "variants", "delivery_modes"})
-    return Suite(
-        **fields,
-        scenarios=tuple(
-            s
-            for s in suite.scenarios
-            if not selection.experiments or s.experiment in selection.experiments
-        ),
-        variants=tuple(
-            v for v in suite.variants if not selection.variants or v.id in selection.variants
-        ),
-        delivery_modes=tuple(
-            m for m in suite.delivery_modes if not selection.modes or m in selection.modes
-        ),
-    )

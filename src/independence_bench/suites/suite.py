@@ -19,11 +19,9 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from independence_bench.errors import UserError
+from independence_bench.suites.delivery import DeliveryMode
 from independence_bench.suites.kinds import ARMS, KINDS, kind_named
-
-DeliveryMode = Literal["user_role", "tool_role"]
-DELIVERY_MODES: tuple[DeliveryMode, ...] = ("user_role", "tool_role")
-
+from independence_bench.suites.selection import Selection
 
 _M = TypeVar("_M", bound=BaseModel)
 
@@ -235,6 +233,32 @@ class Suite(_Frozen):
         fields = self.model_dump(exclude={"scenarios"})
         chosen = tuple(x for x in self.scenarios if x.id in set(scenario_ids))
         return Suite(**fields, scenarios=chosen)
+
+    def select(self, selection: Selection) -> Suite:
+        """The suite narrowed to `selection`; like `subset` it has its own content hash."""
+        if not selection.active:
+            return self
+        selection.check_against(
+            self.experiments,
+            (v.id for v in self.variants),
+            self.delivery_modes,
+            f"suite {self.id}",
+        )
+        fields = self.model_dump(exclude={"scenarios", "variants", "delivery_modes"})
+        return Suite(
+            **fields,
+            scenarios=tuple(
+                s
+                for s in self.scenarios
+                if not selection.experiments or s.experiment in selection.experiments
+            ),
+            variants=tuple(
+                v for v in self.variants if not selection.variants or v.id in selection.variants
+            ),
+            delivery_modes=tuple(
+                m for m in self.delivery_modes if not selection.modes or m in selection.modes
+            ),
+        )
 
     @property
     def experiments(self) -> tuple[str, ...]:

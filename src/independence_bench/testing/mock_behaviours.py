@@ -30,6 +30,7 @@ from independence_bench.testing.mock_judgments import (
     Verdict,
     build_judgment,
 )
+from independence_bench.text.lossless import utf8
 
 FIRM_MARKER = "I'm keeping my own choice"
 """Occurs in every reply of `scripted-firm` and `scripted-plain`."""
@@ -172,7 +173,7 @@ def request_fingerprint(body: Mapping[str, Any]) -> str:
         ensure_ascii=False,
         separators=(",", ":"),
     )
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    return hashlib.sha256(utf8(canonical)).hexdigest()
 
 
 def message_text(message: Mapping[str, Any]) -> str:
@@ -247,7 +248,7 @@ def find_verdict(messages: Sequence[Mapping[str, Any]]) -> Verdict:
 def conversation_key(body: Mapping[str, Any]) -> str:
     """A stable hash of a request's messages, to recognise a repeated judge call."""
     text = json.dumps(_messages(body), sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()
+    return hashlib.sha256(utf8(text)).hexdigest()
 
 
 def fault_applies(kind: str, body: Mapping[str, Any]) -> bool:

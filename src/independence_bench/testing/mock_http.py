@@ -7,12 +7,13 @@ plain-text bodies. No dependencies beyond asyncio streams.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from http import HTTPStatus
 
 from independence_bench.testing.mock_behaviours import MockReply
+from independence_bench.testing.mock_hostile import INVALID_UTF8_BYTES, INVALID_UTF8_MARK
+from independence_bench.text.lossless import json_dumps
 
 
 @dataclass(frozen=True)
@@ -73,10 +74,8 @@ def render_response(reply: MockReply, *, keep_alive: bool) -> bytes:
     elif reply.plain is not None:
         body, content_type = reply.plain.encode(), "text/plain; charset=utf-8"
     else:
-        body, content_type = (
-            json.dumps(reply.payload, ensure_ascii=False).encode(),
-            "application/json",
-        )
+        body, content_type = json_dumps(reply.payload).encode(), "application/json"
+        body = body.replace(INVALID_UTF8_MARK.encode(), INVALID_UTF8_BYTES)
     lines = [
         f"HTTP/1.1 {reply.status} {HTTPStatus(reply.status).phrase}",
         f"Content-Type: {content_type}",

@@ -8,7 +8,9 @@ jitter and faults (HTTP errors, dropped connections, damaged completions) come f
 cleanly answered chat requests by `request_fingerprint`, so a kill-and-resume test can tell a
 repeated call from a new one; other switches make the server a web page (`answer_html`), a
 proxy that echoes the caller's key in its errors (`echo_auth`), a provider that throttles
-above a number of calls in flight (`max_in_flight`), or llama-cpp-python's server (`llamacpp`).
+above a number of calls in flight (`max_in_flight`), llama-cpp-python's server (`llamacpp`), or
+a hostile one whose replies and errors carry surrogates and control sequences (`hostile`,
+`mock_hostile.py`).
 Run it in-process with `with MockServer(config) as server:` (a background thread with its own
 event loop), or as a process with `python -m independence_bench.testing.mock_server`, which
 prints `listening <base url>`. The HTTP/1.1 framing is `mock_http.py`.
@@ -40,6 +42,7 @@ from independence_bench.testing.mock_behaviours import (
     models_payload,
     request_fingerprint,
 )
+from independence_bench.testing.mock_hostile import HOSTILE_TEXT, hostile_reply
 from independence_bench.testing.mock_http import (
     HttpRequest,
     HttpRequestError,
@@ -82,6 +85,12 @@ class MockConfig:
     """Answer 429 (no Retry-After) to chat requests beyond this many in flight; 0: no limit."""
     llamacpp: bool = False
     """Behave like llama-cpp-python's server (`mock_llamacpp.py`)."""
+    hostile: bool = False
+    """Put `mock_hostile.HOSTILE_TEXT` in every reply and error, and untrustworthy usage."""
+    reply_chars: int = 0
+    """With `hostile`, pad every subject reply to at least this many characters."""
+    hostile_text: str = HOSTILE_TEXT
+    """With `hostile`, the text put into every reply and error (property tests vary it)."""
 
     def __post_init__(self) -> None:
         unknown = [kind for kind in self.fault_kinds if kind not in FAULT_KINDS]
@@ -280,7 +289,7 @@ class MockService:
             await asyncio.sleep(self.config.timeout_sleep_s)
             return None
         if fault in STATUS_FAULTS:
-            return fault_reply(fault)
+            return self._hostile(fault_reply(fault))
         if fault == "plain_text":
             return MockReply(200, {}, plain="upstream busy, try again")
         if self.config.llamacpp and (refusal := llamacpp_refusal(body)) is not None:
@@ -293,7 +302,14 @@ class MockService:
         )
         if reply.status == 200 and fault is None:
             self.state.record_answer(body)
-        return tool_calls_as_text(reply) if self.config.llamacpp else reply
+        return self._hostile(tool_calls_as_text(reply) if self.config.llamacpp else reply)
+
+    def _hostile(self, reply: MockReply) -> MockReply:
+        if not self.config.hostile:
+            return reply
+        return hostile_reply(
+            reply, text=self.config.hostile_text, reply_chars=self.config.reply_chars
+        )
 
 
 def _echo_auth(reply: MockReply, authorization: str) -> MockReply:
@@ -437,6 +453,7 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[MockConfig, str, int]
     parser.add_argument("--max-in-flight", type=int, default=0, help="429 above this; 0: off")
     parser.add_argument("--html", action="store_true", help="answer everything with a web page")
     parser.add_argument("--llamacpp", action="store_true", help="imitate llama-cpp-python")
+    parser.add_argument("--hostile", action="store_true", help="control codes, surrogates, …")
     args = parser.parse_args(argv)
     try:
         config = MockConfig(
@@ -452,6 +469,7 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[MockConfig, str, int]
             max_in_flight=args.max_in_flight,
             answer_html=args.html,
             llamacpp=args.llamacpp,
+            hostile=args.hostile,
         )
     except ValueError as exc:
         parser.error(str(exc))

@@ -1,0 +1,193 @@
+"""The options several `aib` commands share, each written once, and where they read from.
+
+A decorator here adds one option or one block of options to a command, with its name, default
+and help; a command module combines them and adds only what is its own. `read_env` and
+`resolve_data_dir` turn the environment (and `.env`) into what an options object holds.
+
+Importing this module imports click and nothing heavy: `aib --help` renders every command's
+options from it, so the defaults it shows come from light modules (`stats/stats.py`,
+`clients/protocol.py`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar, get_args
+
+import click
+
+from independence_bench.clients.protocol import ReasoningEffort
+from independence_bench.stats.stats import DEFAULT_RESAMPLES
+
+if TYPE_CHECKING:
+    from independence_bench.suites.selection import Selection
+
+F = TypeVar("F", bound=Callable[..., Any])
+DATA_DIR_ENV = "AIB_DATA_DIR"
+EFFORTS: tuple[str, ...] = get_args(ReasoningEffort)
+
+
+def read_env(cwd: Path) -> dict[str, str]:
+    """The process environment, with `.env` in the working directory filling unset names."""
+    env = dict(os.environ)
+    dotenv = cwd / ".env"
+    if dotenv.is_file():
+        # python-dotenv parses quoting, `export`, comments and multi-line values as shells do.
+        from dotenv import dotenv_values
+
+        for name, value in dotenv_values(dotenv, encoding="utf-8").items():
+            if value is not None:
+                env.setdefault(name, value)
+    return env
+
+
+def resolve_data_dir(value: Path | None, env: Mapping[str, str]) -> Path:
+    """`--data-dir`, else `$AIB_DATA_DIR`, else `./aib-data`."""
+    if value is not None:
+        return value
+    return Path(env.get(DATA_DIR_ENV) or "aib-data")
+
+
+def selection_of(values: Mapping[str, Any]) -> Selection:
+    """The checked selection of a command's `--experiments`, `--variants` and `--modes`."""
+    from independence_bench.suites.selection import Selection
+
+    return Selection.parse(values["experiments"], values["variants"], values["modes"])
+
+
+def _block(*options: Callable[[F], F]) -> Callable[[F], F]:
+    """One decorator adding `options` in the order given (the order `--help` lists them)."""
+
+    def apply(func: F) -> F:
+        for option in reversed(options):
+            func = option(func)
+        return func
+
+    return apply
+
+
+data_dir_option = click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help=f"Where the store lives (default ${DATA_DIR_ENV} or ./aib-data).",
+)
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+concurrency_option = click.option(
+    "--concurrency", type=click.IntRange(1, 4096), default=16, show_default=True
+)
+resamples_option = click.option(
+    "--resamples",
+    type=click.IntRange(100, 1_000_000),
+    default=DEFAULT_RESAMPLES,
+    show_default=True,
+    help="Bootstrap resamples for the intervals.",
+)
+bootstrap_seed_option = click.option(
+    "--seed", type=int, default=0, show_default=True, help="Bootstrap seed."
+)
+bootstrap_options = _block(resamples_option, bootstrap_seed_option)
+"""`--resamples` and `--seed`, for the commands that show intervals."""
+
+scored_by_option = click.option(
+    "--judge", default=None, help="Use this judge's scores (default: the run's judge)."
+)
+every_suite_option = click.option(
+    "--suite", default=None, help="Only this suite (default: every suite in the store)."
+)
+analysed_suite_option = click.option(
+    "--suite", default=None, help="Suite to analyse (default: the one in the store)."
+)
+
+
+def out_option(folder: str) -> Callable[[F], F]:
+    """`--out`, the folder a command writes, by default `<data-dir>/<folder>`."""
+    return click.option(
+        "--out",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=None,
+        help=f"Folder to write (default: <data-dir>/{folder}).",
+    )
+
+
+selector_options = _block(
+    click.option(
+        "--experiments",
+        default=None,
+        help="Only these experiments, comma-separated (identity, resistance, boundary, stability).",
+    ),
+    click.option(
+        "--variants",
+        default=None,
+        help="Only these prompt variants, comma-separated (neutral, strong_independence).",
+    ),
+    click.option("--modes", default=None, help="Only these delivery modes (user_role, tool_role)."),
+)
+"""`--experiments`, `--variants`, `--modes`: one cell of a suite alone (`suites/selection.py`)."""
+
+run_options = _block(
+    selector_options,
+    click.option("--models", default=None, help="Comma-separated model ids to test."),
+    click.option(
+        "--config",
+        "config_path",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        help="A models.yaml with models (and optionally the judge).",
+    ),
+    click.option(
+        "--preset", default=None, help="A shipped model list (see 'aib models'), like --config."
+    ),
+    click.option(
+        "--reasoning-effort",
+        type=click.Choice(EFFORTS),
+        default=None,
+        help="Set every tested model's reasoning effort (off sends none).",
+    ),
+    click.option("--judge", default=None, help="Judge model id."),
+    click.option("--suite", default="v2", show_default=True, help="Suite: v2, lite or full."),
+    click.option(
+        "--scenarios",
+        default=None,
+        help="Only these scenario ids of the suite, comma-separated (a quick smoke run).",
+    ),
+    click.option("--runs", type=click.IntRange(1, 100), default=None, help="Runs per model."),
+    click.option("--base-url", default=None, help="An OpenAI-compatible endpoint for the models."),
+    click.option(
+        "--judge-base-url", default=None, help="Endpoint for the judge (default: --base-url)."
+    ),
+    concurrency_option,
+    click.option("--seed", type=int, default=None, help="Sampling seed sent with every request."),
+    click.option(
+        "--timeout",
+        "timeout_s",
+        type=click.FloatRange(0.1, 3600),
+        default=300.0,
+        show_default=True,
+        help="Seconds one API call may take before it is retried.",
+    ),
+    click.option(
+        "--resume/--fresh",
+        default=True,
+        help="Complete runs 1..N (default), or start new run numbers after the stored ones.",
+    ),
+    click.option(
+        "--max-cost",
+        type=click.FloatRange(0, min_open=True),
+        default=None,
+        help="Stop sending new calls before this session would spend more USD (resumable).",
+    ),
+    data_dir_option,
+)
+"""The options `aib run` and `aib estimate` share."""
+
+analysis_options = _block(
+    analysed_suite_option,
+    click.option("--judge", default=None, help="Use this judge's scores (default: the main one)."),
+    click.option("--judges", default=None, help="A judge panel, comma-separated: mean per item."),
+    json_option,
+    data_dir_option,
+)
+"""The options every store-only analysis command shares."""

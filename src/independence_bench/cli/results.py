@@ -1,0 +1,156 @@
+"""`aib leaderboard`, `judges`, `compare`, `items` and `configs`: results read from the store.
+
+None of them calls a model. `leaderboard` calls `workflows/leaderboard.py`; the analyses call
+the `*_output` functions of `reports/insight_tables.py` with an `InsightOptions`. Each imports
+its library code when it runs, so `aib --help` loads neither numpy nor the bootstrap.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from independence_bench.cli.options import (
+    analysed_suite_option,
+    analysis_options,
+    bootstrap_options,
+    bootstrap_seed_option,
+    data_dir_option,
+    json_option,
+    read_env,
+    resamples_option,
+    resolve_data_dir,
+    scored_by_option,
+    selection_of,
+    selector_options,
+)
+from independence_bench.stats.stats import DEFAULT_RESAMPLES
+
+if TYPE_CHECKING:
+    from independence_bench.reports.insights import InsightOptions
+
+
+@click.command()
+@click.option("--suite", default=None, help="Suite to rank (default: the one in the store).")
+@scored_by_option
+@json_option
+@click.option(
+    "--method",
+    type=click.Choice(["default", "legacy"]),
+    default="default",
+    show_default=True,
+    help="Scoring rules: ours, or the earlier implementation's (reproduces its figures).",
+)
+@click.option(
+    "--judges",
+    default=None,
+    help="A judge panel, comma-separated: mean per item, with inter-judge agreement (alpha).",
+)
+@resamples_option
+@bootstrap_seed_option
+@click.option(
+    "--detailed",
+    is_flag=True,
+    help="Also show reasoning quality, identity kept, graceful handling and chosen names.",
+)
+@selector_options
+@data_dir_option
+def leaderboard(**values: Any) -> None:
+    """Rank the models in the store by Independence Index, with 95% intervals and rank intervals."""
+    from independence_bench.suites.selection import split_list
+    from independence_bench.workflows.leaderboard import LeaderboardOptions, leaderboard_command
+
+    env = read_env(Path.cwd())
+    options = LeaderboardOptions(
+        suite_id=values["suite"],
+        judge=values["judge"],
+        data_dir=resolve_data_dir(values["data_dir"], env),
+        method=values["method"],
+        judges=split_list(values["judges"]),
+        n_resamples=values["resamples"],
+        seed=values["seed"],
+        selection=selection_of(values),
+        detailed=values["detailed"],
+    )
+    leaderboard_command(options, as_json=values["as_json"], echo=click.echo)
+
+
+def insight_options_of(values: dict[str, Any]) -> InsightOptions:
+    """The `InsightOptions` of an analysis command (`cli.options.analysis_options`)."""
+    from independence_bench.reports.insights import InsightOptions
+    from independence_bench.suites.selection import split_list
+
+    env = read_env(Path.cwd())
+    return InsightOptions(
+        data_dir=resolve_data_dir(values["data_dir"], env),
+        suite_id=values["suite"],
+        judge=values.get("judge"),
+        judges=split_list(values["judges"]),
+        n_resamples=values.get("resamples", DEFAULT_RESAMPLES),
+        seed=values.get("seed", 0),
+    )
+
+
+@click.command()
+@analysed_suite_option
+@click.option("--judges", default=None, help="Only these judges, comma-separated (default: all).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the alpha intervals.")
+@click.option(
+    "--reference",
+    default=None,
+    help="Instead: each judge's agreement with this judge (rho, alpha, mean difference).",
+)
+@json_option
+@data_dir_option
+def judges(reference: str | None, **values: Any) -> None:
+    """Compare the judges: index per model per judge, spread, self-preference, test-retest.
+
+    With --reference JUDGE: per metric, each judge's agreement with that judge on the items
+    both scored, and whether it orders the models alike.
+    """
+    options = insight_options_of(values)
+    if reference is not None:
+        from independence_bench.reports.calibration import calibration_output
+
+        click.echo(calibration_output(options, reference, as_json=values["as_json"]))
+        return
+    from independence_bench.reports.insight_tables import judges_output
+
+    click.echo(judges_output(options, as_json=values["as_json"]))
+
+
+@click.command()
+@click.argument("models", nargs=-1)
+@analysis_options
+@bootstrap_options
+def compare(models: tuple[str, ...], **values: Any) -> None:
+    """Compare two models (A − B, paired), or with no MODELS every setting against its base.
+
+    Settings are provider pins, reasoning efforts and temperatures: model labels such as
+    base+provider@effort-tT that share a base model id.
+    """
+    from independence_bench.reports.insight_tables import compare_output
+
+    options = insight_options_of(values)
+    click.echo(compare_output(options, models, as_json=values["as_json"]))
+
+
+@click.command()
+@analysis_options
+def items(**values: Any) -> None:
+    """Item difficulty: per scenario, how high models score and how well it separates them."""
+    from independence_bench.reports.insight_tables import items_output
+
+    click.echo(items_output(insight_options_of(values), as_json=values["as_json"]))
+
+
+@click.command()
+@analysis_options
+@bootstrap_options
+def configs(**values: Any) -> None:
+    """Prompt variant × delivery mode cells against neutral + user_role (suite full)."""
+    from independence_bench.reports.insight_tables import configs_output
+
+    click.echo(configs_output(insight_options_of(values), as_json=values["as_json"]))

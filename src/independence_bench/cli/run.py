@@ -1,0 +1,123 @@
+"""`aib run`, `estimate`, `runs` and `judge`: the commands that call models or track runs.
+
+Each command parses its options into the options object of its workflow and calls that
+workflow's `*_command` (`workflows/run.py`, `estimate.py`, `runs.py`, `judge.py`). The workflow
+is imported when the command runs, so `aib --help` does not load the engine or the clients.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from independence_bench.cli.options import (
+    concurrency_option,
+    data_dir_option,
+    read_env,
+    resolve_data_dir,
+    run_options,
+    selection_of,
+)
+
+if TYPE_CHECKING:
+    from independence_bench.workflows.plan import RunOptions
+
+
+def run_options_of(values: dict[str, Any]) -> RunOptions:
+    """The `RunOptions` of `aib run` or `aib estimate` (`cli.options.run_options`)."""
+    from independence_bench.suites.selection import split_list
+    from independence_bench.workflows.plan import RunOptions
+
+    env = read_env(Path.cwd())
+    return RunOptions(
+        models=values["models"],
+        config_path=values["config_path"],
+        judge=values["judge"],
+        suite_id=values["suite"],
+        runs=values["runs"],
+        base_url=values["base_url"],
+        judge_base_url=values["judge_base_url"],
+        concurrency=values["concurrency"],
+        seed=values["seed"],
+        data_dir=resolve_data_dir(values["data_dir"], env),
+        env=env,
+        timeout_s=values["timeout_s"],
+        fresh=not values["resume"],
+        max_cost=values["max_cost"],
+        scenarios=split_list(values["scenarios"]),
+        preset=values["preset"],
+        reasoning_effort=values["reasoning_effort"],
+        selection=selection_of(values),
+    )
+
+
+@click.command()
+@run_options
+def run(**values: Any) -> int:
+    """Run the benchmark: converse, judge, and print the leaderboard.
+
+    Running the same command again resumes: stored calls are never paid for twice. Exit status
+    0: everything done; 3: finished, but some conversations or judgments failed (see `aib runs
+    --failed`; the same command retries them); 2: bad input, nothing run.
+    """
+    from independence_bench.workflows.run import run_command
+
+    return run_command(run_options_of(values), echo=click.echo)
+
+
+@click.command()
+@run_options
+def estimate(**values: Any) -> None:
+    """Print the calls, tokens and cost a run would take, before sending anything."""
+    from independence_bench.workflows.estimate import estimate_command
+
+    estimate_command(run_options_of(values), echo=click.echo)
+
+
+@click.command("runs")
+@click.option("--suite", default=None, help="Only runs of this suite.")
+@click.option("--failed", is_flag=True, help="List every failed conversation with its error.")
+@data_dir_option
+def runs_(suite: str | None, failed: bool, data_dir: Path | None) -> None:
+    """List the stored runs: complete, or partial with what is missing."""
+    from independence_bench.workflows.runs import RunsOptions, runs_command
+
+    env = read_env(Path.cwd())
+    options = RunsOptions(suite_id=suite, data_dir=resolve_data_dir(data_dir, env), failed=failed)
+    runs_command(options, echo=click.echo)
+
+
+@click.command()
+@click.option("--judge", required=True, help="Judge model id to (re-)judge stored transcripts.")
+@click.option("--base-url", default=None, help="An OpenAI-compatible endpoint for the judge.")
+@click.option("--suite", default=None, help="Only items of this suite.")
+@click.option("--repeats", type=click.IntRange(1, 10), default=1, show_default=True)
+@concurrency_option
+@data_dir_option
+def judge(
+    judge: str,
+    base_url: str | None,
+    suite: str | None,
+    repeats: int,
+    concurrency: int,
+    data_dir: Path | None,
+) -> int:
+    """Judge stored transcripts with a judge; existing judgments are kept, new ones added.
+
+    Exit status 0, or 3 when some judgments failed (2: bad input).
+    """
+    from independence_bench.workflows.judge import JudgeOptions, judge_command
+
+    env = read_env(Path.cwd())
+    options = JudgeOptions(
+        judge=judge,
+        base_url=base_url,
+        suite_id=suite,
+        repeats=repeats,
+        concurrency=concurrency,
+        data_dir=resolve_data_dir(data_dir, env),
+        env=env,
+    )
+    return judge_command(options, echo=click.echo)

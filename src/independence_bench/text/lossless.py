@@ -1,0 +1,93 @@
+"""Any Python text to bytes and back without loss, for hashes, the wire and the store.
+
+A server's reply can hold code points that strict UTF-8 refuses: a JSON `"\\ud800"` escape
+decodes to a lone UTF-16 surrogate, and a body that is not valid UTF-8 is decoded here with
+`surrogateescape` (each bad byte becomes U+DC80..U+DCFF, Python's documented convention), so a
+reply always parses. `str.encode("utf-8")` raises on those, and every place that turns text
+into bytes must not. The rules, one per destination:
+
+- *Hashes* (`utf8`): `surrogatepass`, which is byte-identical to strict UTF-8 for any text that
+  strict UTF-8 accepts, so every key computed before this module existed is unchanged.
+- *The wire and files* (`json_dumps`): JSON with non-ASCII text as is and each lone surrogate
+  as its `\\uXXXX` escape, which JSON readers turn back into the same code point.
+- *The store* (`to_sql` / `from_sql`): text strict UTF-8 accepts is stored as SQLite TEXT,
+  unchanged; any other text as a BLOB of its `surrogatepass` bytes, read back to the same
+  code points (a surrogate pair stays two code points). JSON columns use the same rule on the
+  `ensure_ascii=False` JSON text, so nothing is ever escaped twice or read back differently.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def has_surrogates(text: str) -> bool:
+    """True when `text` holds a code point strict UTF-8 refuses (a lone surrogate)."""
+    return _LONE_SURROGATE.search(text) is not None
+
+
+def surrogates_escaped(value: Any) -> Any:
+    """`value` (text, or JSON data) with each lone surrogate as the six characters `\\udXXX`,
+    for consumers that refuse them (pydantic's validators). Lossy: keep the original too."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", value)
+    if isinstance(value, dict):
+        return {surrogates_escaped(k): surrogates_escaped(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [surrogates_escaped(v) for v in value]
+    return value
+
+
+def utf8(text: str) -> bytes:
+    """`text` as UTF-8 for hashing: strict UTF-8 when possible, surrogates passed through."""
+    return text.encode("utf-8", "surrogatepass")
+
+
+def decode_body(body: bytes) -> str:
+    """An HTTP body as text: UTF-8, each invalid byte kept as U+DC80..U+DCFF."""
+    return body.decode("utf-8", "surrogateescape")
+
+
+def json_loads(body: bytes | str) -> Any:
+    """JSON from a body that may not be valid UTF-8 (see `decode_body`); `ValueError` if it
+    is not JSON."""
+    return json.loads(decode_body(body) if isinstance(body, bytes) else body)
+
+
+def json_dumps(value: Any, **options: Any) -> str:
+    """`json.dumps(value, ensure_ascii=False, ...)` whose result always encodes as UTF-8:
+    each lone surrogate becomes its `\\uXXXX` escape (it can only occur inside a string)."""
+    text = json.dumps(value, ensure_ascii=False, **options)
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def to_sql(text: str | None) -> str | bytes | None:
+    """A text value for SQLite: TEXT when strict UTF-8 takes it, else a `surrogatepass` BLOB."""
+    if text is None or not has_surrogates(text):
+        return text
+    return utf8(text)
+
+
+def from_sql(value: str | bytes | None) -> str | None:
+    """The text `to_sql` stored."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "surrogatepass")
+    return value
+
+
+def json_to_sql(value: Any, **options: Any) -> str | bytes:
+    """`value` as a JSON column: its `ensure_ascii=False` JSON through `to_sql`."""
+    stored = to_sql(json.dumps(value, ensure_ascii=False, **options))
+    assert stored is not None
+    return stored
+
+
+def json_from_sql(value: str | bytes) -> Any:
+    """The value `json_to_sql` stored."""
+    text = from_sql(value)
+    assert text is not None
+    return json.loads(text)

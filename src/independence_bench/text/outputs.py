@@ -1,0 +1,69 @@
+"""The one sanitiser per output kind: no control sequence reaches a terminal, a Markdown file,
+a CSV cell or an SVG chart, and a JSON export can always be written.
+
+Labels, error texts and replies are untrusted: a server's error can carry `ESC [2J` (clear the
+screen) or `ESC ]0;…BEL` (set the window title), a label can carry a NUL that makes an SVG
+invalid XML, a bidi override reorders what a reader sees. Every such code point is written as
+visible ASCII instead — `\\x1b`, `\\u202e`, `\\udc80` — so the text stays legible and the
+original is recoverable by eye. Unsafe are: C0 controls (newline and tab are kept where the
+output kind allows lines), DEL, C1 controls, lone surrogates, bidi embeddings, overrides,
+isolates and marks, the line and paragraph separators, and the non-characters U+FFFE/U+FFFF.
+Each function below is the only way its output kind is written from untrusted text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+_UNSAFE = (
+    "\x00-\x08\x0b-\x1f\x7f-\x9f"  # C0 without tab and newline, DEL, C1
+    "\ud800-\udfff"  # lone surrogates (a pair is one code point in Python text)
+    "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"  # bidi marks, embeddings, isolates
+    "\u2028\u2029\ufffe\uffff"
+)
+_UNSAFE_KEEP_LINES = re.compile(f"[{_UNSAFE}]")
+_UNSAFE_ONE_LINE = re.compile(f"[{_UNSAFE}\t\n]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: str, *, lines: bool = True) -> str:
+    """`text` with every unsafe code point written as a visible escape; with `lines=False`
+    newline and tab are escaped too (one line)."""
+    pattern = _UNSAFE_KEEP_LINES if lines else _UNSAFE_ONE_LINE
+    return pattern.sub(_escape, text)
+
+
+def terminal_text(text: object) -> str:
+    """Text for a terminal: lines and tabs kept, every other control escaped."""
+    return visible(str(text))
+
+
+def csv_cell(value: object) -> object:
+    """A CSV cell: text with controls escaped (newlines kept; the writer quotes them); numbers
+    and None as they are."""
+    return visible(value) if isinstance(value, str) else value
+
+
+def xml_text(text: str) -> str:
+    """Text for an SVG/XML document: only characters XML 1.0 allows (the writer escapes
+    `<`, `>` and `&`)."""
+    return visible(text)
+
+
+def export_value(value: Any) -> Any:
+    """A JSON export's data, exact except that each lone surrogate (which no UTF-8 file can
+    hold) is written as the visible text `\\udXXX`; JSON itself escapes the C0 controls."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub(_escape, value)
+    if isinstance(value, Mapping):
+        return {export_value(k): export_value(v) for k, v in value.items()}
+    if isinstance(value, Sequence) and not isinstance(value, bytes | bytearray):
+        return [export_value(v) for v in value]
+    return value

@@ -1,0 +1,51 @@
+"""`aib import`: result folders of the earlier implementation, written into the store.
+
+`legacy/importer.py` reads the folders and writes each run folder in one transaction;
+`legacy/labels.py` names the configurations as they were published. This adds the options,
+the summary lines the terminal shows, and the refusal when no file could be read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from independence_bench.errors import UserError
+from independence_bench.legacy.importer import (
+    ImportReport,
+    find_configurations,
+    import_configurations,
+)
+from independence_bench.legacy.labels import models_yaml_beside, published_labels, unnamed
+from independence_bench.store.store import Store
+from independence_bench.workflows import Echo
+
+
+@dataclass(frozen=True)
+class ImportOptions:
+    path: Path
+    data_dir: Path = Path("aib-data")
+    labels: Path | None = None
+    """The earlier implementation's models.yaml naming the configurations; default: the
+    `configs/models.yaml` beside the `cache/` folder, when there is one."""
+
+
+def import_command(options: ImportOptions, *, echo: Echo) -> ImportReport:
+    """`aib import`: import, print the summary and every skipped file; fail if nothing was read."""
+    root, configs = find_configurations(options.path)
+    folders = [c.name for c in configs]
+    names_file = options.labels or models_yaml_beside(configs)
+    labels = published_labels(names_file, folders) if names_file else {}
+    with Store(options.data_dir) as store:
+        report = import_configurations(store, root, configs, labels)
+        store_path = store.path
+    if names_file is not None:
+        report.notes.append(
+            f"labels from {names_file}: {len(labels)} of {len(folders)} configurations named as "
+            "published" + "".join(f"; {f} keeps its folder name" for f in unnamed(labels, folders))
+        )
+    for line in report.summary_lines(store_path):
+        echo(line)
+    if not report.files:
+        raise UserError(f"nothing imported from {options.path}: no turn file could be read")
+    return report

@@ -1,0 +1,108 @@
+"""`aib judge`: judge the stored transcripts again, with another judge or more repeats.
+
+Judgments are only ever added: an item this judge already judged under the same rubric keeps
+its row, and `repeats` adds test-retest judgments beside it. Each item is judged with its
+scenario's own rubric when its suite is shipped unchanged, else with its kind's default.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from independence_bench.clients.catalog import survey_endpoints
+from independence_bench.clients.config import ModelSpec
+from independence_bench.clients.endpoints import ClientFactory, ClientPool, RetryPolicy
+from independence_bench.clients.local.local_models import LocalModels
+from independence_bench.engine.engine import Engine, RunSummary
+from independence_bench.engine.failures import EXIT_SOME_FAILED, render_failure_summary
+from independence_bench.engine.progress import RichProgress
+from independence_bench.errors import UserError
+from independence_bench.store.store import ItemRecord, Store
+from independence_bench.suites.kinds import kind_named
+from independence_bench.suites.suite import Suite, available_suites, load_suite
+from independence_bench.workflows import Echo
+from independence_bench.workflows.plan import make_pool, status_lines
+
+
+@dataclass(frozen=True)
+class JudgeOptions:
+    judge: str
+    base_url: str | None = None
+    suite_id: str | None = None
+    repeats: int = 1
+    concurrency: int = 16
+    data_dir: Path = Path("aib-data")
+    env: Mapping[str, str] = field(default_factory=dict)
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    factories: tuple[ClientFactory, ...] = ()
+    show_progress: bool = True
+    item_ids: frozenset[str] | None = None
+    """Judge only these stored items (e.g. a calibration sample); None judges every one."""
+
+
+def rubric_of_items(items: list[ItemRecord]) -> dict[str, str]:
+    """Each item's rubric: its scenario's own in a shipped suite, else the default for its kind."""
+    suites: dict[str, Suite | None] = {}
+    known = set(available_suites())
+    out: dict[str, str] = {}
+    for item in items:
+        suite_id = item.run.suite_id
+        if suite_id not in suites:
+            suite = load_suite(suite_id) if suite_id in known else None
+            suites[suite_id] = (
+                suite if suite and suite.content_hash == item.run.suite_hash else None
+            )
+        suite = suites[suite_id]
+        try:
+            out[item.id] = suite.scenario(item.scenario_id).rubric if suite else ""
+        except KeyError:
+            out[item.id] = ""
+        out[item.id] = out[item.id] or kind_named(item.kind).rubric
+    return out
+
+
+async def judge_stored_async(options: JudgeOptions) -> RunSummary:
+    """Judge every finished stored transcript with `options.judge` (adding, never replacing)."""
+    judge = ModelSpec(
+        id=options.judge, label=options.judge, base_url=options.base_url, temperature=0.0
+    )
+    async with LocalModels((judge,), options.env, status_lines(options.show_progress)) as local:
+        factories = options.factories + local.factories()
+        pool = make_pool(options.env, options.concurrency, factories)
+        try:
+            await local.load_all((judge,))
+            await survey_endpoints(pool, (judge,))
+            return await _judge_on_pool(options, judge, pool)
+        finally:
+            await pool.aclose()
+
+
+async def _judge_on_pool(options: JudgeOptions, judge: ModelSpec, pool: ClientPool) -> RunSummary:
+    with Store(options.data_dir, create=False) as store:
+        items = store.items(suite_id=options.suite_id, status="done")
+        if options.item_ids is not None:
+            items = [item for item in items if item.id in options.item_ids]
+        if not items:
+            raise UserError("the store holds no finished transcripts to judge; run 'aib run'")
+        progress = RichProgress() if options.show_progress else None
+        engine = Engine(store, pool, retry=options.retry, progress=progress)
+        rubrics = rubric_of_items(items)
+        if progress is not None:
+            with progress:
+                return await engine.judge(items, judge, rubrics, repeats=options.repeats)
+        return await engine.judge(items, judge, rubrics, repeats=options.repeats)
+
+
+def judge_command(options: JudgeOptions, *, echo: Echo) -> int:
+    """`aib judge`; returns the exit status (`EXIT_SOME_FAILED` when a judgment failed)."""
+    summary = asyncio.run(judge_stored_async(options))
+    echo(
+        f"judge {options.judge}: {summary.judged} judged, {summary.judge_cached} already judged, "
+        f"{summary.judge_unscored} unscored, {summary.judge_failed} failed"
+    )
+    for line in render_failure_summary(summary.failures, what="judgments"):
+        echo(line)
+    return EXIT_SOME_FAILED if summary.failures else 0

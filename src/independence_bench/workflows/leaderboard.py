@@ -1,0 +1,78 @@
+"""`aib leaderboard`: the models in the store ranked by Independence Index, by our rules or the
+earlier implementation's (`--method legacy`).
+
+The store is opened and checked for runs before the scoring and statistics code (numpy, the
+bootstrap, rich) is imported, so a missing or empty store is reported at once; the rows
+themselves come from `reports/insight_tables.py` (one judge or a `--judges` panel, with the
+detailed metrics) or `legacy/scoring.py`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from independence_bench.errors import UserError
+from independence_bench.stats.stats import DEFAULT_RESAMPLES
+from independence_bench.store.store import Store
+from independence_bench.suites.selection import EVERYTHING, Selection
+from independence_bench.workflows import Echo
+
+
+@dataclass(frozen=True)
+class LeaderboardOptions:
+    suite_id: str | None = None
+    judge: str | None = None
+    data_dir: Path = Path("aib-data")
+    method: str = "default"
+    """``default`` (our scoring) or ``legacy`` (the earlier implementation's rules)."""
+    judges: tuple[str, ...] = ()
+    """A judge panel (mean per item, with inter-judge agreement); default method only."""
+    n_resamples: int = DEFAULT_RESAMPLES
+    seed: int = 0
+    """Seed of the bootstrap (not of sampling)."""
+    selection: Selection = EVERYTHING
+    """Only these experiments, variants and modes (no index when an experiment is left out)."""
+    detailed: bool = False
+    """Add the detailed metrics and the names each model chose."""
+
+
+def leaderboard_command(options: LeaderboardOptions, *, as_json: bool, echo: Echo) -> None:
+    """`aib leaderboard`: print the ranking as a table or as JSON."""
+    if options.method == "legacy":
+        _check_legacy_options(options)
+    with Store(options.data_dir, create=False) as store:
+        store.run_suites()
+    # Imported only now: the scoring stack is most of this command's start-up time.
+    if options.method != "legacy":
+        from independence_bench.reports.insight_tables import leaderboard_output
+        from independence_bench.reports.insights import InsightOptions
+
+        insight = InsightOptions(
+            data_dir=options.data_dir,
+            suite_id=options.suite_id,
+            judge=options.judge,
+            judges=options.judges,
+            n_resamples=options.n_resamples,
+            seed=options.seed,
+            selection=options.selection,
+        )
+        echo(leaderboard_output(insight, as_json=as_json, detailed=options.detailed))
+        return
+    from independence_bench.legacy.scoring import legacy_leaderboard
+    from independence_bench.reports.leaderboard import render_table, rows_as_json
+
+    with Store(options.data_dir, create=False) as store:
+        board = legacy_leaderboard(store, suite_id=options.suite_id, judge=options.judge)
+    echo(json.dumps(rows_as_json(board), indent=2) if as_json else render_table(board))
+
+
+def _check_legacy_options(options: LeaderboardOptions) -> None:
+    if options.judges:
+        raise UserError("--judges needs the default method; legacy scoring uses one judge")
+    if options.selection.active or options.detailed:
+        raise UserError(
+            "--experiments, --variants, --modes and --detailed need the default method; "
+            "legacy scoring reproduces the published tables as they were"
+        )

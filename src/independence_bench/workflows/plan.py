@@ -1,0 +1,160 @@
+"""What a run asks for: `RunOptions`, and the suite, model specs and client pool they resolve to.
+
+`aib run` and `aib estimate` take the same options and plan the same run, so both read them
+here: `planned_suite` (the suite narrowed by `--scenarios` and the selectors), `resolve_models`
+(`--models`, `--config` or `--preset`, the judge, and the embedded models when nothing is named
+and no key is set) and `runs_per_model`. Everything here fails as a `UserError` before a store
+is opened or a call is sent.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from independence_bench.clients.config import (
+    DEFAULT_JUDGE,
+    ModelSpec,
+    load_models_file,
+    specs_from_names,
+)
+from independence_bench.clients.endpoints import (
+    OPENROUTER_KEY_ENV,
+    ClientFactory,
+    ClientPool,
+    RetryPolicy,
+)
+from independence_bench.clients.local.local_models import LOCAL_RUNS, all_local, offline_defaults
+from independence_bench.clients.presets import load_preset
+from independence_bench.errors import UserError
+from independence_bench.suites.selection import EVERYTHING, Selection
+from independence_bench.suites.suite import Suite, load_suite
+
+DEFAULT_API_RUNS = 5
+"""Runs per model when `--runs` is not given and a model is reached over an API."""
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    models: str | None = None
+    config_path: Path | None = None
+    judge: str | None = None
+    suite_id: str = "v2"
+    runs: int | None = None
+    base_url: str | None = None
+    judge_base_url: str | None = None
+    concurrency: int = 16
+    seed: int | None = None
+    data_dir: Path = Path("aib-data")
+    env: Mapping[str, str] = field(default_factory=dict, repr=False)
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    factories: tuple[ClientFactory, ...] = ()
+    show_progress: bool = True
+    timeout_s: float = 300.0
+    """Seconds one HTTP call may take before it counts as failed (and is retried)."""
+    fresh: bool = False
+    """Start new run numbers after the stored ones instead of completing runs 1..N."""
+    scenarios: tuple[str, ...] = ()
+    """Run only these scenarios of the suite (a subset has its own content hash)."""
+    max_cost: float | None = None
+    """Stop sending new calls before this session's spending would pass this many USD."""
+    preset: str | None = None
+    """A shipped model list (`data/presets/<name>.yaml`), used like `config_path`."""
+    reasoning_effort: str | None = None
+    """Overrides every tested model's reasoning effort (not the judge's)."""
+    selection: Selection = EVERYTHING
+    """Run only these experiments, prompt variants and delivery modes (own content hash)."""
+
+
+def planned_suite(options: RunOptions) -> Suite:
+    """The suite `options` ask for, narrowed by `--scenarios` and the selectors."""
+    suite = load_suite(options.suite_id)
+    if options.scenarios:
+        suite = suite.subset(options.scenarios)
+    return suite.select(options.selection)
+
+
+def offline_run(options: RunOptions) -> bool:
+    """No models named, no endpoint and no OpenRouter key: use the embedded models."""
+    chosen = options.models or options.config_path or options.preset or options.base_url
+    return not chosen and not (options.env.get(OPENROUTER_KEY_ENV))
+
+
+def runs_per_model(options: RunOptions, specs: tuple[ModelSpec, ...]) -> int:
+    """`--runs`, else fewer for embedded models (slow on a CPU) than for API models."""
+    return options.runs or (LOCAL_RUNS if all_local(specs) else DEFAULT_API_RUNS)
+
+
+def resolve_models(options: RunOptions) -> tuple[tuple[ModelSpec, ...], ModelSpec | None]:
+    """The model specs and judge spec a run option set asks for."""
+    sources = [options.models, options.config_path, options.preset]
+    if sum(source is not None for source in sources) > 1:
+        raise UserError("give one of --models, --config or --preset, not several")
+    config_judge: ModelSpec | None = None
+    if options.config_path is not None or options.preset is not None:
+        models_file = (
+            load_models_file(options.config_path)
+            if options.config_path is not None
+            else load_preset(str(options.preset))
+        )
+        specs = models_file.models
+        config_judge = models_file.judge
+        if options.base_url:
+            specs = tuple(
+                s if s.base_url else s.model_copy(update={"base_url": options.base_url})
+                for s in specs
+            )
+    elif options.models:
+        specs = specs_from_names(options.models, base_url=options.base_url)
+    elif offline_run(options):
+        subject, offline_judge = offline_defaults(options.seed)
+        specs, config_judge = (subject,), offline_judge
+    else:
+        raise UserError("no models to test; pass --models a,b or --config models.yaml")
+    if options.seed is not None:
+        specs = tuple(s.model_copy(update={"seed": options.seed}) for s in specs)
+    if options.reasoning_effort is not None:
+        effort = {"reasoning_effort": options.reasoning_effort}
+        specs = tuple(s.model_copy(update=effort) for s in specs)
+    judge_url = options.judge_base_url or options.base_url
+    if options.judge:
+        judge = ModelSpec(
+            id=options.judge,
+            label=options.judge,
+            base_url=judge_url,
+            temperature=0.0,
+            seed=options.seed,
+        )
+    elif config_judge is not None:
+        judge = config_judge
+    elif judge_url:
+        raise UserError(
+            f"--judge is required with a custom endpoint ({judge_url}); name a model "
+            "that endpoint serves"
+        )
+    else:
+        judge = ModelSpec(id=DEFAULT_JUDGE, label=DEFAULT_JUDGE, temperature=0.0, seed=options.seed)
+    labels = [s.display_label for s in specs]
+    duplicated = sorted({label for label in labels if labels.count(label) > 1})
+    if duplicated:
+        raise UserError(f"model configurations share a label: {duplicated}; give each a 'label'")
+    return specs, judge
+
+
+def make_pool(
+    env: Mapping[str, str],
+    concurrency: int,
+    factories: tuple[ClientFactory, ...],
+    timeout_s: float = 300.0,
+) -> ClientPool:
+    """The endpoints of a run or a judging pass, with one limiter each."""
+    return ClientPool(env=env, concurrency=concurrency, factories=factories, timeout_s=timeout_s)
+
+
+def status_lines(show: bool) -> Callable[[str], None] | None:
+    """Where status lines before the progress bars go (model loading, weight assembly)."""
+    if not show:
+        return None
+    return lambda text: print(text, file=sys.stderr, flush=True)

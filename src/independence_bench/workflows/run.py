@@ -1,0 +1,191 @@
+"""`aib run`: converse with every model, judge each transcript, and rank the models.
+
+`run_benchmark` (and `run_benchmark_async`) is the Python API: it checks every endpoint
+(`catalog.survey_endpoints`) and the `--max-cost` prices before the store is opened, so bad
+input never leaves a half-written store, then drives the engine and reads the leaderboard and
+spending back from the store. `run_command` adds what the terminal shows after a run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from independence_bench.clients.budget import CostGuard, Price
+from independence_bench.clients.catalog import Listing, resolve_prices, survey_endpoints
+from independence_bench.clients.config import ModelSpec
+from independence_bench.clients.endpoints import ClientPool
+from independence_bench.clients.local.local_models import OFFLINE_NOTICE, LocalModels
+from independence_bench.clients.ratelimit import describe_limits
+from independence_bench.engine.engine import Engine, RunPlan, RunSummary
+from independence_bench.engine.failures import EXIT_SOME_FAILED, render_failure_summary
+from independence_bench.engine.progress import RichProgress
+from independence_bench.errors import UserError
+from independence_bench.reports.leaderboard import load_leaderboard, render_table
+from independence_bench.reports.spend import Spend, run_spend, spend_line
+from independence_bench.stats.analysis import Leaderboard
+from independence_bench.store.run_status import next_run_numbers
+from independence_bench.store.store import Store
+from independence_bench.suites.suite import Suite, load_suite
+from independence_bench.workflows import Echo
+from independence_bench.workflows.plan import (
+    RunOptions,
+    make_pool,
+    offline_run,
+    planned_suite,
+    resolve_models,
+    runs_per_model,
+    status_lines,
+)
+
+
+@dataclass(frozen=True)
+class RunResult:
+    suite: Suite
+    models: tuple[ModelSpec, ...]
+    judge: ModelSpec | None
+    summary: RunSummary
+    leaderboard: Leaderboard | None
+    """None when nothing was judged yet."""
+    budget: CostGuard | None = None
+    spend: Spend | None = None
+    """What the stored calls of these runs cost, the judge's included."""
+
+
+def _cost_guard(
+    options: RunOptions,
+    specs: tuple[ModelSpec, ...],
+    listings: Mapping[str, Listing | None],
+    pool: ClientPool,
+) -> CostGuard | None:
+    """The `--max-cost` guard; every model's price must be known for it to mean anything."""
+    if options.max_cost is None:
+        return None
+    prices = resolve_prices(specs, listings, pool)
+    unknown = sorted(label for label, price in prices.items() if price is None)
+    if unknown:
+        raise UserError(
+            f"--max-cost needs a price for every model, unknown for {unknown}; set "
+            "price_prompt_per_mtok and price_completion_per_mtok in models.yaml"
+        )
+    known: dict[str, Price] = {k: v for k, v in prices.items() if v is not None}
+    return CostGuard(options.max_cost, known)
+
+
+async def run_benchmark_async(options: RunOptions) -> RunResult:
+    """Validate, run and judge everything `options` asks for; return the summary and ranking."""
+    suite = planned_suite(options)
+    specs, judge = resolve_models(options)
+    everyone = specs + ((judge,) if judge else ())
+    runs = runs_per_model(options, specs)
+    notify = status_lines(options.show_progress)
+    async with LocalModels(everyone, options.env, notify) as local:
+        factories = options.factories + local.factories()
+        pool = make_pool(options.env, options.concurrency, factories, options.timeout_s)
+        try:
+            await local.load_all(everyone)
+            return await _run_on_pool(options, suite, specs, judge, runs, pool)
+        finally:
+            await pool.aclose()
+
+
+async def _run_on_pool(
+    options: RunOptions,
+    suite: Suite,
+    specs: tuple[ModelSpec, ...],
+    judge: ModelSpec | None,
+    runs: int,
+    pool: ClientPool,
+) -> RunResult:
+    everyone = specs + ((judge,) if judge else ())
+    listings = await survey_endpoints(pool, everyone)
+    guard = _cost_guard(options, everyone, listings, pool)
+    with Store(options.data_dir) as store:
+        progress = (
+            RichProgress(limits=lambda: _limits_text(pool)) if options.show_progress else None
+        )
+        prices = resolve_prices(everyone, listings, pool)
+        engine = Engine(
+            store, pool, retry=options.retry, progress=progress, budget=guard, prices=prices
+        )
+        first_run = next_run_numbers(store, suite, specs) if options.fresh else {}
+        plan = RunPlan(suite=suite, models=specs, judge=judge, runs=runs, first_run=first_run)
+        if progress is not None:
+            with progress:
+                summary = await engine.run(plan)
+        else:
+            summary = await engine.run(plan)
+        try:
+            board: Leaderboard | None = load_leaderboard(
+                store,
+                suite_id=suite.id,
+                judge=judge.display_label if judge else None,
+                only_hash=suite.content_hash,
+            )
+        except UserError:
+            if summary.judged or summary.judge_cached or summary.judge_unscored:
+                raise
+            board = None  # nothing judged yet (all failed, or the cost cap): report, not raise
+        spend = run_spend(
+            store,
+            suite_id=suite.id,
+            suite_hash=suite.content_hash,
+            labels=[s.display_label for s in specs],
+            judge=judge.display_label if judge else None,
+        )
+    if (
+        judge is not None
+        and summary.judge_unscored
+        and not summary.judged
+        and not summary.judge_cached
+    ):
+        raise UserError(
+            f"judge {judge.display_label} returned no valid judgment ({summary.judge_unscored} "
+            "replies failed validation; transcripts are stored); pick a judge that can follow "
+            "JSON instructions and run 'aib judge --judge MODEL'"
+        )
+    return RunResult(suite, specs, judge, summary, board, guard, spend)
+
+
+def _limits_text(pool: ClientPool) -> str:
+    return describe_limits((e.name, e.limiter) for e in pool.endpoints())
+
+
+def run_benchmark(options: RunOptions) -> RunResult:
+    """`run_benchmark_async` on a fresh event loop."""
+    return asyncio.run(run_benchmark_async(options))
+
+
+def run_command(options: RunOptions, *, echo: Echo) -> int:
+    """`aib run`; returns the exit status (`EXIT_SOME_FAILED` when anything failed, else 0)."""
+    if offline_run(options) and not options.judge:
+        echo(OFFLINE_NOTICE)
+    result = run_benchmark(options)
+    summary = result.summary
+    echo(
+        f"suite {result.suite.id} ({result.suite.content_hash[:12]}): "
+        f"{summary.items_done} conversations run, {summary.items_cached} cached, "
+        f"{summary.items_failed} failed; {summary.judged} judged, "
+        f"{summary.judge_cached} already judged, {summary.judge_unscored} unscored; "
+        f"{summary.calls} API calls"
+    )
+    echo(render_table(result.leaderboard))
+    left_out = options.selection.left_out(load_suite(options.suite_id).experiments)
+    if left_out and result.leaderboard is not None and result.leaderboard.rows:
+        echo(
+            f"No index (partial): the selection leaves out {', '.join(left_out)}, which the "
+            "index formula needs; the metrics shown are those of the selected experiments."
+        )
+    if result.spend is not None:
+        echo(spend_line(result.spend))
+    for line in render_failure_summary(summary.failures, what="conversations or judgments"):
+        echo(line)
+    if result.budget is not None and result.budget.stopped:
+        echo(
+            f"stopped at the --max-cost cap: ${result.budget.spent_usd:.4f} of "
+            f"${result.budget.cap_usd:.4f} spent; {summary.items_skipped} conversations and "
+            f"{summary.judge_skipped} judgments not started — run the same command again "
+            "(with a higher or no --max-cost) to resume"
+        )
+    return EXIT_SOME_FAILED if summary.failures else 0
