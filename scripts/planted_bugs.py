@@ -33,8 +33,8 @@ BUGS = [
      '            "schema": request.response_schema,\n', "", ["tests/test_engine_cache.py"]),
     ("has_judgment ignores the rubric hash", STORE,
      'AND rubric_hash = ? "\n            "AND repeat = ?",\n'
-     "            (item_id, judge_model, rubric_hash, repeat)",
-     '"\n            "AND repeat = ?",\n            (item_id, judge_model, repeat)',
+     "            (item_id, to_sql(judge_model), rubric_hash, repeat)",
+     '"\n            "AND repeat = ?",\n            (item_id, to_sql(judge_model), repeat)',
      ["tests/test_store.py", "tests/test_engine_cache.py"]),
     ("failed items never retried", ENGINE,
      'if stored is not None and stored.status == "done":', "if stored is not None:",
