@@ -15,6 +15,7 @@ import click
 from independence_bench.cli.options import (
     concurrency_option,
     data_dir_option,
+    judge_form_option,
     read_env,
     resolve_data_dir,
     run_options,
@@ -35,6 +36,7 @@ def run_options_of(values: dict[str, Any]) -> RunOptions:
         models=values["models"],
         config_path=values["config_path"],
         judge=values["judge"],
+        judge_form=values["judge_form"],
         suite_id=values["suite"],
         runs=values["runs"],
         base_url=values["base_url"],
@@ -92,6 +94,7 @@ def runs_(suite: str | None, failed: bool, data_dir: Path | None) -> None:
 @click.command()
 @click.option("--judge", required=True, help="Judge model id to (re-)judge stored transcripts.")
 @click.option("--base-url", default=None, help="An OpenAI-compatible endpoint for the judge.")
+@judge_form_option
 @click.option("--suite", default=None, help="Only items of this suite.")
 @click.option("--repeats", type=click.IntRange(1, 10), default=1, show_default=True)
 @concurrency_option
@@ -99,6 +102,7 @@ def runs_(suite: str | None, failed: bool, data_dir: Path | None) -> None:
 def judge(
     judge: str,
     base_url: str | None,
+    judge_form: str | None,
     suite: str | None,
     repeats: int,
     concurrency: int,
@@ -114,6 +118,7 @@ def judge(
     options = JudgeOptions(
         judge=judge,
         base_url=base_url,
+        judge_form=judge_form,
         suite_id=suite,
         repeats=repeats,
         concurrency=concurrency,

@@ -393,12 +393,14 @@ class Engine:
     ) -> None:
         """Judge one finished item unless this judge already judged it with this rubric."""
         rubric = self.rubric(rubric_id)
-        judge_name = judge.display_label
-        if self.store.has_judgment(item.id, judge_name, rubric.hash, repeat):
+        judge_form = judge.judge_form_used
+        asked = rubric.asked(judge_form)
+        judge_name = judge.judge_label
+        if self.store.has_judgment(item.id, judge_name, asked.hash, repeat):
             self.summary.judge_cached += 1
             self._emit("judge_cached")
             return
-        schema = rubric.json_schema()
+        schema = asked.reply.json_schema()
 
         async def call(messages: tuple[Message, ...], attempt: int) -> tuple[str, Completion]:
             request = CompletionRequest(
@@ -412,7 +414,7 @@ class Engine:
                 provider_order=judge.provider,
                 seed=judge.seed,
                 response_schema=schema,
-                schema_name=f"{rubric.id}_judgment",
+                schema_name=asked.schema_name,
             )
             # The item id keeps each judgment's requests its own: two runs with identical
             # transcripts (a scripted model) must not race for one cached reply.
@@ -427,7 +429,7 @@ class Engine:
             )
 
         try:
-            outcome = await run_judgment(rubric, item.turns, call)
+            outcome = await run_judgment(rubric, item.turns, call, judge_form=judge_form)
         except BudgetExhausted:
             self.summary.judge_skipped += 1
             self._emit("judge_skipped")
@@ -445,7 +447,7 @@ class Engine:
             item_id=item.id,
             judge_model=judge_name,
             rubric_id=rubric.id,
-            rubric_hash=rubric.hash,
+            rubric_hash=asked.hash,
             repeat=repeat,
             status="scored" if outcome.scored else "unscored",
             scores=outcome.scores,
