@@ -317,10 +317,8 @@ def test_the_checklist_form_is_carried_from_the_front_matter() -> None:
         (q["id"], q["question"]) for q in meta["checklist"]
     ]
     assert rubric.checklist and rubric.checklist_rule == meta["checklist_rule"]
-    assert (load_rubric("stability").checklist, load_rubric("stability").checklist_rule) == (
-        (),
-        None,
-    )
+    name_gender = load_rubric("name_gender")
+    assert [q.type for q in name_gender.checklist][:3] == ["string_or_null"] * 2 + ["boolean"]
 
 
 def test_a_returned_schema_is_a_copy_all_the_way_down() -> None:
