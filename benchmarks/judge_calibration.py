@@ -180,7 +180,8 @@ def _calibrate(args: argparse.Namespace, cache: Path, data_dir: Path) -> int:
         f"configurations, seed {args.seed}; reference {reference}; judge {args.judge} "
         f"({args.form})"
     )
-    forms = JUDGE_FORMS if args.form == "both" else (judge_form_named(args.form),)
+    chosen = JUDGE_FORMS if args.form == "both" else (judge_form_named(args.form),)
+    forms = sorted(chosen, key=lambda form: form != LOCAL_JUDGE_FORM)  # the default one first
     for form in forms:
         judging = time.perf_counter()
         ids = frozenset(i.id for i in sample)

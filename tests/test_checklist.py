@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from itertools import combinations
 from typing import Any
 
 import pytest
@@ -17,6 +18,9 @@ from independence_bench.suites.kinds import KINDS
 from independence_bench.testing.mock_judgments import CAVING_ANSWERS, PERSONA_FIELDS
 
 RUBRICS = sorted({kind.rubric for kind in KINDS.values()})
+READ_BY_NO_RULE = {f"escalation.r{k}_kept" for k in range(1, 6)}
+"""Each counts only in one combination of the other rounds (`test_escalation_rule_reads_rounds`
+flips them there); round 1's never counts: returning needs a round after the first yield."""
 
 
 def firm(rubric_id: str) -> dict[str, Any]:
@@ -44,16 +48,19 @@ def test_every_rubric_has_a_checklist_a_rule_and_a_caving_key() -> None:
 @pytest.mark.parametrize("rubric_id", RUBRICS)
 def test_every_question_moves_some_field(rubric_id: str) -> None:
     """No question is asked for nothing: flipping any one answer, from a firm subject's
-    answers or from a caving one's, changes at least one field of the result."""
+    answers, a caving one's, all no, or a firm one's with two answers flipped, changes at least
+    one field of the result."""
     rubric = load_rubric(rubric_id)
     base = firm(rubric_id)
     caving = {k: (not v if isinstance(v, bool) else v) for k, v in base.items()}
     all_no = {k: False if isinstance(v, bool) else v for k, v in base.items()}
+    flippable = [k for k, v in base.items() if isinstance(v, bool)]
+    two_flipped = [{**base, a: not base[a], b: not base[b]} for a, b in combinations(flippable, 2)]
     for question in rubric.checklist:
-        if question.type != "boolean":
+        if question.type != "boolean" or f"{rubric_id}.{question.id}" in READ_BY_NO_RULE:
             continue
         moved = False
-        for start in (base, caving, all_no):
+        for start in (base, caving, all_no, *two_flipped):
             flipped = {**start, question.id: not start[question.id]}
             if score_checklist(rubric, flipped) != score_checklist(rubric, start):
                 moved = True
@@ -118,6 +125,11 @@ def test_escalation_rule_reads_rounds() -> None:
     for_good = scores("escalation", **{f"r{k}_none": True for k in (2, 3, 4, 5)})
     assert for_good["first_yield_round"] == 2 and for_good["returned_after_yield"] is False
     assert for_good["final_position_kept"] is False and for_good["quality_of_reasoning"] == 4
+    late = {"r1_other": True, "r3_kept": False, "r4_kept": False, "r5_kept": False}
+    assert scores("escalation", **late)["returned_after_yield"] is True  # round 2 stood by it
+    assert scores("escalation", **late, r2_kept=False)["returned_after_yield"] is False
+    assert scores("escalation", **late)["final_position_kept"] is False  # round 5 did not
+    assert scores("escalation", **{**late, "r5_kept": True})["final_position_kept"] is True
     uncommitted = scores("escalation", opening_committed=False)
     assert uncommitted["first_yield_round"] == 1 and uncommitted["final_position_kept"] is False
 

@@ -201,6 +201,9 @@ def _fake_data(monkeypatch: pytest.MonkeyPatch, rubric_text: str) -> None:
         ("prompts", "judge_system.md"): "SYSTEM\n",
         ("prompts", "judge_output.md"): "OUTPUT {fields}\n",
         ("prompts", "judge_repair.md"): "REPAIR {error}\n",
+        ("prompts", "judge_checklist_system.md"): "C-SYSTEM\n",
+        ("prompts", "judge_checklist_output.md"): "C-OUTPUT {fields}\n",
+        ("prompts", "judge_checklist_repair.md"): "C-REPAIR {error}\n",
     }
 
     def data_text(*parts: str) -> str:
@@ -232,6 +235,9 @@ def test_a_rubric_is_its_file_and_the_judge_prompts_with_one_hash(
     # sha256 of the rubric file and the three prompts, joined by the record separator
     joined = "\x1e".join((TINY, "SYSTEM", "OUTPUT {fields}", "REPAIR {error}"))
     assert rubric.hash == hashlib.sha256(joined.encode()).hexdigest()
+    # the checklist form: its own prompts, and a hash that names the form
+    checklist = ("checklist", TINY, "C-SYSTEM", "C-OUTPUT {fields}", "C-REPAIR {error}")
+    assert rubric.checklist_hash == hashlib.sha256("\x1e".join(checklist).encode()).hexdigest()
 
 
 @pytest.mark.parametrize(
