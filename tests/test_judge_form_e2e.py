@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from independence_bench.cli.main import main
+from independence_bench.clients.config import LOCAL_JUDGE_FORM, ModelSpec
+from independence_bench.errors import UserError
 from independence_bench.judging.rubric import load_rubric
 from independence_bench.testing.mock_server import MockConfig, MockServer
 
@@ -97,3 +100,25 @@ def test_a_models_file_judge_can_choose_the_checklist(tmp_path: Path, aib: Any) 
                   "--scenarios", "stability_weather", "--data-dir", str(data))  # fmt: skip
         assert run.code == 0, run.err
     assert {judge for judge, _, _ in _judgments(data)} == {f"{JUDGE}#checklist"}
+
+
+def test_a_models_file_with_an_unknown_judge_form_is_one_line_and_exit_2(
+    tmp_path: Path, aib: Any
+) -> None:
+    config = tmp_path / "models.yaml"
+    config.write_text("models:\n  - id: m\njudge:\n  id: j\n  judge_form: rubric\n")
+    result = aib("run", "--config", str(config), "--data-dir", str(tmp_path / "data"))
+    assert result.code == 2
+    lines = result.err.strip().splitlines()
+    assert len(lines) == 1 and "judge_form" in lines[0] and "checklist" in lines[0]
+    assert not (tmp_path / "data").exists()
+
+
+def test_the_judge_form_is_kept_out_of_a_tested_models_stored_settings() -> None:
+    plain = ModelSpec(id="m")
+    assert "judge_form" not in plain.stored_config()
+    assert plain.judge_label == "m" and plain.judge_form_used == "holistic"
+    assert ModelSpec(id="m", judge_form="checklist").judge_label == "m#checklist"
+    assert ModelSpec(id="embedded:qwen2.5-coder-1.5b").judge_form_used == LOCAL_JUDGE_FORM
+    with pytest.raises(UserError, match="no checklist; use --judge-form holistic"):
+        replace(load_rubric("stability"), checklist_form=None).asked("checklist")
