@@ -81,8 +81,7 @@ judge_form_option = click.option(
     type=click.Choice(("holistic", "checklist")),
     default=None,
     help="Ask the judge for the rubric's scores (holistic) or yes/no answers scored by a fixed "
-    "rule (checklist), stored as '<judge>#checklist'. Default: checklist for an embedded judge, "
-    "holistic otherwise.",
+    "rule (checklist), stored as '<judge>#checklist'. Default: the judge's own (holistic).",
 )
 """`--judge-form` of `aib run`, `aib estimate` and `aib judge` (README, "Judge forms")."""
 

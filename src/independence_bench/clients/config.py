@@ -37,7 +37,7 @@ JudgeForm = Literal["holistic", "checklist"]
 """How a judge is asked (`judging/rubric.py`): the rubric's scales in one reply (`holistic`), or
 atomic yes/no questions scored by a fixed rule (`checklist`, `judging/checklist.py`)."""
 JUDGE_FORMS: tuple[JudgeForm, ...] = ("holistic", "checklist")
-LOCAL_JUDGE_FORM: JudgeForm = "checklist"
+LOCAL_JUDGE_FORM: JudgeForm = "holistic"
 """The form of an in-process judge (embedded/GGUF) that names none: the better-calibrated form
 of the embedded judge by `benchmarks/judge_calibration.py` (README, "smoke-test judge")."""
 
