@@ -26,16 +26,17 @@ import asyncio
 import base64
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 from urllib.request import getproxies, proxy_bypass
-
-import aiohttp
 
 from independence_bench import __version__
 from independence_bench.clients.redact import without_url_credentials
 from independence_bench.errors import UserError
 from independence_bench.text.lossless import json_dumps, json_loads
+
+if TYPE_CHECKING:
+    import aiohttp
 
 
 class HttpFailure(Exception):
@@ -127,6 +128,8 @@ class JsonPoster:
             self._headers["Authorization"] = f"Bearer {api_key}"
         elif login is not None:
             self._headers["Authorization"] = login
+        import aiohttp  # here, not at the top: a re-run with every call stored never needs it
+
         self._timeout_s = timeout_s
         self._timeout = aiohttp.ClientTimeout(total=timeout_s)
         self._proxy = proxy_for(self._base_url)
@@ -134,6 +137,8 @@ class JsonPoster:
         self._session: aiohttp.ClientSession | None = None
 
     def _session_now(self) -> aiohttp.ClientSession:
+        import aiohttp
+
         if self._session is None or self._session.closed:
             limit = self._connections.limit or 0  # aiohttp: 0 is no limit
             self._session = aiohttp.ClientSession(
@@ -154,12 +159,16 @@ class JsonPoster:
         A host that does not accept the connection within `connect_timeout_s` fails fast; one
         that accepted it gets as long as a model call (a single-slot local server answers only
         once its current generation is done)."""
+        import aiohttp
+
         timeout = aiohttp.ClientTimeout(total=self._timeout_s, sock_connect=connect_timeout_s)
         return await self._send("GET", path, None, timeout)
 
     async def _send(
         self, method: str, path: str, data: bytes | None, timeout: aiohttp.ClientTimeout | None
     ) -> HttpReply:
+        import aiohttp
+
         try:
             session = self._session_now()
             url = self._base_url + path

@@ -6,8 +6,8 @@ finds every call in the store) and no `GET /models` either, which a survey of ev
 would send, and which fails when a server is no longer up or a key no longer set. So before the
 endpoints are surveyed, `pending_work` reads from the store which models still have a
 conversation to run and whether any judgment is missing; only their endpoints are surveyed,
-priced and loaded. It reads the same item ids and judgment keys the engine writes, with the
-store opened read-only, so it changes nothing even when the run stops at the survey.
+priced and loaded. It reads the same item ids and judgment keys the engine writes and writes
+nothing, so the store is left as it was even when the run stops at the survey.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """`aib run`: converse with every model, judge each transcript, and rank the models.
 
 `run_benchmark` (and `run_benchmark_async`) is the Python API. It raises the open-file limit
-(`open_files.py`), reads from the store what is still to do (`engine/pending.py`, read-only),
+(`open_files.py`), reads from the store what is still to do (`engine/pending.py`),
 checks the endpoints that work needs (`catalog.survey_endpoints`) and the `--max-cost` prices
 before the store is opened for writing, so bad input never leaves a half-written store and a
 re-run with everything stored touches no endpoint, then drives the engine and reads the
@@ -102,12 +102,16 @@ def stored_work(
     judge: ModelSpec | None,
     runs: int,
 ) -> PendingWork:
-    """What the run still needs, from a read-only look at the store: everything for `--fresh`,
-    a new store, or one that cannot be read before the run opens it (it then says why)."""
+    """What the run still needs, read from the store: everything for `--fresh`, a new store, or
+    one that cannot be opened (the run's own opening then says why).
+
+    Only reads, on an ordinary connection like every store reader's: SQLite's read-only mode
+    would leave its `-wal` and `-shm` files behind in a store a failed survey must leave as it
+    was."""
     if options.fresh or not (options.data_dir / STORE_FILENAME).exists():
         return everything(specs, judge)
     try:
-        with Store(options.data_dir, read_only=True) as store:
+        with Store(options.data_dir, create=False) as store:
             return pending_work(store, suite, specs, judge, range(1, runs + 1))
     except UserError:
         return everything(specs, judge)
@@ -195,7 +199,9 @@ def run_command(options: RunOptions, *, echo: Echo) -> int:
         f"{summary.calls} API calls"
     )
     echo(render_table(result.leaderboard))
-    left_out = options.selection.left_out(load_suite(options.suite_id).experiments)
+    left_out: tuple[str, ...] = ()
+    if options.selection.experiments:  # only then can the selection leave any out
+        left_out = options.selection.left_out(load_suite(options.suite_id).experiments)
     if left_out and result.leaderboard is not None and result.leaderboard.rows:
         echo(
             f"No index (partial): the selection leaves out {', '.join(left_out)}, which the "
