@@ -107,8 +107,19 @@ class ClientPool:
         self._factories = factories
         self._timeout_s = timeout_s
         self._endpoints: dict[str, Endpoint] = {}
+        self._of_spec: dict[int, tuple[ModelSpec, Endpoint]] = {}
+        """Per spec object (specs are frozen), its endpoint: the engine asks once per call, and
+        checking the URL and reading the key each time cost more than the call's store write."""
 
     def endpoint_for(self, spec: ModelSpec) -> Endpoint:
+        known = self._of_spec.get(id(spec))
+        if known is not None and known[0] is spec:
+            return known[1]
+        endpoint = self._resolve(spec)
+        self._of_spec[id(spec)] = (spec, endpoint)
+        return endpoint
+
+    def _resolve(self, spec: ModelSpec) -> Endpoint:
         for factory in self._factories:
             made = factory(spec)
             if made is not None:
@@ -178,6 +189,7 @@ class ClientPool:
         for endpoint in self._endpoints.values():
             await endpoint.client.aclose()
         self._endpoints.clear()
+        self._of_spec.clear()
 
 
 async def call_with_retry(
