@@ -1,7 +1,7 @@
 """Claims on calls in flight and atomic run numbers, one store shared by several owners.
 
-Leases are checked with a clock of the test's own, so nothing here waits for wall time except
-the last test, where a real process claims a call with a short lease and is SIGKILLed.
+Leases are checked with a clock of the test's own, so nothing here waits for a lease to run out,
+not even the last test, where a real process claims a call and is SIGKILLed.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pytest
 from independence_bench.clients.config import ModelSpec
 from independence_bench.clients.protocol import Completion
 from independence_bench.engine.claiming import claim_or_wait
-from independence_bench.store.claims import Claims, Holder, owner_id, owner_is_gone
+from independence_bench.store.claims import LEASE_S, Claims, Holder, owner_id, owner_is_gone
 from independence_bench.store.run_status import next_run_numbers, reserve_fresh_runs
 from independence_bench.store.store import Store
 from independence_bench.suites.suite import load_suite
@@ -164,9 +164,8 @@ time.sleep(600)
 def test_a_claim_left_by_a_sigkilled_process_is_taken_over_after_its_lease(
     tmp_path: Path,
 ) -> None:
-    lease_s = 5.0
     process = subprocess.Popen(
-        [sys.executable, "-c", CLAIM_AND_HANG, str(tmp_path), str(lease_s), ELSEWHERE, KEY],
+        [sys.executable, "-c", CLAIM_AND_HANG, str(tmp_path), str(LEASE_S), ELSEWHERE, KEY],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -175,10 +174,13 @@ def test_a_claim_left_by_a_sigkilled_process_is_taken_over_after_its_lease(
     process.send_signal(signal.SIGKILL)
     assert process.wait(timeout=10) == -signal.SIGKILL
     with Store(tmp_path) as store:
-        claims = Claims(store)
-        left = claims.holders()[KEY]
+        now = Claims(store)
+        left = now.holders()[KEY]
         assert left.owner == owner
-        # Its owner cannot be seen from here (another host), so only the lease frees it.
-        assert claims.attempt(KEY).held_by == left
-        assert asyncio.run(claim_or_wait(claims, KEY)) is None  # waited, then claimed
-        assert claims.holders()[KEY].owner == claims.owner
+        # Its owner cannot be looked up from here (another host), so only the lease frees it.
+        assert now.attempt(KEY).held_by == left
+        clock = Clock(left.expires_at)  # the moment its lease ends
+        later = Claims(store, clock=clock)
+        assert asyncio.run(claim_or_wait(later, KEY)) is None  # claimed, not waited on
+        assert later.holders()[KEY] == Holder(later.owner, clock.now + LEASE_S)
+        assert now.attempt(KEY).held_by == Holder(later.owner, clock.now + LEASE_S)
