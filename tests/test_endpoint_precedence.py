@@ -20,8 +20,9 @@ QUICK = ("--scenarios", "direct", "--runs", "1", "--data-dir", "d")
 
 
 @pytest.fixture()
-def default(monkeypatch: pytest.MonkeyPatch) -> Iterator[MockServer]:
-    """A loopback server standing in for OpenRouter, the endpoint of a spec with no URL."""
+def default(aib: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[MockServer]:
+    """A loopback server standing in for OpenRouter, the endpoint of a spec with no URL (after
+    `aib`, which clears the keys)."""
     with MockServer(MockConfig()) as server:
         monkeypatch.setattr(endpoints, "OPENROUTER_BASE_URL", server.base_url)
         monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-test-key")

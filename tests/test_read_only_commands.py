@@ -67,7 +67,8 @@ def _state(data: Path) -> dict[str, tuple[bytes, int]]:
 @pytest.fixture()
 def stored(server: MockServer, aib: Any) -> Iterator[Path]:
     models = "scripted-firm,scripted-caving"
-    run = aib("run", "--models", models, "--judge", "scripted-judge", *QUICK, "--data-dir", "d")
+    judge = ("--judge", "scripted-judge", "--base-url", server.base_url)
+    run = aib("run", "--models", models, *judge, *QUICK, "--data-dir", "d")
     assert run.code == 0, run.err
     data = Path("d").resolve()
     store = data / "aib.sqlite3"
@@ -110,7 +111,7 @@ def test_option_conflicts_are_reported_before_the_store_is_read(aib: Any) -> Non
     from independence_bench.store.store import Store
 
     Store(Path("empty")).close()
-    for command in ("leaderboard", "items", "judges", "compare"):
+    for command in ("leaderboard", "items", "compare", "configs"):
         result = aib(command, "--judge", "a", "--judges", "b", "--data-dir", "empty")
         assert result.code == 2, (command, result.err)
         assert "give either --judge or --judges, not both" in result.err, result.err

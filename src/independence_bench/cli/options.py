@@ -87,7 +87,7 @@ def selection_of(values: Mapping[str, Any]) -> Selection:
     return Selection.parse(values["experiments"], values["variants"], values["modes"])
 
 
-class CommaList(click.ParamType):
+class CommaList(click.types.StringParamType):
     """A comma-separated list that names at least one thing: `--models ""` is a mistake, not
     "everything" (leave the option out for that). The text is kept as given."""
 
@@ -114,7 +114,7 @@ class FiniteRange(click.FloatRange):
         return number
 
 
-class EndpointUrl(click.ParamType):
+class EndpointUrl(click.types.StringParamType):
     """An http(s) URL of an OpenAI-compatible endpoint, checked as every `base_url` is
     (`clients.config.check_base_url`); an empty one is refused, not read as "no URL"."""
 
