@@ -90,7 +90,8 @@ class Store:
         """Open (or, with `create`, make) the store under `data_dir`.
 
         `read_only` opens an existing store with SQLite's `mode=ro` (read-only media work too):
-        nothing is written, not even the journal mode or a migration. A file that is not an
+        nothing is written, not even the journal mode, except the upgrade of a store an older
+        aib wrote (`_upgrade_older`). A file that is not an
         aib store is refused before anything is written to it (`check_application`)."""
         self.path = data_dir / STORE_FILENAME
         self.read_only = read_only
@@ -120,7 +121,7 @@ class Store:
                 + " --data-dir"
             ) from None
         if read_only:
-            self._refuse_older()
+            self._upgrade_older(data_dir)
         else:
             self._migrate()
 
@@ -162,14 +163,26 @@ class Store:
             "unchanged; point --data-dir at another directory"
         )
 
-    def _refuse_older(self) -> None:
+    def _upgrade_older(self, data_dir: Path) -> None:
+        """Bring an older store up to this schema before a read-only command reads it.
+
+        The upgrade is the one write a reading command makes, and only where the file and its
+        folder are writable (the same migration `aib run` would make, in one transaction). On
+        read-only media an older store is refused with the way out."""
         version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
-        if version < SCHEMA_VERSION:
-            self._db.close()
+        if version >= SCHEMA_VERSION:
+            return
+        self._db.close()
+        if not (os.access(self.path, os.W_OK) and os.access(self.path.parent, os.W_OK)):
             raise UserError(
-                f"the store at {self.path} needs an upgrade (schema {version} < "
-                f"{SCHEMA_VERSION}) that a read-only open cannot make; run 'aib run' on it once"
+                f"the store at {self.path} has schema {version}, older than this aib's "
+                f"({SCHEMA_VERSION}), and is read-only here; copy its folder somewhere "
+                "writable and point --data-dir there once to upgrade it"
             )
+        Store(data_dir, create=False).close()
+        self._db = _connect_read_only(self.path)
+        self._db.row_factory = sqlite3.Row
+        self._db.execute("PRAGMA busy_timeout=10000")
 
     def _refuse_newer(self) -> None:
         version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
