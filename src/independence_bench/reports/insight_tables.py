@@ -8,8 +8,8 @@ JSON. The CLI only echoes the result. Nothing here calls a model.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from rich.table import Table
 
@@ -48,6 +48,8 @@ from independence_bench.reports.terminal import render_whole
 from independence_bench.stats.stats import Estimate
 from independence_bench.store.store import Store
 
+_Report = TypeVar("_Report")
+
 
 def _render(table: Table) -> str:
     return render_whole(table)
@@ -64,6 +66,19 @@ def _interval(estimate: Estimate | None, digits: int = 1, *, signed: bool = Fals
         return "–"
     low = _num(estimate.low, digits, signed=signed)
     return f"{low} to {_num(estimate.high, digits, signed=signed)}"
+
+
+def _report_output(
+    options: InsightOptions,
+    build: Callable[[Store, InsightOptions], _Report],
+    as_json: bool,
+    to_json: Callable[[_Report], Any],
+    render: Callable[[_Report], str],
+) -> str:
+    """Build one report from the store (opened read-only) and return it as JSON or as text."""
+    with Store(options.data_dir, create=False) as store:
+        report = build(store, options)
+    return _dump(to_json(report)) if as_json else render(report)
 
 
 def _dump(data: Any) -> str:
@@ -157,9 +172,7 @@ def _retest_lines(report: JudgesReport) -> list[str]:
 
 def judges_output(options: InsightOptions, *, as_json: bool) -> str:
     """`aib judges`."""
-    with Store(options.data_dir, create=False) as store:
-        report = judges_report(store, options)
-    return _dump(judges_json(report)) if as_json else render_judges(report)
+    return _report_output(options, judges_report, as_json, judges_json, render_judges)
 
 
 def render_pair(report: PairReport) -> str:
@@ -257,9 +270,7 @@ def render_items(report: ItemsReport) -> str:
 
 def items_output(options: InsightOptions, *, as_json: bool) -> str:
     """`aib items`."""
-    with Store(options.data_dir, create=False) as store:
-        report = items_report(store, options)
-    return _dump(items_json(report)) if as_json else render_items(report)
+    return _report_output(options, items_report, as_json, items_json, render_items)
 
 
 def render_configs(report: ConfigsReport) -> str:
@@ -296,6 +307,4 @@ def render_configs(report: ConfigsReport) -> str:
 
 def configs_output(options: InsightOptions, *, as_json: bool) -> str:
     """`aib configs`."""
-    with Store(options.data_dir, create=False) as store:
-        report = configs_report(store, options)
-    return _dump(configs_json(report)) if as_json else render_configs(report)
+    return _report_output(options, configs_report, as_json, configs_json, render_configs)
