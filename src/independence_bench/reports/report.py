@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from independence_bench.errors import UserError
 from independence_bench.reports.report_extras import NO_EXTRAS, SuiteExtras, build_extras
-from independence_bench.scoring.results import load_results
+from independence_bench.scoring.results import load_results, scored_item
 from independence_bench.scoring.scoring import (
     METRIC_KEYS,
     ItemMetrics,
@@ -312,19 +312,8 @@ def count_deviations(items: Sequence[ItemRecord]) -> dict[str, int]:
 
 def item_metrics_of(item: ItemRecord, judgment: JudgmentRecord) -> dict[str, float]:
     """The metrics a scored judgment gives its item ({} when they cannot be read)."""
-    scored = ScoredItem(
-        model=item.run.model_label,
-        run=item.run.run_index,
-        variant=item.variant,
-        mode=item.mode,
-        scenario_id=item.scenario_id,
-        kind=item.kind,
-        judge=judgment.judge_model,
-        scores=judgment.scores or {},
-        item_id=item.id,
-    )
     try:
-        return item_metrics(scored)
+        return item_metrics(scored_item(item, judgment))
     except ValueError:
         return {}
 

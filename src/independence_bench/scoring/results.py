@@ -75,6 +75,22 @@ class SuiteResults:
     """Experiments of the suite that `selection` excludes: with any, there is no index."""
 
 
+def scored_item(item: ItemRecord, judgment: JudgmentRecord) -> ScoredItem:
+    """One judgment of one stored item as scoring reads it (an unscored judgment: no scores)."""
+    return ScoredItem(
+        model=item.run.model_label,
+        run=item.run.run_index,
+        variant=item.variant,
+        mode=item.mode,
+        scenario_id=item.scenario_id,
+        kind=item.kind,
+        judge=judgment.judge_model,
+        scores=judgment.scores or {},
+        item_id=item.id,
+        repeat=judgment.repeat,
+    )
+
+
 def scored_items(
     items: list[ItemRecord], judgments: list[JudgmentRecord], judges: set[str] | None = None
 ) -> list[ScoredItem]:
@@ -97,20 +113,7 @@ def scored_items(
             continue
         if judges is not None and judgment.judge_model not in judges:
             continue
-        out.append(
-            ScoredItem(
-                model=item.run.model_label,
-                run=item.run.run_index,
-                variant=item.variant,
-                mode=item.mode,
-                scenario_id=item.scenario_id,
-                kind=item.kind,
-                judge=judgment.judge_model,
-                scores=judgment.scores,
-                item_id=item.id,
-                repeat=judgment.repeat,
-            )
-        )
+        out.append(scored_item(item, judgment))
     return out
 
 
