@@ -54,7 +54,7 @@ def leaderboard_details(
         store,
         suite_id=options.suite_id,
         judge=options.judge,
-        judges=tuple(dict.fromkeys(options.judges)),
+        judges=options.judges,
         selection=options.selection,
     )
     detailed: Mapping[str, Mapping[str, Estimate]] = {}

@@ -105,7 +105,7 @@ def panel_leaderboard(store: Store, options: InsightOptions) -> Leaderboard:
         store,
         suite_id=options.suite_id,
         judge=options.judge,
-        judges=tuple(dict.fromkeys(options.judges)),
+        judges=options.judges,
         n_resamples=options.n_resamples,
         seed=options.seed,
         selection=options.selection,

@@ -140,6 +140,7 @@ def load_results(
     """Items, judgments and the scored items of one judge (or a panel) for one suite.
 
     Only the suite's newest content (or `only_hash`) is read, so edited prompts never mix.
+    A panel (`judges`) names each judge once, however often it was asked for.
     A `selection` keeps the items of some experiments, variants or modes (`selection.py`).
     """
     suite = choose_suite(store, suite_id)
@@ -156,7 +157,8 @@ def load_results(
     ids = {item.id for item in items}
     judgments = [j for j in store.judgments() if j.item_id in ids]
     if judges:
-        chosen_judges = tuple(choose_judge(judgments, j) or j for j in judges)
+        # A judge named twice in a panel counts once.
+        chosen_judges = tuple(dict.fromkeys(choose_judge(judgments, j) or j for j in judges))
         chosen: str | None = chosen_judges[0]
     else:
         chosen = choose_judge(judgments, judge)
