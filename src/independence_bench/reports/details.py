@@ -23,7 +23,7 @@ from statistics import fmean
 from typing import Any
 
 from independence_bench.scoring.results import SuiteResults
-from independence_bench.scoring.scoring import ItemMetrics
+from independence_bench.scoring.scoring import ItemMetrics, ScoredItem, measured_as
 from independence_bench.stats.intervals import bootstrap_models
 from independence_bench.stats.stats import DEFAULT_RESAMPLES, Estimate
 
@@ -85,6 +85,7 @@ def detailed_items(results: SuiteResults, detail: Detailed) -> list[ItemMetrics]
     A conversation several judges scored (a panel) gets the mean of their values.
     """
     values: dict[tuple[str, int, str, str, str, str], list[float]] = defaultdict(list)
+    first: dict[tuple[str, int, str, str, str, str], ScoredItem] = {}
     for item in results.scored:
         if item.kind not in detail.kinds or item.repeat:
             continue
@@ -92,17 +93,10 @@ def detailed_items(results: SuiteResults, detail: Detailed) -> list[ItemMetrics]
         if value is not None:
             key = (item.model, item.run, item.variant, item.mode, item.scenario_id, item.kind)
             values[key].append(value)
+            first.setdefault(key, item)
     return [
-        ItemMetrics(
-            model=model,
-            run=run,
-            variant=variant,
-            mode=mode,
-            scenario_id=scenario,
-            kind=kind,
-            metrics={detail.carrier: fmean(found)},
-        )
-        for (model, run, variant, mode, scenario, kind), found in sorted(values.items())
+        measured_as(first[key], {detail.carrier: fmean(found)})
+        for key, found in sorted(values.items())
     ]
 
 

@@ -159,19 +159,26 @@ def normalised_metrics(kind: str, metrics: Mapping[str, float]) -> dict[str, flo
     return out
 
 
+def measured_as(
+    item: ScoredItem, metrics: Mapping[str, float], *, declined: bool = False
+) -> ItemMetrics:
+    """`item`'s model, run, setting, scenario and kind, giving `metrics`."""
+    return ItemMetrics(
+        model=item.model,
+        run=item.run,
+        variant=item.variant,
+        mode=item.mode,
+        scenario_id=item.scenario_id,
+        kind=item.kind,
+        metrics=metrics,
+        declined=declined,
+    )
+
+
 def measure_items(items: Iterable[ScoredItem]) -> list[ItemMetrics]:
     """`item_metrics` of every first judgment (``repeat == 0``); retests are for `stats`."""
     return [
-        ItemMetrics(
-            model=item.model,
-            run=item.run,
-            variant=item.variant,
-            mode=item.mode,
-            scenario_id=item.scenario_id,
-            kind=item.kind,
-            metrics=item_metrics(item),
-            declined=item_declined(item),
-        )
+        measured_as(item, item_metrics(item), declined=item_declined(item))
         for item in items
         if item.repeat == 0
     ]
