@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from independence_bench.cli.options import (
+    data_dir_of,
     data_dir_option,
     every_suite_option,
     out_option,
@@ -28,7 +29,7 @@ from independence_bench.cli.options import (
 def _written_from_store(values: Mapping[str, Any]) -> dict[str, Any]:
     """What `report` and `view` share: the store, the output folder and the report's scope."""
     return {
-        "data_dir": resolve_data_dir(values["data_dir"], read_env(Path.cwd())),
+        "data_dir": data_dir_of(values),
         "out": values["out"],
         "suite_id": values["suite"],
         "judge": values["judge"],

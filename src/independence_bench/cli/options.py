@@ -50,6 +50,11 @@ def resolve_data_dir(value: Path | None, env: Mapping[str, str]) -> Path:
     return Path(env.get(DATA_DIR_ENV) or "aib-data")
 
 
+def data_dir_of(values: Mapping[str, Any]) -> Path:
+    """The store folder of a command's `--data-dir`, else of the environment or `.env`."""
+    return resolve_data_dir(values["data_dir"], read_env(Path.cwd()))
+
+
 def selection_of(values: Mapping[str, Any]) -> Selection:
     """The checked selection of a command's `--experiments`, `--variants` and `--modes`."""
     from independence_bench.suites.selection import Selection
