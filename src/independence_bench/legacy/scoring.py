@@ -33,10 +33,11 @@ from statistics import fmean
 
 from independence_bench.scoring.results import load_results
 from independence_bench.scoring.scoring import (
-    METRIC_KEYS,
     IncompleteMetrics,
     ScoredItem,
     independence_index,
+    mean_over_runs,
+    run_means,
 )
 from independence_bench.stats.analysis import Leaderboard, LeaderboardRow, sort_rows
 from independence_bench.stats.stats import Estimate, percentile_interval
@@ -154,18 +155,11 @@ def score_legacy_model(
         values = by_run[item.run]
         for key, value in metrics.items():
             values[key].append(value)
-    run_means = {
-        run: {key: fmean(values[key]) for key in METRIC_KEYS if values.get(key)}
-        for run, values in sorted(by_run.items())
-    }
-    metrics = {
-        key: fmean(means[key] for means in run_means.values() if key in means)
-        for key in METRIC_KEYS
-        if any(key in means for means in run_means.values())
-    }
+    per_run = run_means(by_run)
+    metrics = mean_over_runs(per_run)
     index, missing = _index(metrics, formula)
     run_indexes: dict[int, float] = {}
-    for run, means in run_means.items():
+    for run, means in per_run.items():
         run_index, _ = _index({**dict.fromkeys(_DRIFT_PARTS, 0.0), **means}, formula)
         if run_index is not None:
             run_indexes[run] = run_index
@@ -174,7 +168,7 @@ def score_legacy_model(
     )
     return LegacyScore(
         model=model,
-        runs=tuple(run_means),
+        runs=tuple(per_run),
         metrics=metrics,
         index=index,
         missing=missing,

@@ -17,7 +17,7 @@ of several metrics drops a declined metric together with its share of the term's
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import fmean
 from typing import Any
@@ -245,6 +245,26 @@ def _declined_keys(metrics: Mapping[str, float], any_declined: bool) -> frozense
     return frozenset(DECLINABLE - metrics.keys() if any_declined else ())
 
 
+def run_means(
+    by_run: Mapping[int, Mapping[str, Sequence[float]]],
+) -> dict[int, dict[str, float]]:
+    """Per run (in run order), the mean of each metric's item values."""
+    return {
+        run: {key: fmean(values[key]) for key in METRIC_KEYS if values.get(key)}
+        for run, values in sorted(by_run.items())
+    }
+
+
+def mean_over_runs(per_run: Mapping[int, Mapping[str, float]]) -> dict[str, float]:
+    """Each metric's mean over the runs that have it: the default method's model metrics, and
+    the legacy rules' too."""
+    return {
+        key: fmean(means[key] for means in per_run.values() if key in means)
+        for key in METRIC_KEYS
+        if any(key in means for means in per_run.values())
+    }
+
+
 def score_model(model: str, items: Iterable[ItemMetrics], formula: str) -> ModelScore:
     """Aggregate one model's items by the default method; see the module docstring."""
     get_formula(formula)
@@ -267,19 +287,12 @@ def score_model(model: str, items: Iterable[ItemMetrics], formula: str) -> Model
             declined_runs.add(item.run)
         for metric, value in item.metrics.items():
             values[metric].append(value)
-    run_metrics = {
-        run: {key: fmean(values[key]) for key in METRIC_KEYS if values.get(key)}
-        for run, values in sorted(by_run.items())
-    }
+    run_metrics = run_means(by_run)
     run_indexes = {
         run: _index_or_none(means, formula, _declined_keys(means, run in declined_runs))[0]
         for run, means in run_metrics.items()
     }
-    metrics = {
-        key: fmean(means[key] for means in run_metrics.values() if key in means)
-        for key in METRIC_KEYS
-        if any(key in means for means in run_metrics.values())
-    }
+    metrics = mean_over_runs(run_metrics)
     declined = _declined_keys(metrics, bool(declined_runs))
     index, missing = _index_or_none(metrics, formula, declined)
     return ModelScore(
