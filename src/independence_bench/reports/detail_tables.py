@@ -18,6 +18,7 @@ from rich.table import Table
 from independence_bench.reports.details import (
     DETAILED,
     ChosenNames,
+    ModelDetails,
     chosen_names,
     counted_text,
     detailed_json,
@@ -35,11 +36,9 @@ from independence_bench.suites.selection import Selection
 
 
 @dataclass(frozen=True)
-class LeaderboardDetails:
+class LeaderboardDetails(ModelDetails):
     """The detailed metrics, names and selection of one leaderboard."""
 
-    detailed: Mapping[str, Mapping[str, Estimate]]
-    names: tuple[ChosenNames, ...]
     selection: Selection
     left_out: tuple[str, ...]
     with_metrics: bool

@@ -156,6 +156,16 @@ class ChosenNames:
     runs: int
 
 
+@dataclass(frozen=True)
+class ModelDetails:
+    """What the leaderboard and the report show beside the index: each model's detailed
+    metrics and the names it chose."""
+
+    detailed: Mapping[str, Mapping[str, Estimate]]
+    """Per model, each detailed metric (`DETAILED`) with its interval."""
+    names: tuple[ChosenNames, ...]
+
+
 def _counted(counter: Counter[str]) -> tuple[tuple[str, int], ...]:
     return tuple(sorted(counter.items(), key=lambda pair: (-pair[1], pair[0].lower())))
 
