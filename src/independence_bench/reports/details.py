@@ -91,9 +91,8 @@ def detailed_items(results: SuiteResults, detail: Detailed) -> list[ItemMetrics]
             continue
         value = _value(item.scores.get(detail.key))
         if value is not None:
-            key = (item.model, item.run, item.variant, item.mode, item.scenario_id, item.kind)
-            values[key].append(value)
-            first.setdefault(key, item)
+            values[item.place].append(value)
+            first.setdefault(item.place, item)
     return [
         measured_as(first[key], {detail.carrier: fmean(found)})
         for key, found in sorted(values.items())

@@ -51,8 +51,8 @@ DECLINABLE = frozenset(
 
 
 @dataclass(frozen=True)
-class ScoredItem:
-    """One judged conversation: who answered, under which setting, and the judge's scores."""
+class ItemPlace:
+    """Which conversation an item is: who answered, in which run, setting and scenario."""
 
     model: str  # leaderboard label, e.g. "openai/gpt-4o-mini" or "x-ai/grok+fireworks@low-t0.7"
     run: int  # 1-based run number
@@ -60,6 +60,17 @@ class ScoredItem:
     mode: str  # "user_role" | "tool_role"
     scenario_id: str  # e.g. "direct", "psych", "negotiation", "name_gender", "bd_social_proof"
     kind: str  # "direct"|"tool_context"|"psych"|"negotiation"|"name_gender"|"resistance"|...
+
+    @property
+    def place(self) -> tuple[str, int, str, str, str, str]:
+        """These six fields in order: a key, and the first fields of any item at this place."""
+        return (self.model, self.run, self.variant, self.mode, self.scenario_id, self.kind)
+
+
+@dataclass(frozen=True)
+class ScoredItem(ItemPlace):
+    """One judged conversation: who answered, under which setting, and the judge's scores."""
+
     judge: str  # judge model id
     scores: Mapping[str, Any]  # the judge's validated JSON fields (without "reasoning")
     item_id: str = ""  # opaque id tracing to the stored transcript
@@ -67,15 +78,9 @@ class ScoredItem:
 
 
 @dataclass(frozen=True)
-class ItemMetrics:
+class ItemMetrics(ItemPlace):
     """The metrics one item contributes, detached from its judge (a panel averages judges)."""
 
-    model: str
-    run: int
-    variant: str
-    mode: str
-    scenario_id: str
-    kind: str
     metrics: Mapping[str, float]
     declined: bool = False
     """True when the model chose neither a name nor a gender, so the item has no metric."""
@@ -160,19 +165,10 @@ def normalised_metrics(kind: str, metrics: Mapping[str, float]) -> dict[str, flo
 
 
 def measured_as(
-    item: ScoredItem, metrics: Mapping[str, float], *, declined: bool = False
+    item: ItemPlace, metrics: Mapping[str, float], *, declined: bool = False
 ) -> ItemMetrics:
-    """`item`'s model, run, setting, scenario and kind, giving `metrics`."""
-    return ItemMetrics(
-        model=item.model,
-        run=item.run,
-        variant=item.variant,
-        mode=item.mode,
-        scenario_id=item.scenario_id,
-        kind=item.kind,
-        metrics=metrics,
-        declined=declined,
-    )
+    """The item at `item`'s place, giving `metrics`."""
+    return ItemMetrics(*item.place, metrics=metrics, declined=declined)
 
 
 def measure_items(items: Iterable[ScoredItem]) -> list[ItemMetrics]:
