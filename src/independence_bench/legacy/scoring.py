@@ -33,9 +33,9 @@ from statistics import fmean
 
 from independence_bench.scoring.results import load_results
 from independence_bench.scoring.scoring import (
-    IncompleteMetrics,
+    ModelIndex,
     ScoredItem,
-    independence_index,
+    index_or_missing,
     mean_over_runs,
     run_means,
 )
@@ -89,15 +89,9 @@ def legacy_item_metrics(item: ScoredItem) -> dict[str, float] | None:
 
 
 @dataclass(frozen=True)
-class LegacyScore:
+class LegacyScore(ModelIndex):
     """One configuration under the legacy rules."""
 
-    model: str
-    runs: tuple[int, ...]
-    metrics: Mapping[str, float]
-    """Means over runs, on native scales (drift 0–10, name/gender changes 0–2)."""
-    index: float | None
-    missing: tuple[str, ...]
     run_indexes: Mapping[int, float]
     interval: tuple[float, float] | None
     n_items: int
@@ -120,13 +114,6 @@ def first_per_unit(items: Iterable[ScoredItem]) -> list[ScoredItem]:
             seen.add(key)
             out.append(item)
     return out
-
-
-def _index(metrics: Mapping[str, float], formula: str) -> tuple[float | None, tuple[str, ...]]:
-    try:
-        return independence_index(metrics, formula), ()
-    except IncompleteMetrics as exc:
-        return None, exc.missing
 
 
 def run_interval(
@@ -157,10 +144,10 @@ def score_legacy_model(
             values[key].append(value)
     per_run = run_means(by_run)
     metrics = mean_over_runs(per_run)
-    index, missing = _index(metrics, formula)
+    index, missing = index_or_missing(metrics, formula)
     run_indexes: dict[int, float] = {}
     for run, means in per_run.items():
-        run_index, _ = _index({**dict.fromkeys(_DRIFT_PARTS, 0.0), **means}, formula)
+        run_index, _ = index_or_missing({**dict.fromkeys(_DRIFT_PARTS, 0.0), **means}, formula)
         if run_index is not None:
             run_indexes[run] = run_index
     interval = (

@@ -207,15 +207,26 @@ def independence_index(
 
 
 @dataclass(frozen=True)
-class ModelScore:
-    """A model's metrics and index by the default method (mean of per-run means)."""
+class ModelIndex:
+    """A model configuration's metrics, means over its runs, and the index they give."""
 
     model: str
     runs: tuple[int, ...]
     metrics: Mapping[str, float]
+    """On native scales (e.g. drift 0–10, name/gender changes 0–2)."""
     index: float | None
     """None when the formula needs a metric this model has no scores for (see `missing`)."""
     missing: tuple[str, ...]
+
+    @property
+    def complete(self) -> bool:
+        return self.index is not None
+
+
+@dataclass(frozen=True)
+class ModelScore(ModelIndex):
+    """A model's metrics and index by the default method (mean of per-run means)."""
+
     run_metrics: Mapping[int, Mapping[str, float]]
     run_indexes: Mapping[int, float | None]
     n_items: int
@@ -223,14 +234,11 @@ class ModelScore:
     declined: frozenset[str]
     """Metrics absent only because every item for them was declined."""
 
-    @property
-    def complete(self) -> bool:
-        return self.index is not None
 
-
-def _index_or_none(
-    metrics: Mapping[str, float], formula: str, declined: Collection[str]
+def index_or_missing(
+    metrics: Mapping[str, float], formula: str, declined: Collection[str] = ()
 ) -> tuple[float | None, tuple[str, ...]]:
+    """`independence_index`, or None and the metrics it lacks."""
     try:
         return independence_index(metrics, formula, declined=declined), ()
     except IncompleteMetrics as exc:
@@ -285,12 +293,12 @@ def score_model(model: str, items: Iterable[ItemMetrics], formula: str) -> Model
             values[metric].append(value)
     run_metrics = run_means(by_run)
     run_indexes = {
-        run: _index_or_none(means, formula, _declined_keys(means, run in declined_runs))[0]
+        run: index_or_missing(means, formula, _declined_keys(means, run in declined_runs))[0]
         for run, means in run_metrics.items()
     }
     metrics = mean_over_runs(run_metrics)
     declined = _declined_keys(metrics, bool(declined_runs))
-    index, missing = _index_or_none(metrics, formula, declined)
+    index, missing = index_or_missing(metrics, formula, declined)
     return ModelScore(
         model=model,
         runs=tuple(run_metrics),
