@@ -1,7 +1,7 @@
 """What `aib leaderboard --detailed` and a selected leaderboard add under the ranking.
 
-`leaderboard_details` reads the same results the ranking does (suite, judge or panel,
-selection) and computes the detailed metrics and chosen names (`details.py`);
+`leaderboard_details` takes the results the ranking was built from (suite, judge or panel,
+selection: `insights.leaderboard_results`, read once) and computes the detailed metrics and chosen names (`details.py`);
 `details_lines` renders them as terminal tables that follow the terminal's width
 (`terminal.py`) and `details_json` adds them to the `--json` rows. A selection that leaves out
 an experiment the index needs is said so here, under the table whose index column it empties.
@@ -28,10 +28,9 @@ from independence_bench.reports.details import (
 )
 from independence_bench.reports.insights import InsightOptions
 from independence_bench.reports.terminal import render_whole
-from independence_bench.scoring.results import load_results
+from independence_bench.scoring.results import SuiteResults
 from independence_bench.stats.bootstrap import METHOD
 from independence_bench.stats.stats import Estimate
-from independence_bench.store.store import Store
 from independence_bench.suites.selection import Selection
 
 
@@ -46,16 +45,9 @@ class LeaderboardDetails(ModelDetails):
 
 
 def leaderboard_details(
-    store: Store, options: InsightOptions, *, with_metrics: bool
+    results: SuiteResults, options: InsightOptions, *, with_metrics: bool
 ) -> LeaderboardDetails:
-    """Detailed metrics and names (when `with_metrics`) for the leaderboard `options` asks for."""
-    results = load_results(
-        store,
-        suite_id=options.suite_id,
-        judge=options.judge,
-        judges=options.judges,
-        selection=options.selection,
-    )
+    """Detailed metrics and names (when `with_metrics`) for the leaderboard of `results`."""
     detailed: Mapping[str, Mapping[str, Estimate]] = {}
     names: tuple[ChosenNames, ...] = ()
     if with_metrics:

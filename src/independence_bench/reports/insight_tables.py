@@ -36,6 +36,7 @@ from independence_bench.reports.insights import (
     items_report,
     judges_json,
     judges_report,
+    leaderboard_results,
     model_labels,
     pair_json,
     pair_report,
@@ -104,10 +105,11 @@ def leaderboard_output(options: InsightOptions, *, as_json: bool, detailed: bool
     """`aib leaderboard` for one judge or a `--judges` panel; `detailed` adds the detailed
     metrics and chosen names (`detail_tables.py`), as does a selection its note."""
     with Store(options.data_dir, create=False) as store:
-        board = panel_leaderboard(store, options)
-        details = None
-        if detailed or options.selection.active:
-            details = leaderboard_details(store, options, with_metrics=detailed)
+        results = leaderboard_results(store, options)
+    board = panel_leaderboard(results, options)
+    details = None
+    if detailed or options.selection.active:
+        details = leaderboard_details(results, options, with_metrics=detailed)
     if as_json:
         rows = rows_as_json(board)
         return _dump(details_json(rows, details) if details else rows)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from independence_bench.errors import UserError
-from independence_bench.reports.leaderboard import load_leaderboard
+from independence_bench.reports.leaderboard import leaderboard_of
 from independence_bench.scoring.results import SuiteResults, load_results, scored_items
 from independence_bench.stats.agreement import ALPHA_RESAMPLES, RetestAgreement, retest_agreement
 from independence_bench.stats.analysis import (
@@ -96,20 +96,24 @@ def _judge_text(results: SuiteResults) -> str:
 # -- leaderboard with a judge panel ---------------------------------------------------------
 
 
-def panel_leaderboard(store: Store, options: InsightOptions) -> Leaderboard:
-    """`leaderboard.load_leaderboard` for one judge or a panel; a panel's rows carry its
-    inter-judge agreement for the JSON output."""
+def leaderboard_results(store: Store, options: InsightOptions) -> SuiteResults:
+    """The results the leaderboard `options` ask for (suite, judge or panel, selection); read
+    once for the ranking and for what `detail_tables` adds under it."""
     if options.judge and options.judges:
         raise UserError("give either --judge or --judges, not both")
-    board = load_leaderboard(
+    return load_results(
         store,
         suite_id=options.suite_id,
         judge=options.judge,
         judges=options.judges,
-        n_resamples=options.n_resamples,
-        seed=options.seed,
         selection=options.selection,
     )
+
+
+def panel_leaderboard(results: SuiteResults, options: InsightOptions) -> Leaderboard:
+    """`leaderboard.leaderboard_of` for one judge or a panel; a panel's rows carry its
+    inter-judge agreement for the JSON output."""
+    board = leaderboard_of(results, n_resamples=options.n_resamples, seed=options.seed)
     if not board.agreement:
         return board
     extra = {"agreement": agreement_json(board.agreement)}
