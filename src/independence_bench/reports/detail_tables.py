@@ -1,10 +1,11 @@
 """What `aib leaderboard --detailed` and a selected leaderboard add under the ranking.
 
 `leaderboard_details` takes the results the ranking was built from (suite, judge or panel,
-selection: `insights.leaderboard_results`, read once) and computes the detailed metrics and chosen names (`details.py`);
-`details_lines` renders them as terminal tables that follow the terminal's width
-(`terminal.py`) and `details_json` adds them to the `--json` rows. A selection that leaves out
-an experiment the index needs is said so here, under the table whose index column it empties.
+selection: `insights.leaderboard_results`, read once) and computes the detailed metrics and
+chosen names (`details.py`); `details_lines` renders them as terminal tables that follow the
+terminal's width (`terminal.py`) and `details_json` adds them to the `--json` rows. A
+selection that leaves out an experiment the index needs is said so here, under the table whose
+index column it empties.
 """
 
 from __future__ import annotations
