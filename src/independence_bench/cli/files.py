@@ -15,6 +15,7 @@ import click
 from independence_bench.cli.options import (
     data_dir_of,
     data_dir_option,
+    echo_for,
     every_suite_option,
     out_option,
     read_env,
@@ -54,7 +55,7 @@ def report(**values: Any) -> None:
     options = ReportOptions(
         **_written_from_store(values), charts=values["charts"], selection=selection_of(values)
     )
-    report_command(options, echo=click.echo)
+    report_command(options, echo=echo_for())
 
 
 @click.command()
@@ -76,7 +77,7 @@ def view(**values: Any) -> None:
     from independence_bench.workflows.view import ViewOptions, view_command
 
     options = ViewOptions(**_written_from_store(values))
-    view_command(options, serve=values["serve"], port=values["port"], echo=click.echo)
+    view_command(options, serve=values["serve"], port=values["port"], echo=echo_for())
 
 
 @click.command("import")
@@ -95,4 +96,4 @@ def import_(path: Path, labels: Path | None, data_dir: Path | None) -> None:
 
     env = read_env(Path.cwd())
     options = ImportOptions(path=path, data_dir=resolve_data_dir(data_dir, env), labels=labels)
-    import_command(options, echo=click.echo)
+    import_command(options, echo=echo_for())

@@ -77,7 +77,7 @@ def _report_output(
     render: Callable[[_Report], str],
 ) -> str:
     """Build one report from the store (opened read-only) and return it as JSON or as text."""
-    with Store(options.data_dir, create=False) as store:
+    with Store(options.data_dir, read_only=True) as store:
         report = build(store, options)
     return _dump(to_json(report)) if as_json else render(report)
 
@@ -104,7 +104,7 @@ def agreement_lines(agreement: Mapping[str, Estimate | None], seed: int) -> list
 def leaderboard_output(options: InsightOptions, *, as_json: bool, detailed: bool = False) -> str:
     """`aib leaderboard` for one judge or a `--judges` panel; `detailed` adds the detailed
     metrics and chosen names (`detail_tables.py`), as does a selection its note."""
-    with Store(options.data_dir, create=False) as store:
+    with Store(options.data_dir, read_only=True) as store:
         results = leaderboard_results(store, options)
     board = panel_leaderboard(results, options)
     details = None
@@ -233,7 +233,7 @@ def render_settings(report: SettingsReport) -> str:
 
 def compare_output(options: InsightOptions, models: Sequence[str], *, as_json: bool) -> str:
     """`aib compare A B` (two models) or `aib compare` (every setting against its base)."""
-    with Store(options.data_dir, create=False) as store:
+    with Store(options.data_dir, read_only=True) as store:
         if len(models) == 2:
             pair = pair_report(store, options, models[0], models[1])
             return _dump(pair_json(pair)) if as_json else render_pair(pair)

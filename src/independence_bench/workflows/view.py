@@ -28,7 +28,7 @@ class ViewOptions(ReportScope):
 def build_viewer(options: ViewOptions) -> Path:
     """Write the static viewer folder from the store (no API call); return its index.html."""
     out = options.out or options.data_dir / "viewer"
-    with Store(options.data_dir, create=False) as store:
+    with Store(options.data_dir, read_only=True) as store:
         reports = build_reports(store, options)
         return write_viewer(store, reports, out)
 
