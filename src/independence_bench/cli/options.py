@@ -43,16 +43,9 @@ def read_env(cwd: Path) -> dict[str, str]:
         from dotenv import dotenv_values
         from dotenv.parser import parse_stream
 
-        from independence_bench.errors import UserError
+        from independence_bench.errors import UserError, read_user_text
 
-        try:
-            text = dotenv.read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            raise UserError(
-                f"{dotenv} is not UTF-8 (byte {exc.start}); save it as UTF-8 text"
-            ) from None
-        except OSError as exc:
-            raise UserError(f"cannot read {dotenv}: {exc.strerror}; fix or remove it") from None
+        text = read_user_text(dotenv, str(dotenv), "fix or remove it")
         for binding in parse_stream(io.StringIO(text)):
             if binding.error:
                 raise UserError(
