@@ -31,6 +31,7 @@ from independence_bench.clients.local.local_models import LOCAL_RUNS, all_local,
 from independence_bench.clients.presets import load_preset
 from independence_bench.clients.redact import without_url_credentials
 from independence_bench.errors import UserError
+from independence_bench.store.claims import LEASE_S
 from independence_bench.suites.selection import EVERYTHING, Selection
 from independence_bench.suites.suite import Suite, load_suite
 
@@ -68,6 +69,9 @@ class RunOptions:
     """Overrides every tested model's reasoning effort (not the judge's)."""
     selection: Selection = EVERYTHING
     """Run only these experiments, prompt variants and delivery modes (own content hash)."""
+    claim_lease_s: float = LEASE_S
+    """How long this process's claims on calls in flight outlive it if it is killed
+    (`store/claims.py`); tests shorten it."""
 
 
 def planned_suite(options: RunOptions) -> Suite:
