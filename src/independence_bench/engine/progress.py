@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from types import TracebackType
 
 from rich.console import Console
 from rich.progress import (
@@ -123,12 +122,7 @@ class RichProgress:
         self._progress.start()
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *_: object) -> None:
         if not self._plain:
             self._render()
         self._progress.stop()
