@@ -28,6 +28,7 @@ from independence_bench.conversations.conversation import (
 )
 from independence_bench.engine.failures import Failure
 from independence_bench.engine.launch import run_all, run_longest_first
+from independence_bench.engine.reply_cap import REPLY_CAP_CHARS, cap_reply
 from independence_bench.engine.request_keys import item_id, request_key, request_record
 from independence_bench.errors import UserError
 from independence_bench.judging.judge import judge_reply_is_whole, run_judgment
@@ -139,8 +140,11 @@ class Engine:
         progress: ProgressSink | None = None,
         budget: CostGuard | None = None,
         prices: Mapping[str, Price | None] | None = None,
+        reply_cap: int = REPLY_CAP_CHARS,
     ) -> None:
         self.budget = budget
+        self.reply_cap = reply_cap
+        """Characters kept of each text field of a reply (`reply_cap.py`)."""
         self.prices = prices or {}
         """Per model label (`catalog.resolve_prices`): what a call costs when the endpoint
         reports no cost itself."""
@@ -176,7 +180,8 @@ class Engine:
         JSON cut off in transit) is retried, and kept only if every attempt fails and `usable`
         still finds it usable. Nothing empty is ever stored. An endpoint that does not know
         the model or rejects the key aborts the whole run (`catalog.rejection_of`) instead of
-        failing item after item.
+        failing item after item. A reply over the reply cap is cut (`reply_cap.py`) before it
+        is stored or used, so every later use sees what the store holds.
         """
         key = request_key(request, sample=sample)
         cached = self.store.get_completion(key)
@@ -215,6 +220,7 @@ class Engine:
             raise
         self._emit("call_done")
         self.summary.calls += 1
+        completion = cap_reply(completion, self.reply_cap)
         if completion.cost_usd is None:
             completion = replace(completion, cost_usd=self._cost_of(spec, completion))
         if self.budget is not None and reservation is not None:

@@ -5,6 +5,8 @@ numbered migrations applied in order; a store written by a newer version is refu
 guessed at. Completions are keyed by a hash of everything that determined the request, so a
 repeated command finds its answers here instead of paying for them again. Judgments are never
 overwritten: another judge, or the same judge again, adds rows. All SQL is parameterised.
+Requests, replies and turns' words are stored once by content (`texts.py`); the methods here
+are the only readers and writers of that layout.
 """
 
 from __future__ import annotations
@@ -26,11 +28,19 @@ from independence_bench.store.records import (
     TurnRecord,
     completion_from_row,
     completion_to_row,
+    item_from_row,
     judgment_from_row,
     run_from_row,
 )
 from independence_bench.store.schema import MIGRATIONS, SCHEMA_VERSION
-from independence_bench.text.lossless import from_sql, json_from_sql, json_to_sql, to_sql
+from independence_bench.store.texts import (
+    atomic,
+    read_request,
+    transcript_to_sql,
+    transcripts_from_sql,
+    write_completion,
+)
+from independence_bench.text.lossless import from_sql, json_to_sql, to_sql
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -48,6 +58,7 @@ APPLICATION_ID = 0x41494231
 """`PRAGMA application_id` of every store ("AIB1"): how a store tells itself from other files."""
 _STAMP = "PRAGMA application_id = 1095320113"  # APPLICATION_ID; PRAGMA takes no parameter
 STORE_TABLES = frozenset({"runs", "completions", "items", "judgments"})
+"""The tables every store of every schema has: an unstamped file with them is an early store."""
 
 
 def _connect_read_only(path: Path) -> sqlite3.Connection:
@@ -172,10 +183,14 @@ class Store:
             self._db.execute(_STAMP)
         version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
         for number in range(version, SCHEMA_VERSION):
+            migration = MIGRATIONS[number]
             with self.transaction() as db:
-                for statement in MIGRATIONS[number].split(";"):
-                    if statement.strip():
-                        db.execute(statement)
+                if callable(migration):
+                    migration(db)
+                else:
+                    for statement in migration.split(";"):
+                        if statement.strip():
+                            db.execute(statement)
                 db.execute(f"PRAGMA user_version = {number + 1}")
 
     # -- runs -------------------------------------------------------------------------------
@@ -255,8 +270,12 @@ class Store:
     # -- completions ------------------------------------------------------------------------
 
     def get_completion(self, key: str) -> Completion | None:
-        row = self._db.execute("SELECT * FROM completions WHERE key = ?", (key,)).fetchone()
-        return None if row is None else completion_from_row(row)
+        row = self._db.execute(
+            "SELECT completions.*, texts.body FROM completions "
+            "LEFT JOIN texts ON texts.id = completions.content_id WHERE key = ?",
+            (key,),
+        ).fetchone()
+        return None if row is None else completion_from_row(row, from_sql(row["body"]))
 
     def put_completion(
         self,
@@ -270,37 +289,27 @@ class Store:
         """Store a completion durably (committed before this returns) unless its key exists.
 
         Keys cover everything that determined the request (an imported call's: its file), so an
-        existing row is the same call and is kept.
+        existing row is the same call and is kept. The request's messages and the reply text
+        are stored once by content (`texts.py`): a call adds only what no earlier call held.
         """
-        row = completion_to_row(completion)
-        cursor = self._db.execute(
-            "INSERT OR IGNORE INTO completions (key, model_id, request_json, content, "
-            "tool_calls_json, reasoning, finish_reason, prompt_tokens, completion_tokens, "
-            "cost_usd, latency_s, served_by, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                key,
-                to_sql(model_id),
-                json_to_sql(request, sort_keys=True),
-                row["content"],
-                row["tool_calls_json"],
-                row["reasoning"],
-                row["finish_reason"],
-                row["prompt_tokens"],
-                row["completion_tokens"],
-                row["cost_usd"],
-                row["latency_s"],
-                row["served_by"],
-                _now_or(imported_at),
-            ),
-        )
-        return cursor.rowcount > 0
+        with atomic(self._db):
+            if self._db.execute("SELECT 1 FROM completions WHERE key = ?", (key,)).fetchone():
+                return False
+            columns = {"key": key, "model_id": to_sql(model_id), "created_at": _now_or(imported_at)}
+            write_completion(self._db, columns, request, completion)
+        return True
 
     def completion_request(self, key: str) -> dict[str, Any] | None:
+        """The exact request of a stored completion (its messages in order), or None."""
         row = self._db.execute(
-            "SELECT request_json FROM completions WHERE key = ?", (key,)
+            "SELECT message_ids, params_id FROM completions WHERE key = ?", (key,)
         ).fetchone()
-        return None if row is None else dict(json_from_sql(row[0]))
+        return None if row is None else read_request(self._db, row[0], row[1])
+
+    def cut_completions(self) -> set[str]:
+        """Keys of the completions whose reply the reply cap cut."""
+        rows = self._db.execute("SELECT key FROM completions WHERE cut_chars > 0")
+        return {str(key) for (key,) in rows}
 
     def completion_costs(self, keys: Sequence[str]) -> list[float | None]:
         out: list[float | None] = []
@@ -329,39 +338,54 @@ class Store:
         imported_at: float | None = None,
     ) -> bool:
         """Write an item. A run replaces the stored one (a retried failure); an import replaces
-        it only when its transcript, status or error differ."""
-        transcript = json_to_sql([t.__dict__ for t in turns])
+        it only when its transcript, status or error differ. Each turn's human text and reply
+        are stored once by content; the transcript holds their ids."""
         only_if_changed = (
             " WHERE items.status IS NOT excluded.status OR items.error IS NOT excluded.error "
             "OR items.transcript_json IS NOT excluded.transcript_json"
         )
-        cursor = self._db.execute(
-            "INSERT INTO items (id, run_id, variant, mode, scenario_id, kind, experiment, "
-            "status, error, transcript_json, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (id) DO UPDATE SET status = excluded.status, error = excluded.error, "
-            "transcript_json = excluded.transcript_json, updated_at = excluded.updated_at"
-            + ("" if imported_at is None else only_if_changed),
-            (
-                item_id,
-                run.id,
-                variant,
-                mode,
-                scenario_id,
-                kind,
-                experiment,
-                status,
-                to_sql(error),
-                transcript,
-                _now_or(imported_at),
-            ),
-        )
+        with atomic(self._db):
+            transcript = transcript_to_sql(self._db, turns)
+            cursor = self._db.execute(
+                "INSERT INTO items (id, run_id, variant, mode, scenario_id, kind, experiment, "
+                "status, error, transcript_json, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (id) DO UPDATE SET status = excluded.status, error = excluded.error, "
+                "transcript_json = excluded.transcript_json, updated_at = excluded.updated_at"
+                + ("" if imported_at is None else only_if_changed),
+                (
+                    item_id,
+                    run.id,
+                    variant,
+                    mode,
+                    scenario_id,
+                    kind,
+                    experiment,
+                    status,
+                    to_sql(error),
+                    transcript,
+                    _now_or(imported_at),
+                ),
+            )
         return cursor.rowcount > 0
 
     def get_item(self, item_id: str) -> ItemRecord | None:
         rows = self._item_rows("WHERE items.id = ?", (item_id,))
         return rows[0] if rows else None
 
-    def items(self, *, suite_id: str | None = None, status: str | None = None) -> list[ItemRecord]:
+    def items(
+        self,
+        *,
+        suite_id: str | None = None,
+        status: str | None = None,
+        model_label: str | None = None,
+        words: bool = True,
+    ) -> list[ItemRecord]:
+        """Stored items, by model, run and order written; narrowed by suite, status or model.
+
+        `words=False` leaves each turn's human text and reply empty: for readers that count
+        and score (reports, the leaderboard), so a store's transcripts stay on disk.
+        """
         clauses: list[str] = []
         params: list[Any] = []
         if suite_id is not None:
@@ -370,35 +394,24 @@ class Store:
         if status is not None:
             clauses.append("items.status = ?")
             params.append(status)
+        if model_label is not None:
+            clauses.append("runs.model_label = ?")
+            params.append(to_sql(model_label))
         where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
-        return self._item_rows(where, tuple(params))
+        return self._item_rows(where, tuple(params), words=words)
 
-    def _item_rows(self, where: str, params: tuple[Any, ...]) -> list[ItemRecord]:
+    def _item_rows(
+        self, where: str, params: tuple[Any, ...], *, words: bool = True
+    ) -> list[ItemRecord]:
         sql = (
             "SELECT items.*, runs.id AS r_id, runs.model_label, runs.model_id, runs.suite_id, "
             "runs.suite_version, runs.suite_hash, runs.run_index, runs.model_config_json, "
             "runs.package_version, runs.source FROM items JOIN runs ON runs.id = items.run_id "
             f"{where} ORDER BY runs.model_label, runs.run_index, items.rowid"
         )
-        out = []
-        for row in self._db.execute(sql, params):
-            run = run_from_row({**dict(row), "id": row["r_id"]})
-            turns = tuple(TurnRecord(**t) for t in json_from_sql(row["transcript_json"]))
-            out.append(
-                ItemRecord(
-                    id=row["id"],
-                    run=run,
-                    variant=row["variant"],
-                    mode=row["mode"],
-                    scenario_id=row["scenario_id"],
-                    kind=row["kind"],
-                    experiment=row["experiment"],
-                    status=row["status"],
-                    error=from_sql(row["error"]),
-                    turns=turns,
-                )
-            )
-        return out
+        rows = self._db.execute(sql, params).fetchall()
+        transcripts = transcripts_from_sql(self._db, [r["transcript_json"] for r in rows], words)
+        return [item_from_row(r, t) for r, t in zip(rows, transcripts, strict=True)]
 
     def item_status(self, item_id: str) -> str | None:
         row = self._db.execute("SELECT status FROM items WHERE id = ?", (item_id,)).fetchone()

@@ -107,7 +107,13 @@ async def _run_on_pool(
         )
         prices = resolve_prices(everyone, listings, pool)
         engine = Engine(
-            store, pool, retry=options.retry, progress=progress, budget=guard, prices=prices
+            store,
+            pool,
+            retry=options.retry,
+            progress=progress,
+            budget=guard,
+            prices=prices,
+            reply_cap=options.reply_cap,
         )
         first_run = next_run_numbers(store, suite, specs) if options.fresh else {}
         plan = RunPlan(suite=suite, models=specs, judge=judge, runs=runs, first_run=first_run)
