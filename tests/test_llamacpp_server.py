@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 
 from independence_bench.clients.local.weights import resolve_gguf, weights_cache_dir
+from independence_bench.store.store import Store
 
 pytestmark = [
     pytest.mark.slow,
@@ -109,9 +110,10 @@ judge:
     assert v2.code in (0, 3), v2.err
 
     db = sqlite3.connect("aib-data/aib.sqlite3")
-    items = db.execute(
-        "SELECT id, kind, mode, status, error, transcript_json FROM items"
-    ).fetchall()
+    with Store(Path("aib-data"), read_only=True) as store:
+        items = [
+            (i.id, i.kind, i.mode, i.status, i.error, i.turns) for i in store.items(words=False)
+        ]
     assert len(items) == 3 * 4 + 1
     done = [row for row in items if row[3] == "done"]
     # A small model may say nothing usable now and then; the server itself must never be why.
@@ -120,12 +122,7 @@ judge:
     assert len(done) >= 10
     assert {row[1] for row in done} >= {"direct", "resistance", "stability", "boundary"}
     assert {row[2] for row in done} == {"user_role", "tool_role"}
-    deviations = [
-        turn.get("deviation")
-        for row in done
-        if row[2] == "tool_role"
-        for turn in json.loads(row[5])
-    ]
+    deviations = [turn.deviation for row in done if row[2] == "tool_role" for turn in row[5]]
     # This server returns no structured tool_calls: each tool_role turn is read from the text
     # or recorded as plain content, never silently taken for a proper call. The 0.5B writes
     # the call as bare JSON, so most turns carry a message read from it.
@@ -135,8 +132,9 @@ judge:
     assert judged == len(done)
     scored = db.execute("SELECT COUNT(*) FROM judgments WHERE status = 'scored'").fetchone()[0]
     assert scored >= 1
-    requests = [json.loads(r[0]) for r in db.execute("SELECT request_json FROM completions")]
-    assert any(r["response_schema"] for r in requests)  # judge calls reached the server
+    with Store(Path("aib-data"), read_only=True) as store:
+        requests = [store.completion_request(key) for key in store.completion_keys()]
+    assert any(r and r["response_schema"] for r in requests)  # judge calls reached the server
 
     report = aib("report", "--no-charts", "--resamples", "200")
     assert report.code == 0, report.err

@@ -311,6 +311,10 @@ class Store:
         rows = self._db.execute("SELECT key FROM completions WHERE cut_chars > 0")
         return {str(key) for (key,) in rows}
 
+    def completion_keys(self) -> list[str]:
+        """Every stored completion's key, in the order written."""
+        return [str(key) for (key,) in self._db.execute("SELECT key FROM completions")]
+
     def completion_costs(self, keys: Sequence[str]) -> list[float | None]:
         out: list[float | None] = []
         for key in keys:
