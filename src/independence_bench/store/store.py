@@ -295,8 +295,8 @@ class Store:
         with atomic(self._db):
             if self._db.execute("SELECT 1 FROM completions WHERE key = ?", (key,)).fetchone():
                 return False
-            columns = {"key": key, "model_id": to_sql(model_id), "created_at": _now_or(imported_at)}
-            write_completion(self._db, columns, request, completion)
+            identity = {"key": key, "model_id": to_sql(model_id), "created_at": _now_or(imported_at)}
+            write_completion(self._db, identity, request, completion)
         return True
 
     def completion_request(self, key: str) -> dict[str, Any] | None:

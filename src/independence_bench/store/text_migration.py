@@ -35,10 +35,6 @@ COMPLETIONS = """
         cut_chars INTEGER NOT NULL DEFAULT 0
     )
 """
-_COPIED = (
-    "key, model_id, tool_calls_json, reasoning, finish_reason, prompt_tokens, "
-    "completion_tokens, cost_usd, latency_s, served_by, created_at"
-)
 
 
 def store_text_once(db: sqlite3.Connection) -> None:
@@ -46,14 +42,20 @@ def store_text_once(db: sqlite3.Connection) -> None:
     for statement in (*TEXT_TABLES.split(";"), COMPLETIONS):
         if statement.strip():
             db.execute(statement)
-    rows = db.execute(f"SELECT {_COPIED}, request_json, content FROM completions ORDER BY rowid")
+    rows = db.execute(
+        "SELECT key, model_id, tool_calls_json, reasoning, finish_reason, prompt_tokens, "
+        "completion_tokens, cost_usd, latency_s, served_by, created_at, request_json, content "
+        "FROM completions ORDER BY rowid"
+    )
     for row in rows:
         *copied, request_json, content = tuple(row)
         message_ids, params_id = put_request(db, json_from_sql(request_json))
         text = from_sql(content)
         content_id = None if text is None else put_text(db, text)
         db.execute(
-            f"INSERT INTO completions_v2 ({_COPIED}, message_ids, params_id, content_id) "
+            "INSERT INTO completions_v2 (key, model_id, tool_calls_json, reasoning, "
+            "finish_reason, prompt_tokens, completion_tokens, cost_usd, latency_s, served_by, "
+            "created_at, message_ids, params_id, content_id) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (*copied, message_ids, params_id, content_id),
         )

@@ -126,36 +126,42 @@ def put_request(db: sqlite3.Connection, request: Mapping[str, Any]) -> tuple[str
 
 def write_completion(
     db: sqlite3.Connection,
-    columns: Mapping[str, Any],
+    identity: Mapping[str, Any],
     request: Mapping[str, Any],
     completion: Completion,
 ) -> None:
-    """Insert a `completions` row: `columns` (key, model, time), the request's message ids and
+    """Insert a `completions` row: `identity` (key, model, time), the request's message ids and
     parameters, the reply text's id and the reply's other fields (`records.completion_to_row`)."""
     message_ids, params_id = put_request(db, request)
     content = completion.content
     row = {
-        **columns,
+        **identity,
         **completion_to_row(completion),
         "message_ids": message_ids,
         "params_id": params_id,
         "content_id": None if content is None else put_text(db, content),
     }
-    names = ", ".join(row)
-    marks = ", ".join("?" * len(row))
-    db.execute(f"INSERT INTO completions ({names}) VALUES ({marks})", tuple(row.values()))
+    columns = ", ".join(row)
+    placeholders = ", ".join("?" * len(row))
+    db.execute(f"INSERT INTO completions ({columns}) VALUES ({placeholders})", tuple(row.values()))
+
+
+def _rows_by_id(db: sqlite3.Connection, table: str, ids: Iterable[int]) -> list[sqlite3.Row]:
+    """The rows of `texts` or `messages` with these ids, a bounded number per statement."""
+    assert table in ("texts", "messages")
+    wanted = sorted(set(ids))
+    rows: list[sqlite3.Row] = []
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        placeholders = ",".join("?" * len(chunk))
+        cursor = db.execute(f"SELECT * FROM {table} WHERE id IN ({placeholders})", chunk)
+        rows.extend(cursor.fetchall())
+    return rows
 
 
 def read_texts(db: sqlite3.Connection, ids: Iterable[int]) -> dict[int, str]:
     """Text id → text, for every id given (a missing id is a damaged store: KeyError later)."""
-    wanted = sorted(set(ids))
-    found: dict[int, str] = {}
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        for text_id, body in db.execute(f"SELECT id, body FROM texts WHERE id IN ({marks})", chunk):
-            found[int(text_id)] = str(from_sql(body))
-    return found
+    return {int(r[0]): str(from_sql(r[2])) for r in _rows_by_id(db, "texts", ids)}
 
 
 def read_request(db: sqlite3.Connection, message_ids: str | None, params_id: int) -> dict[str, Any]:
@@ -164,15 +170,10 @@ def read_request(db: sqlite3.Connection, message_ids: str | None, params_id: int
     if message_ids is None:
         return request
     ids: Sequence[int] = json.loads(message_ids)
-    rows: dict[int, tuple[int | None, Any]] = {}
-    wanted = sorted(set(ids))
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        for message_id, content_id, fields in db.execute(
-            f"SELECT id, content_id, fields_json FROM messages WHERE id IN ({marks})", chunk
-        ):
-            rows[int(message_id)] = (content_id, json.loads(str(from_sql(fields))))
+    rows = {
+        int(message_id): (content_id, json.loads(str(from_sql(fields))))
+        for message_id, _, content_id, fields in _rows_by_id(db, "messages", ids)
+    }
     contents = read_texts(db, (c for c, _ in rows.values() if c is not None))
     messages = []
     for message_id in ids:
