@@ -295,7 +295,8 @@ class Store:
         with atomic(self._db):
             if self._db.execute("SELECT 1 FROM completions WHERE key = ?", (key,)).fetchone():
                 return False
-            identity = {"key": key, "model_id": to_sql(model_id), "created_at": _now_or(imported_at)}
+            created_at = _now_or(imported_at)
+            identity = {"key": key, "model_id": to_sql(model_id), "created_at": created_at}
             write_completion(self._db, identity, request, completion)
         return True
 
