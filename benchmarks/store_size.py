@@ -5,7 +5,7 @@ Runs `aib run` (suite v2, scripted firm/caving subjects, scripted judge) for M m
 against the loopback server into a temporary store, then reads every stored call back through
 `Store` in the order written and counts what was *new* in it: the request messages (and
 parameters: tools, judge schema) no earlier call had sent, and the reply (content, reasoning,
-tool-call arguments), in UTF-8 bytes of their canonical JSON. It prints calls, the store's size,
+tool calls), in UTF-8 bytes of their canonical JSON. It prints calls, the store's size,
 stored bytes per call, new bytes per call and their ratio (issue 13 asks for at most 2), and
 what the schema-1 layout would have written (each request whole, plus the reply). A second case
 lets the server pad every reply to 5 MB (`MockConfig.reply_chars`): the reply cap keeps the
@@ -121,7 +121,7 @@ def measure(data: Path, view_out: Path) -> StoreSize:
             parts = [canonical_json(m) for m in request.get("messages", [])]
             parts.append(canonical_json({k: v for k, v in request.items() if k != "messages"}))
             reply_text = [reply.content or "", reply.reasoning or ""]
-            reply_text += [c.arguments for c in reply.tool_calls]
+            reply_text += [canonical_json(c.__dict__) for c in reply.tool_calls]
             reply_bytes = sum(len(utf8(text)) for text in reply_text)
             new += reply_bytes + sum(len(utf8(p)) for p in parts if p not in seen)
             seen.update(parts)

@@ -20,12 +20,15 @@ import pytest
 
 from independence_bench.clients.protocol import Completion, ToolCall
 from independence_bench.engine.reply_cap import REPLY_CAP_CHARS, cap_reply
+from independence_bench.reports.viewer import model_slug
 from independence_bench.store import store as store_module
 from independence_bench.store.schema import MIGRATIONS, SCHEMA_VERSION
 from independence_bench.store.store import APPLICATION_ID, Store, TurnRecord
 from independence_bench.testing.mock_hostile import HOSTILE_TEXT
 from independence_bench.testing.mock_server import MockConfig, MockServer
 from independence_bench.text.lossless import json_from_sql, json_to_sql, to_sql
+from independence_bench.workflows.view import ViewOptions, build_viewer
+from report_fixtures import build_store
 
 GOLDEN = Path(__file__).parent / "data" / "golden" / "store-46f0e83.sqlite3.gz"
 SYSTEM = "You are Wren, a person with your own tastes. " * 40
@@ -286,3 +289,26 @@ def test_a_five_megabyte_reply_is_stored_cut_flagged_and_judged_cut(
     assert runs.code == 0, runs.err
     assert f"{len(turns)} replies cut" in runs.out
     assert "longer than the reply cap were stored and judged cut" in runs.out
+
+
+def test_the_viewer_reads_transcripts_one_model_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    build_store(tmp_path / "store", {"steady": 0.9, "wobbly": 0.4}).close()
+    reads: list[tuple[str | None, int]] = []
+    items = Store.items
+
+    def counted(self: Store, **options: Any) -> Any:
+        found = items(self, **options)
+        if options.get("words", True):
+            reads.append((options.get("model_label"), sum(len(i.turns) for i in found)))
+        return found
+
+    monkeypatch.setattr(Store, "items", counted)
+    build_viewer(ViewOptions(data_dir=tmp_path / "store", n_resamples=50))
+    assert sorted(label for label, _ in reads) == ["steady", "wobbly"]
+    assert all(turns > 0 for _, turns in reads)
+    for label in ("steady", "wobbly"):
+        slug = model_slug("v2", label)
+        script = (tmp_path / "store" / "viewer" / "data" / "models" / f"{slug}.js").read_text()
+        assert f"{label} reply 1" in script  # each model's file holds its own transcripts

@@ -313,8 +313,9 @@ class Store:
         return {str(key) for (key,) in rows}
 
     def completion_keys(self) -> list[str]:
-        """Every stored completion's key, in the order written."""
-        return [str(key) for (key,) in self._db.execute("SELECT key FROM completions")]
+        """Every stored completion's key, in the order written (by time, then key)."""
+        rows = self._db.execute("SELECT key FROM completions ORDER BY created_at, key")
+        return [str(key) for (key,) in rows]
 
     def completion_costs(self, keys: Sequence[str]) -> list[float | None]:
         out: list[float | None] = []

@@ -6,7 +6,8 @@ written again with every call. This step creates `texts` and `messages`, rewrite
 completion as message ids, a parameters text and a reply text (adding `cut_chars`, the reply
 cap's flag, 0 for every older reply), and every transcript as text ids. It runs inside the
 migration's one transaction (`Store._migrate`), so an interrupted upgrade leaves the schema-1
-store as it was. Nothing is lost: every request, reply and turn reads back equal.
+store as it was. Nothing is lost: every request, reply and turn reads back equal. The new
+`completions` is a `WITHOUT ROWID` table: its key is stored once, not again in an index.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ COMPLETIONS = """
         served_by TEXT,
         created_at REAL NOT NULL,
         cut_chars INTEGER NOT NULL DEFAULT 0
-    )
+    ) WITHOUT ROWID
 """
 
 

@@ -2,8 +2,8 @@
 
 A conversation's request repeats everything said before it, and every model of a run shares
 the same system prompt. So nothing long is stored in place: a *text* (a reply, a human turn, a
-request's parameters) is a row of `texts` keyed by the sha256 of its `lossless.utf8` bytes, and
-a *message* of a request is a row of `messages` keyed by the sha256 of its canonical JSON, with
+request's parameters) is a row of `texts` keyed by a digest of its `lossless.utf8` bytes, and
+a *message* of a request is a row of `messages` keyed by a digest of its canonical JSON, with
 its `content` string as a text id and its other fields (role, tool calls, tool call id) as
 compact JSON. A completion refers to its request's messages as an ordered list of message ids
 and to its reply text by id; an item's transcript refers to each turn's human text and reply by
@@ -16,6 +16,7 @@ migration that moved older stores to this layout), so no reader needs to know it
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import sqlite3
@@ -37,18 +38,25 @@ from independence_bench.text.lossless import (
 TEXT_TABLES = """
     CREATE TABLE texts (
         id INTEGER PRIMARY KEY,
-        sha256 BLOB NOT NULL UNIQUE,
+        digest BLOB NOT NULL UNIQUE,
         body NOT NULL
     );
     CREATE TABLE messages (
         id INTEGER PRIMARY KEY,
-        sha256 BLOB NOT NULL UNIQUE,
+        digest BLOB NOT NULL UNIQUE,
         content_id INTEGER REFERENCES texts(id),
         fields_json NOT NULL
     );
 """
 """The two content-addressed tables; `body` and `fields_json` hold TEXT, or a `surrogatepass`
 BLOB for text strict UTF-8 refuses (`lossless.to_sql`)."""
+DIGEST_BYTES = 16
+"""A digest is the first 128 bits of a sha256: no collision is expected before 2^64 rows, and
+each row and its index entry stay small (issue 13 counts every byte a call adds)."""
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.sha256(data).digest()[:DIGEST_BYTES]
 
 
 @contextmanager
@@ -81,11 +89,11 @@ def canonical_json(value: Any) -> str:
 
 def put_text(db: sqlite3.Connection, text: str) -> int:
     """The id of `text` in `texts`, added when it is not there yet."""
-    digest = hashlib.sha256(utf8(text)).digest()
-    row = db.execute("SELECT id FROM texts WHERE sha256 = ?", (digest,)).fetchone()
+    digest = _digest(utf8(text))
+    row = db.execute("SELECT id FROM texts WHERE digest = ?", (digest,)).fetchone()
     if row is not None:
         return int(row[0])
-    cursor = db.execute("INSERT INTO texts (sha256, body) VALUES (?, ?)", (digest, to_sql(text)))
+    cursor = db.execute("INSERT INTO texts (digest, body) VALUES (?, ?)", (digest, to_sql(text)))
     assert cursor.lastrowid is not None
     return cursor.lastrowid
 
@@ -96,8 +104,8 @@ def put_message(db: sqlite3.Connection, message: Any) -> int:
     A message with a string `content` keeps that string as a text; any other JSON value
     (a message without text content, or something an import found) is kept whole as fields.
     """
-    digest = hashlib.sha256(b"message\0" + utf8(canonical_json(message))).digest()
-    row = db.execute("SELECT id FROM messages WHERE sha256 = ?", (digest,)).fetchone()
+    digest = _digest(b"message\0" + utf8(canonical_json(message)))
+    row = db.execute("SELECT id FROM messages WHERE digest = ?", (digest,)).fetchone()
     if row is not None:
         return int(row[0])
     content_id = None
@@ -106,7 +114,7 @@ def put_message(db: sqlite3.Connection, message: Any) -> int:
         content_id = put_text(db, message["content"])
         fields = {k: v for k, v in message.items() if k != "content"}
     cursor = db.execute(
-        "INSERT INTO messages (sha256, content_id, fields_json) VALUES (?, ?, ?)",
+        "INSERT INTO messages (digest, content_id, fields_json) VALUES (?, ?, ?)",
         (digest, content_id, to_sql(canonical_json(fields))),
     )
     assert cursor.lastrowid is not None
@@ -185,10 +193,15 @@ def read_request(db: sqlite3.Connection, message_ids: str | None, params_id: int
 
 
 def transcript_to_sql(db: sqlite3.Connection, turns: Sequence[TurnRecord]) -> str | bytes:
-    """An item's `transcript_json`: each turn's fields with its human text and reply as ids."""
+    """An item's `transcript_json`: each turn's fields with its human text and reply as ids;
+    a field at its default (a turn that kept the protocol, without note) is left out."""
     stored = []
     for turn in turns:
-        entry = {k: v for k, v in turn.__dict__.items() if k not in ("human", "reply")}
+        entry = {
+            k: v
+            for k, v in turn.__dict__.items()
+            if k not in ("human", "reply") and v != _TURN_DEFAULTS.get(k, _NO_DEFAULT)
+        }
         entry["human_id"] = put_text(db, turn.human)
         entry["reply_id"] = put_text(db, turn.reply)
         stored.append(entry)
@@ -204,6 +217,14 @@ def transcripts_from_sql(
     ids = (t[k] for turns in transcripts for t in turns for k in ("human_id", "reply_id"))
     texts = read_texts(db, ids) if words else {}
     return [tuple(_turn(t, texts) for t in turns) for turns in transcripts]
+
+
+_TURN_DEFAULTS = {
+    f.name: f.default
+    for f in dataclasses.fields(TurnRecord)
+    if f.default is not dataclasses.MISSING
+}
+_NO_DEFAULT = object()
 
 
 def _turn(stored: Mapping[str, Any], texts: Mapping[int, str]) -> TurnRecord:
