@@ -21,7 +21,7 @@ import pytest
 from independence_bench.clients.protocol import Completion, ToolCall
 from independence_bench.engine.reply_cap import REPLY_CAP_CHARS, cap_reply
 from independence_bench.reports.viewer import model_slug
-from independence_bench.store import store as store_module
+from independence_bench.store import opening
 from independence_bench.store.schema import MIGRATIONS, SCHEMA_VERSION
 from independence_bench.store.store import APPLICATION_ID, Store, TurnRecord
 from independence_bench.testing.mock_hostile import HOSTILE_TEXT
@@ -199,7 +199,7 @@ def test_an_interrupted_upgrade_leaves_the_old_store_as_it_was(
         step(db)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(store_module, "MIGRATIONS", (MIGRATIONS[0], dies_halfway))
+    monkeypatch.setattr(opening, "MIGRATIONS", (MIGRATIONS[0], dies_halfway))
     with pytest.raises(KeyboardInterrupt):
         Store(tmp_path / "old")
     with closing(sqlite3.connect(path)) as db:

@@ -9,6 +9,7 @@ written to it as soon as it arrives, so repeating a command pays for nothing twi
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
@@ -397,14 +398,25 @@ class Engine:
     async def judge_item(
         self, item: ItemRecord, judge: ModelSpec, rubric_id: str, repeat: int
     ) -> None:
-        """Judge one finished item unless this judge already judged it with this rubric."""
+        """Judge one finished item unless this judge already scored it with this rubric.
+
+        An *unscored* judgment is tried again with new requests (its cached replies would only
+        fail validation again); their sample tag follows from the stored row's requests, so an
+        interrupted retry resumes from the store like any other call."""
         rubric = self.rubric(rubric_id)
         judge_name = judge.display_label
-        if self.store.has_judgment(item.id, judge_name, rubric.hash, repeat):
+        stored = self.store.find_judgment(item.id, judge_name, rubric.hash, repeat)
+        if stored is not None and stored.status == "scored":
             self.summary.judge_cached += 1
             self._emit("judge_cached")
             return
         schema = rubric.json_schema()
+        # The item id keeps each judgment's requests its own: two runs with identical
+        # transcripts (a scripted model) must not race for one cached reply.
+        sample = f"judge{repeat}:{item.id}"
+        if stored is not None:
+            earlier = hashlib.sha256(" ".join(stored.completion_keys).encode()).hexdigest()
+            sample += f":retry:{earlier[:16]}"
 
         async def call(messages: tuple[Message, ...], attempt: int) -> tuple[str, Completion]:
             request = CompletionRequest(
@@ -420,9 +432,6 @@ class Engine:
                 response_schema=schema,
                 schema_name=f"{rubric.id}_judgment",
             )
-            # The item id keeps each judgment's requests its own: two runs with identical
-            # transcripts (a scripted model) must not race for one cached reply.
-            sample = f"judge{repeat}:{item.id}"
             return await self._complete(
                 judge,
                 request,
@@ -466,4 +475,10 @@ class Engine:
             self._emit("judged")
         else:
             self.summary.judge_unscored += 1
+            self.summary.failures.append(
+                Failure(
+                    f"judge {judge_name} on {item.run.model_label} {item.scenario_id}",
+                    f"unscored: {outcome.error or 'the reply never validated'}",
+                )
+            )
             self._emit("judge_unscored")

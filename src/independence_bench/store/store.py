@@ -12,6 +12,7 @@ are the only readers and writers of that layout.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -21,6 +22,13 @@ from typing import Any
 
 from independence_bench.clients.protocol import Completion
 from independence_bench.errors import UserError
+from independence_bench.store.opening import (
+    APPLICATION_ID,
+    connect_read_only,
+    migrate,
+    refuse_foreign,
+    refuse_newer,
+)
 from independence_bench.store.records import (
     ItemRecord,
     JudgmentRecord,
@@ -32,7 +40,7 @@ from independence_bench.store.records import (
     judgment_from_row,
     run_from_row,
 )
-from independence_bench.store.schema import MIGRATIONS, SCHEMA_VERSION
+from independence_bench.store.schema import SCHEMA_VERSION
 from independence_bench.store.texts import (
     atomic,
     read_request,
@@ -43,6 +51,7 @@ from independence_bench.store.texts import (
 from independence_bench.text.lossless import from_sql, json_to_sql, to_sql
 
 __all__ = [
+    "APPLICATION_ID",
     "SCHEMA_VERSION",
     "STORE_FILENAME",
     "ItemRecord",
@@ -54,23 +63,6 @@ __all__ = [
 ]
 
 STORE_FILENAME = "aib.sqlite3"
-APPLICATION_ID = 0x41494231
-"""`PRAGMA application_id` of every store ("AIB1"): how a store tells itself from other files."""
-_STAMP = "PRAGMA application_id = 1095320113"  # APPLICATION_ID; PRAGMA takes no parameter
-STORE_TABLES = frozenset({"runs", "completions", "items", "judgments"})
-"""The tables every store of every schema has: an unstamped file with them is an early store."""
-
-
-def _connect_read_only(path: Path) -> sqlite3.Connection:
-    """A `mode=ro` connection; `immutable=1` when even that fails (a WAL store on read-only
-    media without its `-shm` file), which is safe because nothing can write there."""
-    uri = path.resolve().as_uri()
-    try:
-        db = sqlite3.connect(f"{uri}?mode=ro", uri=True, check_same_thread=False)
-        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        return db
-    except sqlite3.OperationalError:
-        return sqlite3.connect(f"{uri}?immutable=1", uri=True, check_same_thread=False)
 
 
 class Store:
@@ -88,8 +80,9 @@ class Store:
         """Open (or, with `create`, make) the store under `data_dir`.
 
         `read_only` opens an existing store with SQLite's `mode=ro` (read-only media work too):
-        nothing is written, not even the journal mode or a migration. A file that is not an
-        aib store is refused before anything is written to it (`check_application`)."""
+        nothing is written, not even the journal mode, except the upgrade of a store an older
+        aib wrote (`_upgrade_older`). A file that is not an
+        aib store is refused before anything is written to it (`opening.refuse_foreign`)."""
         self.path = data_dir / STORE_FILENAME
         self.read_only = read_only
         if (read_only or not create) and not self.path.exists():
@@ -98,14 +91,14 @@ class Store:
             )
         try:
             if read_only:
-                self._db = _connect_read_only(self.path)
+                self._db = connect_read_only(self.path)
             else:
                 data_dir.mkdir(parents=True, exist_ok=True)
                 self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             self._db.row_factory = sqlite3.Row
             # Refuse a foreign or newer file before anything (even the journal mode) is written.
-            self._refuse_foreign()
-            self._refuse_newer()
+            refuse_foreign(self._db, self.path)
+            refuse_newer(self._db, self.path)
             self._db.execute("PRAGMA busy_timeout=10000")
             if not read_only:
                 self._db.execute("PRAGMA journal_mode=WAL")
@@ -118,9 +111,9 @@ class Store:
                 + " --data-dir"
             ) from None
         if read_only:
-            self._refuse_older()
+            self._upgrade_older(data_dir)
         else:
-            self._migrate()
+            migrate(self._db)
 
     def __enter__(self) -> Store:
         return self
@@ -142,56 +135,26 @@ class Store:
             raise
         self._db.execute("COMMIT")
 
-    def _refuse_foreign(self) -> None:
-        """Refuse a SQLite file some other program owns: its application id is not ours, or it
-        has no id and tables that are not a store of an earlier aib (which had no id)."""
-        app_id = int(self._db.execute("PRAGMA application_id").fetchone()[0])
-        if app_id == APPLICATION_ID:
+    def _upgrade_older(self, data_dir: Path) -> None:
+        """Bring an older store up to this schema before a read-only command reads it.
+
+        The upgrade is the one write a reading command makes, and only where the file and its
+        folder are writable (the same migration `aib run` would make, in one transaction). On
+        read-only media an older store is refused with the way out."""
+        version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
+        if version >= SCHEMA_VERSION:
             return
-        tables = {
-            str(row[0])
-            for row in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-        }
-        if app_id == 0 and (not tables or tables >= STORE_TABLES):
-            return  # a new file, or a store written before stores were stamped
         self._db.close()
-        raise UserError(
-            f"{self.path} is not an aib store (another program's SQLite file); it was left "
-            "unchanged; point --data-dir at another directory"
-        )
-
-    def _refuse_older(self) -> None:
-        version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
-        if version < SCHEMA_VERSION:
-            self._db.close()
+        if not (os.access(self.path, os.W_OK) and os.access(self.path.parent, os.W_OK)):
             raise UserError(
-                f"the store at {self.path} needs an upgrade (schema {version} < "
-                f"{SCHEMA_VERSION}) that a read-only open cannot make; run 'aib run' on it once"
+                f"the store at {self.path} has schema {version}, older than this aib's "
+                f"({SCHEMA_VERSION}), and is read-only here; copy its folder somewhere "
+                "writable and point --data-dir there once to upgrade it"
             )
-
-    def _refuse_newer(self) -> None:
-        version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
-        if version > SCHEMA_VERSION:
-            self._db.close()
-            raise UserError(
-                f"the store at {self.path} has schema version {version}, newer than this aib "
-                f"understands ({SCHEMA_VERSION}); upgrade ai-independence-bench"
-            )
-
-    def _migrate(self) -> None:
-        if int(self._db.execute("PRAGMA application_id").fetchone()[0]) != APPLICATION_ID:
-            self._db.execute(_STAMP)
-        version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
-        for number in range(version, SCHEMA_VERSION):
-            migration = MIGRATIONS[number]
-            with self.transaction() as db:
-                if callable(migration):
-                    migration(db)
-                else:
-                    for statement in migration.split(";"):
-                        if statement.strip():
-                            db.execute(statement)
-                db.execute(f"PRAGMA user_version = {number + 1}")
+        Store(data_dir, create=False).close()
+        self._db = connect_read_only(self.path)
+        self._db.row_factory = sqlite3.Row
+        self._db.execute("PRAGMA busy_timeout=10000")
 
     # -- runs -------------------------------------------------------------------------------
 
@@ -433,6 +396,17 @@ class Store:
         ).fetchone()
         return row is not None
 
+    def find_judgment(
+        self, item_id: str, judge_model: str, rubric_hash: str, repeat: int
+    ) -> JudgmentRecord | None:
+        """The judgment row of this item, judge, rubric and repeat, if there is one."""
+        row = self._db.execute(
+            "SELECT * FROM judgments WHERE item_id = ? AND judge_model = ? AND rubric_hash = ? "
+            "AND repeat = ?",
+            (item_id, to_sql(judge_model), rubric_hash, repeat),
+        ).fetchone()
+        return None if row is None else judgment_from_row(row)
+
     def add_judgment(
         self,
         *,
@@ -450,11 +424,27 @@ class Store:
         completion_keys: Sequence[str],
         imported_at: float | None = None,
     ) -> bool:
-        """Add a judgment; an existing row for the same key is kept, never overwritten."""
-        cursor = self._db.execute(
-            "INSERT OR IGNORE INTO judgments (item_id, judge_model, rubric_id, rubric_hash, "
+        """Add a judgment; an existing row for the same key is kept, never overwritten —
+        except an *unscored* row, which a new judging pass (not an import) replaces with its
+        outcome: the earlier replies stay in `completions`, the row names the new requests."""
+        replace_unscored = (
+            " ON CONFLICT (item_id, judge_model, rubric_hash, repeat) DO UPDATE SET "
+            "rubric_id = excluded.rubric_id, status = excluded.status, "
+            "scores_json = excluded.scores_json, reasoning = excluded.reasoning, "
+            "raw_reply = excluded.raw_reply, error = excluded.error, "
+            "attempts = excluded.attempts, completion_keys_json = excluded.completion_keys_json, "
+            "created_at = excluded.created_at WHERE judgments.status = 'unscored'"
+        )
+        imported = imported_at is not None
+        sql = (
+            ("INSERT OR IGNORE" if imported else "INSERT")
+            + " INTO judgments (item_id, judge_model, rubric_id, rubric_hash, "
             "repeat, status, scores_json, reasoning, raw_reply, error, attempts, "
-            "completion_keys_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "completion_keys_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            + ("" if imported else replace_unscored)
+        )
+        cursor = self._db.execute(
+            sql,
             (
                 item_id,
                 to_sql(judge_model),

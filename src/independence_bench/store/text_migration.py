@@ -5,7 +5,7 @@ each item its turns' words, so a conversation's earlier turns and the shared sys
 written again with every call. This step creates `texts` and `messages`, rewrites every
 completion as message ids, a parameters text and a reply text (adding `cut_chars`, the reply
 cap's flag, 0 for every older reply), and every transcript as text ids. It runs inside the
-migration's one transaction (`Store._migrate`), so an interrupted upgrade leaves the schema-1
+migration's one transaction (`opening.migrate`), so an interrupted upgrade leaves the schema-1
 store as it was. Nothing is lost: every request, reply and turn reads back equal. The new
 `completions` is a `WITHOUT ROWID` table: its key is stored once, not again in an index.
 """

@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from independence_bench.reports.report_markdown import render_leaderboard
 from independence_bench.stats.stats import DEFAULT_RESAMPLES
 from independence_bench.store.store import Store
 from independence_bench.suites.selection import EVERYTHING, Selection
+from independence_bench.text.lossless import json_dumps
 from independence_bench.workflows import Echo
 
 
@@ -47,7 +47,7 @@ def write_report(options: ReportOptions) -> tuple[Path, list[Path]]:
     if options.charts:
         require_matplotlib()
     out = options.out or options.data_dir / "report"
-    with Store(options.data_dir, create=False) as store:
+    with Store(options.data_dir, read_only=True) as store:
         reports = build_reports(
             store,
             suite_id=options.suite_id,
@@ -64,7 +64,7 @@ def write_report(options: ReportOptions) -> tuple[Path, list[Path]]:
             charts[report.suite_id] = write_charts(report, folder)
         relative = {suite: [p.relative_to(out) for p in paths] for suite, paths in charts.items()}
         (out / "LEADERBOARD.md").write_text(render_leaderboard(reports, relative), "utf-8")
-        document = json.dumps(results_document(reports), indent=1, ensure_ascii=False)
+        document = json_dumps(results_document(reports), indent=1)
         (out / "results.json").write_text(document + "\n", "utf-8")
         (out / "results.csv").write_text(results_csv(reports), "utf-8")
     except OSError as exc:
