@@ -1,4 +1,5 @@
-"""Text stored once by content, the schema-2 migration, and the reply cap.
+"""Text stored once by content, the migration that moved older stores to it, and the reply
+cap.
 
 Stored bytes must grow with what is new in a call, not with the conversation so far; an older
 store must upgrade in place, losslessly, or not at all; and a reply over the cap must be stored
@@ -194,18 +195,19 @@ def test_an_interrupted_upgrade_leaves_the_old_store_as_it_was(
     path = tmp_path / "old" / "aib.sqlite3"
 
     def dies_halfway(db: sqlite3.Connection) -> None:
-        step = MIGRATIONS[1]
+        step = MIGRATIONS[2]
         assert callable(step)
         step(db)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(opening, "MIGRATIONS", (MIGRATIONS[0], dies_halfway))
+    monkeypatch.setattr(opening, "MIGRATIONS", (*MIGRATIONS[:2], dies_halfway))
     with pytest.raises(KeyboardInterrupt):
         Store(tmp_path / "old")
     with closing(sqlite3.connect(path)) as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == 1
+        # The steps before it (the claims table) committed; the text step left nothing.
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 2
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        assert tables == {"runs", "completions", "items", "judgments"}
+        assert tables == {"runs", "completions", "items", "judgments", "claims"}
         assert db.execute(
             "SELECT count(*) FROM completions WHERE request_json != ''"
         ).fetchone() == (1,)

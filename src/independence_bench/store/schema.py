@@ -79,7 +79,19 @@ MIGRATIONS: tuple[Migration, ...] = (
     );
     CREATE INDEX judgments_by_judge ON judgments (judge_model);
     """,
-    # 2: text stored once by content (`texts`, `messages`), the reply cap's `cut_chars`.
+    # 2: claims on requests in flight, so two processes on one store never both send a call
+    # (`claims.py`). A row lives from the claim until the completion is stored or the call
+    # failed; `expires_at` is the lease, renewed while the owner runs.
+    """
+    CREATE TABLE claims (
+        key TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        claimed_at REAL NOT NULL,
+        expires_at REAL NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX claims_by_owner ON claims (owner);
+    """,
+    # 3: text stored once by content (`texts`, `messages`), the reply cap's `cut_chars`.
     store_text_once,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

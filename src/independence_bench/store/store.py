@@ -124,6 +124,11 @@ class Store:
     def close(self) -> None:
         self._db.close()
 
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """The one connection, for the modules that keep a table of their own (`claims.py`)."""
+        return self._db
+
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """All statements inside commit together or not at all."""

@@ -1,12 +1,12 @@
-"""Schema step 2: move a store's text into the content-addressed tables (`texts.py`).
+"""Schema step 3: move a store's text into the content-addressed tables (`texts.py`).
 
-Up to schema 1 each completion row held its whole request as JSON and its reply in place, and
+Up to schema 2 each completion row held its whole request as JSON and its reply in place, and
 each item its turns' words, so a conversation's earlier turns and the shared system prompt were
 written again with every call. This step creates `texts` and `messages`, rewrites every
 completion as message ids, a parameters text and a reply text (adding `cut_chars`, the reply
 cap's flag, 0 for every older reply), and every transcript as text ids. It runs inside the
-migration's one transaction (`opening.migrate`), so an interrupted upgrade leaves the schema-1
-store as it was. Nothing is lost: every request, reply and turn reads back equal. The new
+migration's one transaction (`opening.migrate`), so an interrupted upgrade leaves the store
+as it was. Nothing is lost: every request, reply and turn reads back equal. The new
 `completions` is a `WITHOUT ROWID` table: its key is stored once, not again in an index.
 """
 
@@ -39,7 +39,7 @@ COMPLETIONS = """
 
 
 def store_text_once(db: sqlite3.Connection) -> None:
-    """Migrate a schema-1 store to schema 2 on `db`, inside the caller's transaction."""
+    """Migrate a schema-2 store to schema 3 on `db`, inside the caller's transaction."""
     for statement in (*TEXT_TABLES.split(";"), COMPLETIONS):
         if statement.strip():
             db.execute(statement)
