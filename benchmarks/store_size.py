@@ -7,7 +7,7 @@ against the loopback server into a temporary store, then reads every stored call
 parameters: tools, judge schema) no earlier call had sent, and the reply (content, reasoning,
 tool calls), in UTF-8 bytes of their canonical JSON. It prints calls, the store's size,
 stored bytes per call, new bytes per call and their ratio (issue 13 asks for at most 2), and
-what the schema-1 layout would have written (each request whole, plus the reply). A second case
+what the layout before schema 3 would have written (each request whole, plus the reply). A second case
 lets the server pad every reply to 5 MB (`MockConfig.reply_chars`): the reply cap keeps the
 store small. For each store, `aib view` runs in a fresh process whose own child it is, so
 `getrusage(RUSAGE_CHILDREN)` gives that command's peak RSS alone.
@@ -165,7 +165,7 @@ def format_size(title: str, size: StoreSize) -> str:
             f"  stored bytes per call:   {per_call:,.0f}",
             f"  new bytes per call:      {new_per_call:,.0f}",
             f"  ratio stored / new:      {size.ratio:.2f}",
-            f"  schema 1 would store:    {whole:,.0f} bytes per call (requests whole)",
+            f"  old layout would store:  {whole:,.0f} bytes per call (requests whole)",
             f"  replies cut by the cap:  {size.cut_replies:,}",
             f"  aib view peak RSS:       {size.view_peak_rss_mb:,.0f} MB",
         ]
