@@ -7,9 +7,9 @@ against the loopback server into a temporary store, then reads every stored call
 parameters: tools, judge schema) no earlier call had sent, and the reply (content, reasoning,
 tool calls), in UTF-8 bytes of their canonical JSON. It prints calls, the store's size,
 stored bytes per call, new bytes per call and their ratio (issue 13 asks for at most 2), and
-what the layout before schema 3 would have written (each request whole, plus the reply). A second case
-lets the server pad every reply to 5 MB (`MockConfig.reply_chars`): the reply cap keeps the
-store small. For each store, `aib view` runs in a fresh process whose own child it is, so
+what the layout before schema 3 would have written (each request whole, plus the reply). A
+second case lets the server pad every reply to 5 MB (`MockConfig.reply_chars`): the reply cap
+keeps the store small. For each store, `aib view` runs in a fresh process whose own child it is, so
 `getrusage(RUSAGE_CHILDREN)` gives that command's peak RSS alone.
 
     python benchmarks/store_size.py                      # 20 models × 5 runs, long-reply case
