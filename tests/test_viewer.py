@@ -38,10 +38,7 @@ def viewer(tmp_path: Path) -> Path:
     store = build_store(tmp_path / "store", {"steady": 0.9, HOSTILE_LABEL: 0.4})
     with store.transaction() as db:
         # Every reply and the reasoning of one item turn hostile.
-        db.execute(
-            "UPDATE items SET transcript_json = replace(transcript_json, 'reply 1', ?)",
-            (json.dumps(HOSTILE_REPLY)[1:-1],),
-        )
+        db.execute("UPDATE texts SET body = replace(body, 'reply 1', ?)", (HOSTILE_REPLY,))
         db.execute("UPDATE completions SET reasoning = ?", (HOSTILE_REPLY,))
         db.execute("UPDATE judgments SET reasoning = ?", (HOSTILE_REPLY,))
     store.close()

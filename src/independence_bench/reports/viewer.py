@@ -1,8 +1,9 @@
 """The transcript viewer: a static folder built from the store, readable offline from file://.
 
-`write_viewer` copies the hand-written page (`data/viewer/index.html`, `app.js`, `style.css`)
-and writes the data it shows as JavaScript files, because browsers block `fetch()` on file://
-but still run `<script>` tags:
+`write_viewer` reads the store one model at a time (its memory is that of the largest model,
+not of the store), copies the hand-written page (`data/viewer/index.html`, `app.js`,
+`style.css`) and writes the data it shows as JavaScript files, because browsers block `fetch()`
+on file:// but still run `<script>` tags:
 
 - `data/index.js` sets `window.AIB_INDEX`: every suite's leaderboard and model list. It is
   small, so a store of 150 models opens at once.
@@ -33,6 +34,7 @@ from typing import Any
 
 from independence_bench import __version__
 from independence_bench.errors import UserError
+from independence_bench.reports.exports import ranking_json
 from independence_bench.reports.leaderboard import METRIC_TITLES
 from independence_bench.reports.report import (
     JudgedItem,
@@ -129,16 +131,7 @@ def _model_entry(report: SuiteReport, model: ModelReport, source: str) -> dict[s
     return {
         "slug": model_slug(report.suite_id, model.model),
         "model": model.model,
-        "rank": row.rank if row else None,
-        "rank_low": row.rank_low if row else None,
-        "rank_high": row.rank_high if row else None,
-        "could_lead": bool(row and row.could_lead),
-        "index": _num(row.index, 2) if row else None,
-        "ci_low": _num(row.ci_low, 2) if row else None,
-        "ci_high": _num(row.ci_high, 2) if row else None,
-        "complete": bool(row and row.complete),
-        "missing": list(row.missing) if row else ["all"],
-        "why_no_interval": row.why_no_interval if row else "no scored items",
+        **ranking_json(row),
         "runs": model.runs,
         "metrics": metrics,
         "items": model.items,
@@ -320,23 +313,20 @@ def write_viewer(store: Store, reports: Sequence[SuiteReport], out: Path) -> Pat
         written: set[str] = set()
         suites = []
         for report in reports:
-            items = store.items(suite_id=report.suite_id)
-            suites.append(suite_index(report, items))
-            by_model: dict[str, list[ItemRecord]] = defaultdict(list)
-            for item in items:
-                by_model[item.run.model_label].append(item)
-            ids = {item.id for item in items}
-            judgments: dict[str, list[JudgmentRecord]] = defaultdict(list)
-            for judgment in store.judgments():
-                if judgment.item_id in ids:
-                    judgments[judgment.item_id].append(judgment)
+            suites.append(suite_index(report, store.items(suite_id=report.suite_id, words=False)))
             chosen = {j.item.id: j for j in report.judged}
             for model in report.models:
+                # One model's transcripts at a time: memory stays that of the largest model.
+                items = store.items(suite_id=report.suite_id, model_label=model.model)
+                judgments: dict[str, list[JudgmentRecord]] = defaultdict(list)
+                for item in items:
+                    judgments[item.id] = store.judgments(item_id=item.id)
+                data = model_data(store, report, model, items, judgments, chosen)
                 slug = model_slug(report.suite_id, model.model)
-                data = model_data(store, report, model, by_model[model.model], judgments, chosen)
                 script = f'window.AIB_MODELS["{slug}"] = {js_json(data)};\n'
                 (models_dir / f"{slug}.js").write_text(script, encoding="utf-8")
                 written.add(f"{slug}.js")
+                del items, judgments, data, script
         for stale in models_dir.iterdir():
             if SLUG_PATTERN.match(stale.stem) and stale.name not in written:
                 stale.unlink()

@@ -14,7 +14,7 @@ from independence_bench.errors import UserError
 from independence_bench.scoring.scoring import ScoredItem
 from independence_bench.store.store import ItemRecord, JudgmentRecord, Store
 from independence_bench.suites.selection import EVERYTHING, Selection
-from independence_bench.suites.suite import available_suites, load_suite
+from independence_bench.suites.suite import available_suites, suite_formula
 
 LEGACY_FORMULAS = {"legacy-v1": "v1", "legacy-lite": "lite", "legacy-v2": "v2"}
 
@@ -24,7 +24,7 @@ def formula_of_suite(suite_id: str) -> str:
     if suite_id in LEGACY_FORMULAS:
         return LEGACY_FORMULAS[suite_id]
     if suite_id in available_suites():
-        return load_suite(suite_id).formula
+        return suite_formula(suite_id)
     raise UserError(f"unknown suite {suite_id!r} in the store; upgrade aib to read it")
 
 
@@ -75,6 +75,22 @@ class SuiteResults:
     """Experiments of the suite that `selection` excludes: with any, there is no index."""
 
 
+def scored_item(item: ItemRecord, judgment: JudgmentRecord) -> ScoredItem:
+    """One judgment of one stored item as scoring reads it (an unscored judgment: no scores)."""
+    return ScoredItem(
+        model=item.run.model_label,
+        run=item.run.run_index,
+        variant=item.variant,
+        mode=item.mode,
+        scenario_id=item.scenario_id,
+        kind=item.kind,
+        judge=judgment.judge_model,
+        scores=judgment.scores or {},
+        item_id=item.id,
+        repeat=judgment.repeat,
+    )
+
+
 def scored_items(
     items: list[ItemRecord], judgments: list[JudgmentRecord], judges: set[str] | None = None
 ) -> list[ScoredItem]:
@@ -97,20 +113,7 @@ def scored_items(
             continue
         if judges is not None and judgment.judge_model not in judges:
             continue
-        out.append(
-            ScoredItem(
-                model=item.run.model_label,
-                run=item.run.run_index,
-                variant=item.variant,
-                mode=item.mode,
-                scenario_id=item.scenario_id,
-                kind=item.kind,
-                judge=judgment.judge_model,
-                scores=judgment.scores,
-                item_id=item.id,
-                repeat=judgment.repeat,
-            )
-        )
+        out.append(scored_item(item, judgment))
     return out
 
 
@@ -137,11 +140,12 @@ def load_results(
     """Items, judgments and the scored items of one judge (or a panel) for one suite.
 
     Only the suite's newest content (or `only_hash`) is read, so edited prompts never mix.
+    A panel (`judges`) names each judge once, however often it was asked for.
     A `selection` keeps the items of some experiments, variants or modes (`selection.py`).
     """
     suite = choose_suite(store, suite_id)
     suite_hash = choose_hash(store, suite, only_hash)
-    items = [i for i in store.items(suite_id=suite) if i.run.suite_hash == suite_hash]
+    items = [i for i in store.items(suite_id=suite, words=False) if i.run.suite_hash == suite_hash]
     selection.check_against(
         (i.experiment for i in items),
         (i.variant for i in items),
@@ -153,7 +157,8 @@ def load_results(
     ids = {item.id for item in items}
     judgments = [j for j in store.judgments() if j.item_id in ids]
     if judges:
-        chosen_judges = tuple(choose_judge(judgments, j) or j for j in judges)
+        # A judge named twice in a panel counts once.
+        chosen_judges = tuple(dict.fromkeys(choose_judge(judgments, j) or j for j in judges))
         chosen: str | None = chosen_judges[0]
     else:
         chosen = choose_judge(judgments, judge)

@@ -3,8 +3,10 @@
 A run (model configuration × suite × run number) is *complete* when every conversation its
 suite defines is stored as done and every done conversation has a judgment. Anything else is
 *partial*: conversations failed (retried by the next `aib run`), missing (never finished — a
-killed process, a cost cap), or not yet judged. `aib runs` prints this; `aib run --fresh` uses
-`next_run_numbers` to start after the runs a model already has.
+killed process, a cost cap), or not yet judged. `aib runs` prints this; `aib run --fresh` takes
+its run numbers from `reserve_fresh_runs`, after the runs a model already has, and writes their
+rows in the same write transaction, so two `--fresh` runs started together get different numbers
+(`aib estimate --fresh` only reads them, `next_run_numbers`).
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from independence_bench import __version__
 from independence_bench.clients.config import ModelSpec
-from independence_bench.store.store import Store
+from independence_bench.store.store import RunRecord, Store
 from independence_bench.suites.suite import Suite, available_suites, load_suite
 from independence_bench.text.outputs import terminal_text
 
@@ -35,6 +38,8 @@ class RunState:
     """Done conversations with at least one scored judgment."""
     unscored: int
     """Done conversations whose judgments are all unscored (the judge's reply never validated)."""
+    cut: int = 0
+    """Replies in its conversations that the reply cap cut (`engine/reply_cap.py`)."""
 
     @property
     def missing(self) -> int | None:
@@ -67,9 +72,11 @@ def run_states(store: Store, *, suite_id: str | None = None) -> list[RunState]:
     for judgment in store.judgments():
         judged[judgment.item_id].add(judgment.status)
     counts: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    for item in store.items(suite_id=suite_id):
+    cut = store.cut_completions()
+    for item in store.items(suite_id=suite_id, words=False):
         tally = counts[item.run.id]
         tally[item.status] += 1
+        tally["cut"] += sum(turn.completion_key in cut for turn in item.turns)
         if item.status == "done":
             statuses = judged.get(item.id, set())
             if "scored" in statuses:
@@ -91,6 +98,7 @@ def run_states(store: Store, *, suite_id: str | None = None) -> list[RunState]:
                 failed=tally["failed"],
                 scored=tally["scored"],
                 unscored=tally["unscored"],
+                cut=tally["cut"],
             )
         )
     return states
@@ -104,13 +112,14 @@ def render_run_states(states: Sequence[RunState]) -> str:
     for s in states:
         missing = "?" if s.missing is None else str(s.missing)
         source = "" if s.source == "run" else f" ({s.source})"
+        cut = f", {s.cut} replies cut" if s.cut else ""
         rows.append(
             (
                 terminal_text(s.model),
                 s.suite_id,
                 str(s.run_index),
                 s.state + source,
-                f"{s.done} done, {s.failed} failed, {missing} missing",
+                f"{s.done} done, {s.failed} failed, {missing} missing{cut}",
                 f"{s.scored} scored, {s.unscored} unscored, {s.unjudged} to judge",
             )
         )
@@ -123,6 +132,9 @@ def render_run_states(states: Sequence[RunState]) -> str:
     summary = f"{len(states)} runs: {len(states) - partial} complete, {partial} partial"
     if partial:
         summary += "; the same 'aib run' command completes the partial ones"
+    cut_replies = sum(s.cut for s in states)
+    if cut_replies:
+        summary += f"; {cut_replies} replies longer than the reply cap were stored and judged cut"
     lines.append(summary)
     return "\n".join(lines)
 
@@ -134,3 +146,38 @@ def next_run_numbers(store: Store, suite: Suite, specs: Sequence[ModelSpec]) -> 
         if run.suite_hash == suite.content_hash:
             highest[run.model_label] = max(highest.get(run.model_label, 0), run.run_index)
     return {spec.display_label: highest.get(spec.display_label, 0) + 1 for spec in specs}
+
+
+def ensure_model_run(
+    store: Store, spec: ModelSpec, suite: Suite, run_index: int
+) -> tuple[RunRecord, bool]:
+    """`Store.ensure_run` for run `run_index` of configuration `spec` on `suite`, recording
+    the configuration and this package's version."""
+    return store.ensure_run(
+        model_label=spec.display_label,
+        model_id=spec.id,
+        suite_id=suite.id,
+        suite_version=suite.version,
+        suite_hash=suite.content_hash,
+        run_index=run_index,
+        model_config=spec.stored_config(),
+        package_version=__version__,
+    )
+
+
+def reserve_fresh_runs(
+    store: Store, suite: Suite, specs: Sequence[ModelSpec], runs: int
+) -> dict[str, int]:
+    """`next_run_numbers`, with the rows of runs first..first+runs-1 written for each model.
+
+    The numbers are read and the rows written in one `BEGIN IMMEDIATE` transaction: another
+    process doing the same waits for the write lock and then sees these rows, so it starts
+    after them. The engine finds the rows (`Store.ensure_run` keeps an existing row).
+    """
+    with store.transaction():
+        first = next_run_numbers(store, suite, specs)
+        for spec in specs:
+            start = first[spec.display_label]
+            for run_index in range(start, start + runs):
+                ensure_model_run(store, spec, suite, run_index)
+    return first

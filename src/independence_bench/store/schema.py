@@ -1,12 +1,20 @@
 """The store's schema, as numbered migrations applied in order (never edit a shipped one).
 
 `PRAGMA user_version` records how many have been applied; `store.Store` refuses a file whose
-version is newer than `SCHEMA_VERSION`.
+version is newer than `SCHEMA_VERSION`. A migration is SQL, or a function of the connection
+when it must compute values (hashes) SQLite cannot; each runs in one transaction.
 """
 
 from __future__ import annotations
 
-MIGRATIONS: tuple[str, ...] = (
+import sqlite3
+from collections.abc import Callable
+
+from independence_bench.store.text_migration import store_text_once
+
+Migration = str | Callable[[sqlite3.Connection], None]
+
+MIGRATIONS: tuple[Migration, ...] = (
     # 1: the initial schema.
     """
     CREATE TABLE runs (
@@ -71,5 +79,19 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX judgments_by_judge ON judgments (judge_model);
     """,
+    # 2: claims on requests in flight, so two processes on one store never both send a call
+    # (`claims.py`). A row lives from the claim until the completion is stored or the call
+    # failed; `expires_at` is the lease, renewed while the owner runs.
+    """
+    CREATE TABLE claims (
+        key TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        claimed_at REAL NOT NULL,
+        expires_at REAL NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX claims_by_owner ON claims (owner);
+    """,
+    # 3: text stored once by content (`texts`, `messages`), the reply cap's `cut_chars`.
+    store_text_once,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -46,11 +46,11 @@ async def estimate_benchmark_async(options: RunOptions) -> str:
     done: set[str] = set()
     judged: set[str] = set()
     if (options.data_dir / STORE_FILENAME).exists():
-        with Store(options.data_dir, create=False) as store:
+        with Store(options.data_dir, read_only=True) as store:
             if options.fresh:
                 first_run = next_run_numbers(store, suite, specs)
             else:
-                done = {i.id for i in store.items(suite_id=suite.id, status="done")}
+                done = {i.id for i in store.items(suite_id=suite.id, status="done", words=False)}
                 if judge is not None:
                     judged = {j.item_id for j in store.judgments(judge_model=judge.judge_label)}
     runs = {}

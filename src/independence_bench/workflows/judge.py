@@ -16,6 +16,7 @@ from independence_bench.clients.catalog import survey_endpoints
 from independence_bench.clients.config import ModelSpec, judge_form_named
 from independence_bench.clients.endpoints import ClientFactory, ClientPool, RetryPolicy
 from independence_bench.clients.local.local_models import LocalModels
+from independence_bench.clients.open_files import raise_open_file_limit
 from independence_bench.engine.engine import Engine, RunSummary
 from independence_bench.engine.failures import EXIT_SOME_FAILED, render_failure_summary
 from independence_bench.engine.progress import RichProgress
@@ -24,7 +25,7 @@ from independence_bench.store.store import ItemRecord, Store
 from independence_bench.suites.kinds import kind_named
 from independence_bench.suites.suite import Suite, available_suites, load_suite
 from independence_bench.workflows import Echo
-from independence_bench.workflows.plan import make_pool, status_lines
+from independence_bench.workflows.plan import make_pool, on_chosen_endpoint, status_lines
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ class JudgeOptions:
     """`holistic` or `checklist`; None = the judge's own (`ModelSpec.judge_form_used`)."""
     suite_id: str | None = None
     repeats: int = 1
-    concurrency: int = 16
+    concurrency: int | None = None
     data_dir: Path = Path("aib-data")
     env: Mapping[str, str] = field(default_factory=dict)
     retry: RetryPolicy = field(default_factory=RetryPolicy)
@@ -68,14 +69,10 @@ def rubric_of_items(items: list[ItemRecord]) -> dict[str, str]:
 
 async def judge_stored_async(options: JudgeOptions) -> RunSummary:
     """Judge every finished stored transcript with `options.judge` (adding, never replacing)."""
+    raise_open_file_limit()
     form = None if options.judge_form is None else judge_form_named(options.judge_form)
-    judge = ModelSpec(
-        id=options.judge,
-        label=options.judge,
-        base_url=options.base_url,
-        temperature=0.0,
-        judge_form=form,
-    )
+    named = ModelSpec(id=options.judge, label=options.judge, temperature=0.0, judge_form=form)
+    judge = on_chosen_endpoint(named, options.base_url)
     async with LocalModels((judge,), options.env, status_lines(options.show_progress)) as local:
         factories = options.factories + local.factories()
         pool = make_pool(options.env, options.concurrency, factories)
