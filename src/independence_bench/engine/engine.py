@@ -166,17 +166,18 @@ class Engine:
         request: CompletionRequest,
         *,
         sample: str,
-        needs_text: bool,
-        whole: Callable[[Completion], bool] | None = None,
-        usable: Callable[[Completion], bool] | None = None,
+        whole: Callable[[Completion], bool],
+        usable: Callable[[Completion], bool],
     ) -> tuple[str, Completion]:
         """A completion from the store, or from the endpoint (then stored before returning).
 
-        With `whole`, only a reply it accepts is kept; a damaged one (a tool call or judge
-        JSON cut off in transit) is retried, and kept only if every attempt fails and `usable`
-        still finds it usable. Nothing empty is ever stored. An endpoint that does not know
-        the model or rejects the key aborts the whole run (`catalog.rejection_of`) instead of
-        failing item after item.
+        Only a reply `whole` accepts is kept; a damaged one (a tool call or judge JSON cut off
+        in transit) is retried, and kept only if every attempt fails and `usable` still finds
+        it usable. Nothing empty is ever stored. The reply is stored under the key of
+        `request`, with the request actually sent (a retried seeded request carries its own
+        seed, `endpoints.call_with_retry`). An endpoint that does not know the model or
+        rejects the key aborts the whole run (`catalog.rejection_of`) instead of failing item
+        after item.
         """
         key = request_key(request, sample=sample)
         cached = self.store.get_completion(key)
@@ -185,23 +186,13 @@ class Engine:
             self._emit("call_cached")
             return key, cached
         endpoint = self.pool.endpoint_for(spec)
-
-        def acceptable(completion: Completion) -> bool:
-            if whole is not None:
-                return whole(completion)
-            has_call = any(c.arguments.strip() for c in completion.tool_calls)
-            return not needs_text or bool((completion.content or "").strip()) or has_call
-
-        def salvageable(completion: Completion) -> bool:
-            return usable is not None and usable(completion)
-
         reservation = None
         if self.budget is not None:
             reservation = await self.budget.reserve(spec.display_label, request)
         self._emit("call_started")
         try:
-            completion = await call_with_retry(
-                endpoint, request, self.retry, accept=acceptable, salvage=salvageable
+            sent, completion = await call_with_retry(
+                endpoint, request, self.retry, accept=whole, salvage=usable
             )
         except BaseException as exc:
             self._emit("call_failed")
@@ -219,7 +210,7 @@ class Engine:
             completion = replace(completion, cost_usd=self._cost_of(spec, completion))
         if self.budget is not None and reservation is not None:
             self.budget.settle(reservation, completion)
-        self.store.put_completion(key, spec.id, request_record(request), completion)
+        self.store.put_completion(key, spec.id, request_record(sent), completion)
         return key, completion
 
     def _cost_of(self, spec: ModelSpec, completion: Completion) -> float | None:
@@ -348,7 +339,6 @@ class Engine:
                     spec,
                     request,
                     sample=f"run{run.run_index}",
-                    needs_text=True,
                     whole=lambda c: reply_is_whole(c, mode),
                     usable=lambda c: extract_reply(c, mode) is not None,
                 )
@@ -421,7 +411,6 @@ class Engine:
                 judge,
                 request,
                 sample=sample,
-                needs_text=True,
                 whole=judge_reply_is_whole,
                 usable=lambda c: bool((c.content or "").strip()),
             )
