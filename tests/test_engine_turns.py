@@ -21,15 +21,22 @@ from independence_bench.clients.budget import Price
 from independence_bench.clients.config import ModelSpec
 from independence_bench.clients.endpoints import ClientPool, RetryPolicy
 from independence_bench.clients.openai_compat import wire_messages
-from independence_bench.clients.protocol import ClientError, Completion, CompletionRequest
+from independence_bench.clients.protocol import (
+    ClientError,
+    Completion,
+    CompletionRequest,
+    ToolCall,
+)
 from independence_bench.conversations.conversation import (
     PLAIN_CONTENT,
+    TOOL_NAME,
     build_messages,
     system_prompt,
     tool_definition,
 )
 from independence_bench.engine.engine import Engine, RunPlan, RunSummary
 from independence_bench.engine.request_keys import item_id, request_key, request_record
+from independence_bench.errors import UserError
 from independence_bench.store.store import Store, TurnRecord
 from independence_bench.suites.suite import Suite, load_suite
 from independence_bench.testing.mock_behaviours import FIRM_FIRST_REPLY, FIRM_LATER_REPLY
@@ -83,6 +90,7 @@ async def _run(
     *,
     clients: dict[str, Scripted] | None = None,
     judge: ModelSpec | None = None,
+    judge_repeats: int = 1,
     progress: Sink | None = None,
     prices: dict[str, Price | None] | None = None,
 ) -> RunSummary:
@@ -100,7 +108,8 @@ async def _run(
     try:
         with Store(data) as store:
             engine = Engine(store, pool, retry=FAST, progress=progress, prices=prices)
-            return await engine.run(RunPlan(suite=suite, models=models, judge=judge))
+            plan = RunPlan(suite=suite, models=models, judge=judge, judge_repeats=judge_repeats)
+            return await engine.run(plan)
     finally:
         await pool.aclose()
 
@@ -326,3 +335,104 @@ async def test_a_reply_is_stored_with_its_cost_from_the_known_price(
         (item,) = store.items()
         costs = store.completion_costs([t.completion_key for t in item.turns])
     assert costs == [pytest.approx(cost) if cost is not None else None] * 2
+
+
+def _answers(text: str) -> Any:
+    return lambda r: Completion(content=text)
+
+
+async def test_a_label_stored_with_other_sampling_settings_is_refused_before_any_call(
+    tmp_path: Path,
+) -> None:
+    model = Scripted(_answers("Rain."))
+    first = ModelSpec(id="m", label="x", temperature=0.3, seed=1)
+    await _run(tmp_path, USER_ROLE, (first,), clients={"x": model})
+    sent = len(model.requests)
+    changed = first.model_copy(update={"temperature": 0.7, "seed": 2})
+    with pytest.raises(UserError) as refused:
+        await _run(tmp_path, USER_ROLE, (changed,), clients={"x": model})
+    assert str(refused.value) == (
+        "run 1 of 'x' is stored with other sampling settings (temperature 0.3 → 0.7; seed 1 → 2); "
+        "use a new label, or --fresh for new run numbers"
+    )
+    assert len(model.requests) == sent
+
+
+async def test_an_imported_run_under_the_label_is_not_held_to_its_settings(tmp_path: Path) -> None:
+    with Store(tmp_path) as store:
+        store.ensure_run(
+            model_label="x",
+            model_id="m",
+            suite_id=USER_ROLE.id,
+            suite_version=USER_ROLE.version,
+            suite_hash=USER_ROLE.content_hash,
+            run_index=1,
+            model_config={"id": "m", "temperature": 0.1},
+            package_version="0",
+            imported_at=1.0,
+        )
+    spec = ModelSpec(id="m", label="x", temperature=0.7)
+    summary = await _run(tmp_path, USER_ROLE, (spec,), clients={"x": Scripted(_answers("Rain."))})
+    assert (summary.items_done, summary.calls) == (1, 2)
+
+
+async def test_an_endpoint_that_does_not_know_the_model_stops_the_run_naming_it(
+    tmp_path: Path,
+) -> None:
+    gone = Scripted(lambda r: ClientError("HTTP 404: no such model", retryable=False, status=404))
+    with pytest.raises(UserError) as stopped:
+        await _run(tmp_path, USER_ROLE, (ModelSpec(id="m", label="gone"),), clients={"gone": gone})
+    assert str(stopped.value).startswith("gone does not serve model 'm' (HTTP 404: no such model)")
+
+
+def _tool_call(arguments: str) -> Completion:
+    call = ToolCall("abc123def", TOOL_NAME, arguments)
+    return Completion(content=None, tool_calls=(call,), finish_reason="tool_calls")
+
+
+async def test_a_tool_call_that_is_always_cut_off_is_kept_with_its_recovered_text(
+    tmp_path: Path,
+) -> None:
+    tool_role = Suite(**{**_V2.model_dump(), "delivery_modes": ("tool_role",)})
+    cut = Scripted(lambda r: _tool_call('{"message": "Still rain, I'))
+    summary = await _run(
+        tmp_path, tool_role, (ModelSpec(id="m", label="cut"),), clients={"cut": cut}
+    )
+    assert (summary.items_done, summary.calls) == (1, 2)
+    assert len(cut.requests) == 4  # each turn asked twice (FAST), then the damaged reply kept
+    with Store(tmp_path) as store:
+        (item,) = store.items()
+    assert [(t.reply, t.protocol_ok, t.note) for t in item.turns] == [
+        ("Still rain, I", True, "tool-call arguments were not valid JSON; message text recovered")
+    ] * 2
+
+
+async def test_a_user_role_model_that_only_calls_a_tool_said_nothing(tmp_path: Path) -> None:
+    caller = Scripted(lambda r: _tool_call('{"message": "Rain."}'))
+    summary = await _run(
+        tmp_path, USER_ROLE, (ModelSpec(id="m", label="caller"),), clients={"caller": caller}
+    )
+    assert (summary.items_done, summary.items_failed, summary.calls) == (0, 1, 0)
+    assert [f.error for f in summary.failures] == [
+        "turn 1: gave up after 2 attempts: the model returned an empty reply"
+    ]
+
+
+async def test_judge_repeats_multiply_the_planned_judgments_and_calls(tmp_path: Path) -> None:
+    good = json.dumps({"reasoning": "Kept rain.", "consistency_score": 7, "graceful_handling": 6})
+    sink = Sink()
+    summary = await _run(
+        tmp_path,
+        BOTH_MODES,
+        (ModelSpec(id="m", label="s"),),
+        clients={"s": Scripted(_tool_or_text), "judge": Scripted(_answers(good))},
+        judge=ModelSpec(id="j", label="judge"),
+        judge_repeats=3,
+        progress=sink,
+    )
+    assert (summary.items_done, summary.judged) == (2, 6)
+    assert sink.plans == [(2, 6, 2 * 2 + 6)]
+
+
+def _tool_or_text(request: CompletionRequest) -> Completion:
+    return _tool_call('{"message": "Rain."}') if request.tools else Completion(content="Rain.")

@@ -67,10 +67,13 @@ def test_calls_and_reply_tokens_count_every_turn_and_judgment_not_yet_stored() -
     assert line_j.cost_max == pytest.approx(line_j.prompt_tokens * 1e-6 + judge_calls * 1500 * 2e-6)
 
 
-def test_prompt_tokens_are_those_of_the_exact_requests() -> None:
-    # one scenario of two turns, in both delivery modes (tool_role adds the tool definition)
+@pytest.mark.parametrize(
+    "modes", [("tool_role",), ("user_role",), ("tool_role", "user_role")], ids="+".join
+)
+def test_prompt_tokens_are_those_of_the_exact_requests(modes: tuple[str, ...]) -> None:
+    # one scenario of two turns (tool_role adds the tool definition to every request)
     negotiation = SUITE.subset(["negotiation"]).model_dump()
-    one = Suite(**{**negotiation, "delivery_modes": ("tool_role", "user_role")})
+    one = Suite(**{**negotiation, "delivery_modes": modes})
     scenario = one.scenarios[0]
     lines = estimate_run(one, [ModelSpec(id="a")], ModelSpec(id="j"), {"a": [1]}, {})
     reply = ("word " * (250 * 4 // 5 + 1)).strip()
@@ -128,6 +131,9 @@ def test_the_table_totals_known_prices_and_says_how_many_are_unknown() -> None:
             "(1 price unknown)",
         ]
     )
+    free = CostLine("local", "model", 10, 400, 30, 90, Price(0.0, 0.0, "local model"))
+    with_free = render_estimate(SUITE, [lines[0], free], "x").split("\n")[-1]
+    assert with_free.endswith("$0.0560       $0.0680")  # a free model adds $0
     two_unknown = render_estimate(SUITE, [lines[1], lines[1]], "x").split("\n")[-1]
     assert two_unknown.endswith("≥ $0.0000  (2 prices unknown)")
     all_known = render_estimate(SUITE, [lines[0]], "x").split("\n")[-1]

@@ -47,6 +47,7 @@ def test_a_reason_is_the_visible_first_line_cut_at_160_characters() -> None:
     assert reason_of("  \n ") == "(no error text)"
     assert reason_of("\n  turn 12: boom :  \nmore") == "boom"
     assert reason_of("turn 1: HTTP 500 \x1b[31mred") == "HTTP 500 \\x1b[31mred"
+    assert reason_of("turn 3: HTTP 429: slow down, XX") == "HTTP 429: slow down, XX"
     assert reason_of("x" * 160) == "x" * 160
     assert reason_of("x" * 161) == "x" * 159 + "…"
 

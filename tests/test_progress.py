@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 
+import pytest
 from rich.console import Console
 
 from independence_bench.engine.progress import PLAIN_INTERVAL_S, RichProgress
@@ -29,6 +30,8 @@ EVENTS = (
     "call_done",
     "call_failed",
     "call_cached",
+    "call_started",
+    "call_failed",
     "item_done",
     "item_done",
     "item_cached",
@@ -37,7 +40,7 @@ EVENTS = (
     "judged",
     "judge_unscored",
 )
-"""Three calls sent (one answered, one failed, one still out), one read from the store, five
+"""Four calls sent (one answered, two failed, one still out), one read from the store, five
 conversations (two done, one each cached, failed, skipped) and two judgments."""
 
 
@@ -66,10 +69,37 @@ def test_a_terminal_shows_every_outcome_count_the_pending_calls_and_the_eta() ->
     _play(Console(file=out, force_terminal=True, width=160, color_system=None), Clock())
     # 40 s for 1 answered call; 10 planned - 1 answered - 2 cached = 7 left: 280 s
     assert _last_frame(out.getvalue()) == [
-        "calls 3/10 1 pending 1 answered 2 cached 1 failed ETA 4:40",
+        "calls 3/10 1 pending 1 answered 2 cached 2 failed ETA 4:40",
         "conversations 5/5 cached 1 done 2 failed 1 skipped 1 limit 3/4",
         "judgments 2/3 done 1 unscored 1",
     ]
+    # the conversations are all done: theirs is the one full bar
+    assert out.getvalue().rsplit("\x1b[2K", 1)[-1].count("━" * 40) == 1
+
+
+def test_before_any_event_a_terminal_shows_the_totals_and_nothing_counted() -> None:
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=160, color_system=None)
+    with RichProgress(console, limits=lambda: "limit 3/4", clock=Clock()) as progress:
+        progress.planned(5, 3, 10)
+    assert _last_frame(out.getvalue()) == [
+        "calls 0/10 0 pending 0 answered 0 cached ETA after the first call",
+        "conversations 0/5 limit 3/4",
+        "judgments 0/3",
+    ]
+
+
+def test_progress_goes_to_stderr_and_nothing_without_a_plan(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with RichProgress():
+        pass
+    assert capsys.readouterr() == ("", "")
+    with RichProgress() as progress:
+        progress.planned(1, 0)
+        progress.advance("item_done")
+    out, err = capsys.readouterr()
+    assert (out, err.splitlines()[-1]) == ("", "progress: conversations 1/1 (done 1)")
 
 
 def test_a_log_gets_a_line_at_the_first_event_every_interval_and_at_the_end() -> None:
@@ -78,10 +108,10 @@ def test_a_log_gets_a_line_at_the_first_event_every_interval_and_at_the_end() ->
     assert out.getvalue().splitlines() == [
         "progress: calls: 1 pending  0 answered  0 cached  ETA after the first call; "
         "conversations 0/5; judgments 0/3",
-        "progress: calls: 1 pending  1 answered  2 cached  1 failed  ETA 4:40; "
+        "progress: calls: 1 pending  1 answered  2 cached  2 failed  ETA 4:40; "
         "conversations 5/5 (cached 1, done 2, failed 1, skipped 1); "
         "judgments 2/3 (done 1, unscored 1)",
-        "progress: calls: 1 pending  1 answered  2 cached  1 failed  ETA 4:40; "
+        "progress: calls: 1 pending  1 answered  2 cached  2 failed  ETA 4:40; "
         "conversations 5/5 (cached 1, done 2, failed 1, skipped 1); "
         "judgments 2/3 (done 1, unscored 1)",
     ]
@@ -93,7 +123,9 @@ def test_a_log_line_waits_for_the_interval() -> None:
     console = Console(file=out, force_terminal=False, width=80, color_system=None)
     with RichProgress(console, clock=clock) as progress:
         progress.planned(3, 0)
-        progress.advance("item_done")  # the first line
+        clock.now = 0.0
+        progress.advance("item_done")  # the first event prints a line, whatever the clock says
+        progress.advance("call_cached")  # no calls row planned: nothing to move, no line part
         clock.now += PLAIN_INTERVAL_S - 0.5
         progress.advance("item_done")  # too soon for another
         clock.now += 0.5

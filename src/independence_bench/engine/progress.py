@@ -105,7 +105,8 @@ class RichProgress:
             disable=not self._console.is_terminal,
         )
         self._plain = not self._console.is_terminal
-        self._last_line = 0.0
+        self._last_line: float | None = None
+        """When the last plain line was printed; None: none yet, the next event prints one."""
         self._items: TaskID | None = None
         self._judgments: TaskID | None = None
         self._calls: TaskID | None = None
@@ -146,7 +147,9 @@ class RichProgress:
             self._console.print("progress: " + "; ".join(parts), soft_wrap=True, markup=False)
 
     def _maybe_plain_line(self) -> None:
-        if self._plain and self._clock() - self._last_line >= PLAIN_INTERVAL_S:
+        if not self._plain:
+            return
+        if self._last_line is None or self._clock() - self._last_line >= PLAIN_INTERVAL_S:
             self._plain_line()
 
     def planned(self, items: int, judgments: int, calls: int = 0) -> None:
