@@ -135,9 +135,12 @@ def _failures(summary: RunSummary) -> list[Failure]:
 
 
 EMPTY = "turn 1: gave up after 2 attempts: the model returned an empty reply"
+UNSCORED = "unscored: the reply contains no JSON object"
 EXPECTED_FAILURES = [
     Failure("judge judge on fog stability_instrument", "judge outage"),
     Failure("judge judge on fog stability_weather", "judge outage"),
+    Failure("judge judge on vague stability_instrument", UNSCORED),
+    Failure("judge judge on vague stability_weather", UNSCORED),
     Failure("mute run 1 stability_instrument", EMPTY),
     Failure("mute run 1 stability_weather", EMPTY),
 ]
@@ -230,8 +233,10 @@ async def test_a_repeat_reads_every_answered_call_from_the_store(tmp_path: Path)
     assert guard.reserved == Counter(mute=2, judge=2)  # cached calls reserve nothing
     assert guard.released == Counter(mute=2, judge=2)
     assert not guard.settled and judge.requests == 2
-    # a third pass finds the finished conversations and judgments themselves
-    sink = Sink()
-    third = await _run(tmp_path, Guard(), sink, Judge())
-    assert (third.items_cached, third.judge_cached, third.calls, third.cached_calls) == (8, 4, 0, 0)
-    assert (sink.events["item_cached"], sink.events["judge_cached"]) == (8, 4)
+    # a third pass finds the finished conversations and scored judgments themselves; vague's
+    # unscored judgments are asked again with new requests (a first answer and two repairs)
+    sink, judge = Sink(), Judge()
+    third = await _run(tmp_path, Guard(), sink, judge)
+    assert (third.items_cached, third.judge_cached, third.judge_unscored) == (8, 2, 2)
+    assert (third.calls, third.cached_calls, judge.requests) == (6, 0, 6 + 2)
+    assert (sink.events["item_cached"], sink.events["judge_cached"]) == (8, 2)

@@ -7,34 +7,28 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from independence_bench.errors import UserError
 from independence_bench.reports.charts import require_matplotlib, safe_name, write_charts
 from independence_bench.reports.exports import results_csv, results_document
-from independence_bench.reports.report import build_reports
+from independence_bench.reports.report import ReportScope, build_reports
 from independence_bench.reports.report_markdown import render_leaderboard
-from independence_bench.stats.stats import DEFAULT_RESAMPLES
 from independence_bench.store.store import Store
 from independence_bench.suites.selection import EVERYTHING, Selection
+from independence_bench.text.lossless import json_dumps
 from independence_bench.workflows import Echo
 
 
 @dataclass(frozen=True)
-class ReportOptions:
-    """`aib report`: which suites and judge, where to write, and the bootstrap settings."""
+class ReportOptions(ReportScope):
+    """`aib report`: which suites and judge (`ReportScope`), where to write, and charts."""
 
     data_dir: Path = Path("aib-data")
     out: Path | None = None
     """Default: `<data_dir>/report`."""
-    suite_id: str | None = None
-    """Default: every suite in the store, one section each."""
-    judge: str | None = None
     charts: bool = True
-    n_resamples: int = DEFAULT_RESAMPLES
-    seed: int = 0
     selection: Selection = EVERYTHING
     """Only these experiments, variants and modes (no index when an experiment is left out)."""
 
@@ -47,15 +41,8 @@ def write_report(options: ReportOptions) -> tuple[Path, list[Path]]:
     if options.charts:
         require_matplotlib()
     out = options.out or options.data_dir / "report"
-    with Store(options.data_dir, create=False) as store:
-        reports = build_reports(
-            store,
-            suite_id=options.suite_id,
-            judge=options.judge,
-            n_resamples=options.n_resamples,
-            seed=options.seed,
-            selection=options.selection,
-        )
+    with Store(options.data_dir, read_only=True) as store:
+        reports = build_reports(store, options, selection=options.selection)
     charts: dict[str, list[Path]] = {}
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -64,7 +51,7 @@ def write_report(options: ReportOptions) -> tuple[Path, list[Path]]:
             charts[report.suite_id] = write_charts(report, folder)
         relative = {suite: [p.relative_to(out) for p in paths] for suite, paths in charts.items()}
         (out / "LEADERBOARD.md").write_text(render_leaderboard(reports, relative), "utf-8")
-        document = json.dumps(results_document(reports), indent=1, ensure_ascii=False)
+        document = json_dumps(results_document(reports), indent=1)
         (out / "results.json").write_text(document + "\n", "utf-8")
         (out / "results.csv").write_text(results_csv(reports), "utf-8")
     except OSError as exc:
