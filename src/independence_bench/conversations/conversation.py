@@ -128,25 +128,16 @@ def _recover_truncated_message(arguments: str) -> str | None:
     if match is None:
         return None
     body = arguments[match.end() :]
-    # Decode the JSON string escapes that survive truncation; stop at the closing quote if any.
+    # The longest prefix that decodes as a JSON string: an escape the cut left unfinished (a
+    # lone `\` or `\u00` at the end) fails to decode and is shortened away, while `\\` (one
+    # backslash the model wrote) decodes and stays; a closing quote ends the text there.
     for end in range(len(body), 0, -1):
-        candidate = _without_cut_escape(body[:end])
         try:
-            text = json.loads(f'"{candidate}"')
+            text = json.loads(f'"{body[:end]}"')
         except json.JSONDecodeError:
             continue
         return str(text).strip() or None
     return None
-
-
-def _without_cut_escape(text: str) -> str:
-    """`text` without a trailing backslash that starts an escape the cut left unfinished.
-
-    Backslashes pair up from the left: `\\\\` at the end is one backslash the model wrote and
-    stays; only an odd one out opens an escape (`\\n`, `\\"`) whose second half was cut off.
-    """
-    trailing = len(text) - len(text.rstrip("\\"))
-    return text[:-1] if trailing % 2 else text
 
 
 def _tool_message_text(arguments: str) -> tuple[str | None, str | None]:
