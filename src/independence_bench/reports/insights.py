@@ -292,7 +292,11 @@ class SettingsReport:
 
 def settings_report(store: Store, options: InsightOptions) -> SettingsReport:
     """How far each provider pin, reasoning effort or temperature moves its base model."""
-    results = _load(store, options)
+    return settings_of(_load(store, options), options)
+
+
+def settings_of(results: SuiteResults, options: InsightOptions) -> SettingsReport:
+    """`settings_report` of results already loaded (the report has them)."""
     try:
         effects = compare_settings(
             results.scored,

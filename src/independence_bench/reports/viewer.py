@@ -196,20 +196,20 @@ def write_viewer(store: Store, reports: Sequence[SuiteReport], out: Path) -> Pat
         chosen = {j.item.id: j for j in report.judged}
         for model in report.models:
             slug = model_slug(report.suite_id, model.model)
-            found = by_model[model.model]
-            packed.append(model_data(store, report, model, slug, found, judgments, chosen))
-    shared = plan_shared([model.packer for model in packed])
+            own = by_model[model.model]
+            packed.append(model_data(store, report, model, slug, own, judgments, chosen))
+    shared = plan_shared([found.packer for found in packed])
     try:
         models_dir.mkdir(parents=True, exist_ok=True)
         for name in ASSETS:
             (out / name).write_bytes(_asset(name))
         script = f"window.AIB_SHARED = {js_json(shared.document(), default=Numbering(shared))};\n"
         (out / "data" / "shared.js").write_text(script, encoding="utf-8")
-        for model in packed:
-            document, numbering = model.with_tables(shared)
-            script = f'window.AIB_MODELS["{model.slug}"] = {js_json(document, numbering)};\n'
-            (models_dir / f"{model.slug}.js").write_text(script, encoding="utf-8")
-        written = {f"{model.slug}.js" for model in packed}
+        for found in packed:
+            document, numbering = found.with_tables(shared)
+            script = f'window.AIB_MODELS["{found.slug}"] = {js_json(document, numbering)};\n'
+            (models_dir / f"{found.slug}.js").write_text(script, encoding="utf-8")
+        written = {f"{found.slug}.js" for found in packed}
         for stale in models_dir.iterdir():
             if SLUG_PATTERN.match(stale.stem) and stale.name not in written:
                 stale.unlink()

@@ -277,10 +277,14 @@ def compare_settings(
 ) -> list[SettingEffect]:
     """For each base model with several labels: every label against the one with the fewest
     settings (the bare base id when present), as a paired difference in index."""
-    measured = panel_items(items, judges)
+    chosen = _chosen_judges(items, judges)
     by_base: dict[str, list[str]] = defaultdict(list)
-    for model in sorted({item.model for item in measured}):
+    for model in sorted({item.model for item in items if item.judge in chosen}):
         by_base[parse_label(model).base].append(model)
+    by_base = {base: labels for base, labels in by_base.items() if len(labels) > 1}
+    # only the models compared are measured: most stores have no settings to compare
+    compared = {label for labels in by_base.values() for label in labels}
+    measured = panel_items([item for item in items if item.model in compared], chosen)
     effects = []
     for base, labels in sorted(by_base.items()):
         reference = min(labels, key=lambda label: (len(parse_label(label).settings()), label))
