@@ -7,7 +7,8 @@
    and CPU seconds (the child's own CPU, from `resource.getrusage`).
 3. Runs `write_report` once more in a fresh process with a timer around each phase — imports,
    store load, leaderboard bootstrap, item difficulty, the other report sections, per-model
-   details, charts, LEADERBOARD.md, results.json/csv — and prints them.
+   details, LEADERBOARD.md, results.json/csv, the wait for the chart process — and prints
+   them, with the CPU of the process that draws the charts (beside the others).
 4. Times `aib view` the same way and prints the size of what it wrote, data files included.
 
     python benchmarks/report_speed.py                       # M=150, R=5
@@ -39,7 +40,7 @@ PHASES: dict[str, list[tuple[str, str]]] = {
     "leaderboard bootstrap": [("independence_bench.reports.report", "build_leaderboard")],
     "item difficulty": [("independence_bench.reports.report", "item_difficulty")],
     "other sections": [("independence_bench.reports.report", "build_extras")],
-    "charts": [("independence_bench.workflows.report", "write_charts")],
+    "waiting for the charts": [("independence_bench.reports.chart_process", "ChartDrawing.paths")],
     "LEADERBOARD.md": [("independence_bench.workflows.report", "render_leaderboard")],
     "results.json/csv": [
         ("independence_bench.workflows.report", "results_document"),
@@ -102,11 +103,16 @@ def measure_phases(data_dir: Path, out: Path) -> dict[str, list[float]]:
     with _timer(spent, "imports"):
         from independence_bench.workflows.report import ReportOptions, write_report
     for phase, targets in PHASES.items():
-        for module_name, name in targets:
-            module = importlib.import_module(module_name)
-            setattr(module, name, _wrap(getattr(module, name), spent, phase))
+        for module_name, path in targets:
+            owner: Any = importlib.import_module(module_name)
+            *outer, name = path.split(".")
+            for part in outer:
+                owner = getattr(owner, part)
+            setattr(owner, name, _wrap(getattr(owner, name), spent, phase))
     with _timer(spent, "whole write_report"):
         write_report(ReportOptions(data_dir=data_dir, out=out))
+    drawn = resource.getrusage(resource.RUSAGE_CHILDREN)
+    spent["chart process (CPU)"] = [0.0, drawn.ru_utime + drawn.ru_stime]
     return dict(spent)
 
 
@@ -115,7 +121,8 @@ def print_phases(data_dir: Path, out: Path) -> None:
     found = subprocess.run(command, check=True, env=ENV, capture_output=True, text=True)
     spent = json.loads(found.stdout)
     whole = spent.pop("whole write_report")
-    listed = sum(wall for name, (wall, _) in spent.items() if name != "imports")
+    unlisted = ("imports", "chart process (CPU)")
+    listed = sum(wall for name, (wall, _) in spent.items() if name not in unlisted)
     print("aib report phases (one fresh process; wall / CPU seconds):")
     for name, (wall, cpu) in spent.items():
         print(f"  {name:<24} {wall:6.2f} s  {cpu:6.2f} s")

@@ -103,10 +103,13 @@ def item_declined(item: ScoredItem) -> bool:
     judgment without those fields counts as having chosen, so old judgments never turn into
     declines.
     """
-    metrics = item_metrics(item)
+    return _declined(item.kind, item_metrics(item))
+
+
+def _declined(kind: str, metrics: Mapping[str, float]) -> bool:
     return any(
         isinstance(source, ChangedShare) and source.metric.key not in metrics
-        for source in kind_named(item.kind).metrics
+        for source in kind_named(kind).metrics
     )
 
 
@@ -161,20 +164,24 @@ def normalised_metrics(kind: str, metrics: Mapping[str, float]) -> dict[str, flo
 
 def measure_items(items: Iterable[ScoredItem]) -> list[ItemMetrics]:
     """`item_metrics` of every first judgment (``repeat == 0``); retests are for `stats`."""
-    return [
-        ItemMetrics(
-            model=item.model,
-            run=item.run,
-            variant=item.variant,
-            mode=item.mode,
-            scenario_id=item.scenario_id,
-            kind=item.kind,
-            metrics=item_metrics(item),
-            declined=item_declined(item),
+    measured = []
+    for item in items:
+        if item.repeat:
+            continue
+        metrics = item_metrics(item)  # once: `item_declined` would read the fields again
+        measured.append(
+            ItemMetrics(
+                model=item.model,
+                run=item.run,
+                variant=item.variant,
+                mode=item.mode,
+                scenario_id=item.scenario_id,
+                kind=item.kind,
+                metrics=metrics,
+                declined=_declined(item.kind, metrics),
+            )
         )
-        for item in items
-        if item.repeat == 0
-    ]
+    return measured
 
 
 def independence_index(
