@@ -181,7 +181,7 @@ def test_a_404_in_the_middle_of_a_run_stops_it_with_one_line_not_a_pile_of_faile
         (("run", "--timeout", "0"), ("--timeout",)),
         (("run", "--bogus"), ("--bogus",)),
         (("run", "--models", "a", "--config", "models.yaml"), ("one of --models, --config",)),
-        (("run", "--models", " , "), ("--models is empty",)),
+        (("run", "--models", " , "), ("--models", "names nothing")),
         (("run", "--models", "a", "--suite", "nope"), ("nope",)),
         (("run", "--base-url", "http://127.0.0.1:9/v1"), ("no models",)),
         (("estimate", "--runs", "101"), ("--runs",)),

@@ -343,3 +343,30 @@ async def test_a_busy_server_gets_a_calls_timeout_to_list_its_models(scripted: S
         await hasty.list_models()
     await patient.aclose()
     await hasty.aclose()
+
+
+async def test_a_plain_text_200_on_the_model_list_is_asked_again(scripted: Scripted) -> None:
+    answers = iter(
+        [
+            web.Response(text="upstream busy, try again", content_type="text/plain"),
+            web.json_response({"data": [{"id": "m"}, {"id": "n"}]}),
+        ]
+    )
+    scripted.models = lambda request: next(answers)
+    client = _client(scripted.base_url)
+    entries = await client.list_models()
+    await client.aclose()
+    assert [e["id"] for e in entries] == ["m", "n"]
+    assert len(scripted.headers) == 2
+
+
+async def test_a_model_list_that_stays_plain_text_is_a_retryable_error_not_a_web_page(
+    scripted: Scripted,
+) -> None:
+    scripted.models = lambda request: web.Response(text="busy", content_type="text/plain")
+    client = _client(scripted.base_url)
+    with pytest.raises(ClientError, match="non-JSON body after 3 attempts") as caught:
+        await client.list_models()
+    await client.aclose()
+    assert caught.value.retryable and not isinstance(caught.value, NotJsonReply)
+    assert caught.value.status == 200 and len(scripted.headers) == 3

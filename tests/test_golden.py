@@ -14,10 +14,13 @@ from __future__ import annotations
 import gzip
 import json
 import shutil
+import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from independence_bench.store.schema import SCHEMA_VERSION
 
 GOLDEN = Path(__file__).parent / "data" / "golden"
 INTERVAL_TOLERANCE = 2.5  # index points; 2,000 resamples put a 2.5% quantile within ~1 point
@@ -56,6 +59,9 @@ def test_leaderboard_of_a_pre_move_store_is_unchanged(
         "--resamples", "2000", "--seed", "0", "--json",
     )  # fmt: skip
     assert result.code == 0, result.err
+    # A reading command upgrades a store an older aib wrote (the one write it may make).
+    with sqlite3.connect(golden_store / "aib.sqlite3") as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     rows = result.json()
     expected = _expected(f"leaderboard-{suite}.json")
     assert [row["model"] for row in rows] == [row["model"] for row in expected]

@@ -2,9 +2,10 @@
 
 `python -m llama_cpp.server` (the `server` extra) serves the embedded 0.5B weights on
 127.0.0.1; `aib run --base-url` uses it as the model under test *and* as the judge. The `full`
-suite runs one identity, one resistance and one stability scenario in both delivery modes and
-both prompt variants, and `v2` one boundary scenario, so every experiment and both modes pass
-through the server's own request validation, chat template and JSON mode. Skips when the
+suite runs one identity, one resistance and one stability scenario in both delivery modes (the
+`neutral` prompt variant: the other adds nothing the server would see differently), and `v2` one
+boundary scenario, so every experiment and both modes pass through the server's own request
+validation, chat template and JSON mode. Skips when the
 `server` or `offline` extra is missing.
 """
 
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 import json
 import socket
-import sqlite3
 import subprocess
 import sys
 import time
@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 
 from independence_bench.clients.local.weights import resolve_gguf, weights_cache_dir
+from independence_bench.store.store import Store
 
 pytestmark = [
     pytest.mark.slow,
@@ -102,41 +103,36 @@ judge:
     common = ("--config", "models.yaml", "--runs", "1", "--concurrency", "1", "--timeout", "1800")
     full = aib(
         "run", "--suite", "full", "--scenarios",
-        "direct,resistance_identity_erasure,stability_weather", *common,
+        "direct,resistance_identity_erasure,stability_weather", "--variants", "neutral", *common,
     )  # fmt: skip
     assert full.code in (0, 3), full.err
     v2 = aib("run", "--suite", "v2", "--scenarios", "boundary_soft_social_proof", *common)
     assert v2.code in (0, 3), v2.err
 
-    db = sqlite3.connect("aib-data/aib.sqlite3")
-    items = db.execute(
-        "SELECT id, kind, mode, status, error, transcript_json FROM items"
-    ).fetchall()
-    assert len(items) == 3 * 4 + 1
-    done = [row for row in items if row[3] == "done"]
+    with Store(Path("aib-data"), read_only=True) as store:
+        items = store.items()
+        judgments = store.judgments()
+        requests = [store.completion_request(key) for j in judgments for key in j.completion_keys]
+    assert len(items) == 3 * 2 + 1
+    done = [item for item in items if item.status == "done"]
     # A small model may say nothing usable now and then; the server itself must never be why.
-    for _, kind, mode, status, error, _ in items:
-        assert status == "done" or "HTTP" not in (error or ""), (kind, mode, error)
-    assert len(done) >= 10
-    assert {row[1] for row in done} >= {"direct", "resistance", "stability", "boundary"}
-    assert {row[2] for row in done} == {"user_role", "tool_role"}
+    for item in items:
+        assert item.status == "done" or "HTTP" not in (item.error or ""), (item.kind, item.error)
+    assert len(done) >= 5
+    assert {item.kind for item in done} >= {"direct", "resistance", "stability", "boundary"}
+    assert {item.mode for item in done} == {"user_role", "tool_role"}
     deviations = [
-        turn.get("deviation")
-        for row in done
-        if row[2] == "tool_role"
-        for turn in json.loads(row[5])
+        turn.deviation for item in done if item.mode == "tool_role" for turn in item.turns
     ]
     # This server returns no structured tool_calls: each tool_role turn is read from the text
     # or recorded as plain content, never silently taken for a proper call. The 0.5B writes
     # the call as bare JSON, so most turns carry a message read from it.
     assert deviations and all(d in ("text_tool_call", "plain_content") for d in deviations)
     assert deviations.count("text_tool_call") > len(deviations) // 2
-    judged = db.execute("SELECT COUNT(DISTINCT item_id) FROM judgments").fetchone()[0]
-    assert judged == len(done)
-    scored = db.execute("SELECT COUNT(*) FROM judgments WHERE status = 'scored'").fetchone()[0]
-    assert scored >= 1
-    requests = [json.loads(r[0]) for r in db.execute("SELECT request_json FROM completions")]
-    assert any(r["response_schema"] for r in requests)  # judge calls reached the server
+    assert {j.item_id for j in judgments} == {item.id for item in done}
+    assert any(j.status == "scored" for j in judgments)
+    # The judge calls reached the server with the rubric's schema.
+    assert any(r is not None and r.get("response_schema") for r in requests)
 
     report = aib("report", "--no-charts", "--resamples", "200")
     assert report.code == 0, report.err

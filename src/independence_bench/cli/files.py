@@ -13,6 +13,7 @@ import click
 
 from independence_bench.cli.options import (
     data_dir_option,
+    echo_for,
     every_suite_option,
     out_option,
     read_env,
@@ -48,7 +49,7 @@ def report(**values: Any) -> None:
         n_resamples=values["resamples"],
         selection=selection_of(values),
     )
-    report_command(options, echo=click.echo)
+    report_command(options, echo=echo_for())
 
 
 @click.command()
@@ -77,7 +78,7 @@ def view(**values: Any) -> None:
         judge=values["judge"],
         n_resamples=values["resamples"],
     )
-    view_command(options, serve=values["serve"], port=values["port"], echo=click.echo)
+    view_command(options, serve=values["serve"], port=values["port"], echo=echo_for())
 
 
 @click.command("import")
@@ -96,4 +97,4 @@ def import_(path: Path, labels: Path | None, data_dir: Path | None) -> None:
 
     env = read_env(Path.cwd())
     options = ImportOptions(path=path, data_dir=resolve_data_dir(data_dir, env), labels=labels)
-    import_command(options, echo=click.echo)
+    import_command(options, echo=echo_for())

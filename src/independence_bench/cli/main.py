@@ -1,7 +1,8 @@
 """The `aib` entry point: the command group, and what a failure prints and exits with.
 
 Every problem the user can fix ends as one line on stderr and exit status 2 — usage errors,
-bad config, missing keys, unreachable endpoints — with no traceback. `aib run` and `aib judge`
+bad values, bad config or `.env`, missing keys, unreachable endpoints — with no traceback, and
+with every control character it quotes made visible. `aib run` and `aib judge`
 exit 3 when they finished but left conversations or judgments failed; a bug exits 1.
 
 The commands live in `run.py`, `results.py`, `files.py` and `models.py`; `COMMANDS` names them
@@ -23,6 +24,7 @@ from independence_bench.cli.group import LazyGroup
 from independence_bench.cli.options import read_env
 from independence_bench.clients.redact import Redactor, secrets_in_env
 from independence_bench.errors import UserError
+from independence_bench.text.outputs import terminal_text, visible
 
 COMMANDS = MappingProxyType(
     {
@@ -78,7 +80,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     What it prints about a failure passes through a `Redactor` of every secret-named variable
     in the environment and `.env`, so an error that echoes a key does not print it.
     """
-    redact = Redactor(secrets_in_env(read_env(Path.cwd())))
+    try:
+        redact = Redactor(secrets_in_env(read_env(Path.cwd())))
+    except UserError as exc:  # an unreadable .env: nothing of it can be trusted to redact
+        click.echo(f"aib: error: {visible(str(exc), lines=False)}", err=True)
+        return exc.exit_code
     try:
         status = cli.main(
             args=list(argv) if argv is not None else None,
@@ -87,16 +93,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     except click.UsageError as exc:
         command = exc.ctx.command_path if exc.ctx else "aib"
-        click.echo(f"aib: error: {exc.format_message()} (see '{command} --help')", err=True)
+        message = visible(f"{exc.format_message()} (see '{command} --help')", lines=False)
+        click.echo(redact(f"aib: error: {message}"), err=True)
         return 2
     except click.ClickException as exc:
-        click.echo(f"aib: error: {exc.format_message()}", err=True)
+        click.echo(redact(f"aib: error: {visible(exc.format_message(), lines=False)}"), err=True)
         return 2
     except click.Abort:
         click.echo("aib: interrupted", err=True)
         return 130
     except UserError as exc:
-        click.echo(redact(f"aib: error: {exc}"), err=True)
+        click.echo(redact(f"aib: error: {visible(str(exc), lines=False)}"), err=True)
         return exc.exit_code
     except KeyboardInterrupt:
         click.echo(
@@ -106,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except Exception:
         # A bug: show the traceback, as Python would, but without any secret in it.
-        click.echo(redact(traceback.format_exc()).rstrip(), err=True)
+        click.echo(terminal_text(redact(traceback.format_exc())).rstrip(), err=True)
         return 1
     return status if isinstance(status, int) else 0
 

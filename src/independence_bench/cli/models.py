@@ -24,9 +24,12 @@ def models(config_path: Path | None, preset: str | None, as_yaml: bool) -> None:
     """Validate a models.yaml or a preset and list it; with no option, list the presets."""
     if as_yaml and preset is None:
         raise click.UsageError("--yaml prints a preset; add --preset NAME")
+    from independence_bench.cli.options import echo_for
     from independence_bench.clients.presets import describe_models, preset_text
 
+    echo = echo_for()
+
     if as_yaml:
-        click.echo(preset_text(str(preset)).rstrip())
+        echo(preset_text(str(preset)).rstrip())
         return
-    click.echo(describe_models(config_path, preset))
+    echo(describe_models(config_path, preset))

@@ -11,6 +11,8 @@ options from it, so the defaults it shows come from light modules (`stats/stats.
 
 from __future__ import annotations
 
+import io
+import math
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -30,17 +32,45 @@ EFFORTS: tuple[str, ...] = get_args(ReasoningEffort)
 
 
 def read_env(cwd: Path) -> dict[str, str]:
-    """The process environment, with `.env` in the working directory filling unset names."""
+    """The process environment, with `.env` in the working directory filling unset names.
+
+    A `.env` that is not UTF-8 or has a line that is not `NAME=value` is a `UserError` naming
+    the line, not a warning: a key that silently went missing would fail later, far away."""
     env = dict(os.environ)
     dotenv = cwd / ".env"
     if dotenv.is_file():
         # python-dotenv parses quoting, `export`, comments and multi-line values as shells do.
         from dotenv import dotenv_values
+        from dotenv.parser import parse_stream
 
-        for name, value in dotenv_values(dotenv, encoding="utf-8").items():
+        from independence_bench.errors import UserError
+
+        try:
+            text = dotenv.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise UserError(
+                f"{dotenv} is not UTF-8 (byte {exc.start}); save it as UTF-8 text"
+            ) from None
+        except OSError as exc:
+            raise UserError(f"cannot read {dotenv}: {exc.strerror}; fix or remove it") from None
+        for binding in parse_stream(io.StringIO(text)):
+            if binding.error:
+                raise UserError(
+                    f"{dotenv} line {binding.original.line} is not NAME=value; fix or remove it"
+                )
+        for name, value in dotenv_values(stream=io.StringIO(text)).items():
             if value is not None:
                 env.setdefault(name, value)
     return env
+
+
+def echo_for(*, as_json: bool = False) -> Callable[[str], None]:
+    """Where a command's output goes: stdout, with every control character a label, a reply or
+    a server's error may carry made visible (`text.outputs`); JSON stays valid JSON."""
+    from independence_bench.text.outputs import terminal_json, terminal_text
+
+    clean = terminal_json if as_json else terminal_text
+    return lambda text: click.echo(clean(text))
 
 
 def resolve_data_dir(value: Path | None, env: Mapping[str, str]) -> Path:
@@ -55,6 +85,54 @@ def selection_of(values: Mapping[str, Any]) -> Selection:
     from independence_bench.suites.selection import Selection
 
     return Selection.parse(values["experiments"], values["variants"], values["modes"])
+
+
+class CommaList(click.types.StringParamType):
+    """A comma-separated list that names at least one thing: `--models ""` is a mistake, not
+    "everything" (leave the option out for that). The text is kept as given."""
+
+    name = "LIST"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not any(part.strip() for part in value.split(",")):
+            self.fail(
+                f"{value!r} names nothing; give one or more, separated by commas, or leave the "
+                "option out",
+                param,
+                ctx,
+            )
+        return value
+
+
+class FiniteRange(click.FloatRange):
+    """A `FloatRange` that also refuses `nan` and `inf` (which compare false with any bound)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number; give a number like 30", param, ctx)
+        return number
+
+
+class EndpointUrl(click.types.StringParamType):
+    """An http(s) URL of an OpenAI-compatible endpoint, checked as every `base_url` is
+    (`clients.config.check_base_url`); an empty one is refused, not read as "no URL"."""
+
+    name = "URL"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str):
+            return value
+        from independence_bench.clients.config import check_base_url
+
+        return check_base_url(value)
+
+
+COMMA_LIST = CommaList()
+ENDPOINT_URL = EndpointUrl()
+SEED_RANGE = click.IntRange(0, 2**63 - 1)
+"""Seeds are 0..2**63-1: what a signed 64-bit integer holds (OpenAI-compatible servers take no
+more), and no negative value (llama.cpp reads -1 as "pick a random seed")."""
 
 
 def _block(*options: Callable[[F], F]) -> Callable[[F], F]:
@@ -86,7 +164,7 @@ resamples_option = click.option(
     help="Bootstrap resamples for the intervals.",
 )
 bootstrap_seed_option = click.option(
-    "--seed", type=int, default=0, show_default=True, help="Bootstrap seed."
+    "--seed", type=SEED_RANGE, default=0, show_default=True, help="Bootstrap seed."
 )
 bootstrap_options = _block(resamples_option, bootstrap_seed_option)
 """`--resamples` and `--seed`, for the commands that show intervals."""
@@ -115,21 +193,30 @@ def out_option(folder: str) -> Callable[[F], F]:
 selector_options = _block(
     click.option(
         "--experiments",
+        type=COMMA_LIST,
         default=None,
         help="Only these experiments, comma-separated (identity, resistance, boundary, stability).",
     ),
     click.option(
         "--variants",
+        type=COMMA_LIST,
         default=None,
         help="Only these prompt variants, comma-separated (neutral, strong_independence).",
     ),
-    click.option("--modes", default=None, help="Only these delivery modes (user_role, tool_role)."),
+    click.option(
+        "--modes",
+        type=COMMA_LIST,
+        default=None,
+        help="Only these delivery modes (user_role, tool_role).",
+    ),
 )
 """`--experiments`, `--variants`, `--modes`: one cell of a suite alone (`suites/selection.py`)."""
 
 run_options = _block(
     selector_options,
-    click.option("--models", default=None, help="Comma-separated model ids to test."),
+    click.option(
+        "--models", type=COMMA_LIST, default=None, help="Comma-separated model ids to test."
+    ),
     click.option(
         "--config",
         "config_path",
@@ -150,20 +237,34 @@ run_options = _block(
     click.option("--suite", default="v2", show_default=True, help="Suite: v2, lite or full."),
     click.option(
         "--scenarios",
+        type=COMMA_LIST,
         default=None,
         help="Only these scenario ids of the suite, comma-separated (a quick smoke run).",
     ),
     click.option("--runs", type=click.IntRange(1, 100), default=None, help="Runs per model."),
-    click.option("--base-url", default=None, help="An OpenAI-compatible endpoint for the models."),
     click.option(
-        "--judge-base-url", default=None, help="Endpoint for the judge (default: --base-url)."
+        "--base-url",
+        type=ENDPOINT_URL,
+        default=None,
+        help="An OpenAI-compatible endpoint for the models (and the judge).",
+    ),
+    click.option(
+        "--judge-base-url",
+        type=ENDPOINT_URL,
+        default=None,
+        help="Endpoint for the judge (default: --base-url).",
     ),
     concurrency_option,
-    click.option("--seed", type=int, default=None, help="Sampling seed sent with every request."),
+    click.option(
+        "--seed",
+        type=SEED_RANGE,
+        default=None,
+        help="Sampling seed sent with every request (0..2**63-1).",
+    ),
     click.option(
         "--timeout",
         "timeout_s",
-        type=click.FloatRange(0.1, 3600),
+        type=FiniteRange(0.1, 3600),
         default=300.0,
         show_default=True,
         help="Seconds one API call may take before it is retried.",
@@ -175,7 +276,7 @@ run_options = _block(
     ),
     click.option(
         "--max-cost",
-        type=click.FloatRange(0, min_open=True),
+        type=FiniteRange(0, min_open=True),
         default=None,
         help="Stop sending new calls before this session would spend more USD (resumable).",
     ),
@@ -186,7 +287,12 @@ run_options = _block(
 analysis_options = _block(
     analysed_suite_option,
     click.option("--judge", default=None, help="Use this judge's scores (default: the main one)."),
-    click.option("--judges", default=None, help="A judge panel, comma-separated: mean per item."),
+    click.option(
+        "--judges",
+        type=COMMA_LIST,
+        default=None,
+        help="A judge panel, comma-separated: mean per item.",
+    ),
     json_option,
     data_dir_option,
 )

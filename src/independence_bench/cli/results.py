@@ -13,11 +13,14 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from independence_bench.cli.options import (
+    COMMA_LIST,
+    SEED_RANGE,
     analysed_suite_option,
     analysis_options,
     bootstrap_options,
     bootstrap_seed_option,
     data_dir_option,
+    echo_for,
     json_option,
     read_env,
     resamples_option,
@@ -45,6 +48,7 @@ if TYPE_CHECKING:
 )
 @click.option(
     "--judges",
+    type=COMMA_LIST,
     default=None,
     help="A judge panel, comma-separated: mean per item, with inter-judge agreement (alpha).",
 )
@@ -74,7 +78,8 @@ def leaderboard(**values: Any) -> None:
         selection=selection_of(values),
         detailed=values["detailed"],
     )
-    leaderboard_command(options, as_json=values["as_json"], echo=click.echo)
+    as_json = values["as_json"]
+    leaderboard_command(options, as_json=as_json, echo=echo_for(as_json=as_json))
 
 
 def insight_options_of(values: dict[str, Any]) -> InsightOptions:
@@ -82,6 +87,8 @@ def insight_options_of(values: dict[str, Any]) -> InsightOptions:
     from independence_bench.reports.insights import InsightOptions
     from independence_bench.suites.selection import split_list
 
+    if values.get("judge") and values["judges"]:
+        raise click.UsageError("give either --judge or --judges, not both")
     env = read_env(Path.cwd())
     return InsightOptions(
         data_dir=resolve_data_dir(values["data_dir"], env),
@@ -95,8 +102,15 @@ def insight_options_of(values: dict[str, Any]) -> InsightOptions:
 
 @click.command()
 @analysed_suite_option
-@click.option("--judges", default=None, help="Only these judges, comma-separated (default: all).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the alpha intervals.")
+@click.option(
+    "--judges",
+    type=COMMA_LIST,
+    default=None,
+    help="Only these judges, comma-separated (default: all).",
+)
+@click.option(
+    "--seed", type=SEED_RANGE, default=0, show_default=True, help="Seed of the alpha intervals."
+)
 @click.option(
     "--reference",
     default=None,
@@ -111,14 +125,15 @@ def judges(reference: str | None, **values: Any) -> None:
     both scored, and whether it orders the models alike.
     """
     options = insight_options_of(values)
+    echo = echo_for(as_json=values["as_json"])
     if reference is not None:
         from independence_bench.reports.calibration import calibration_output
 
-        click.echo(calibration_output(options, reference, as_json=values["as_json"]))
+        echo(calibration_output(options, reference, as_json=values["as_json"]))
         return
     from independence_bench.reports.insight_tables import judges_output
 
-    click.echo(judges_output(options, as_json=values["as_json"]))
+    echo(judges_output(options, as_json=values["as_json"]))
 
 
 @click.command()
@@ -134,7 +149,8 @@ def compare(models: tuple[str, ...], **values: Any) -> None:
     from independence_bench.reports.insight_tables import compare_output
 
     options = insight_options_of(values)
-    click.echo(compare_output(options, models, as_json=values["as_json"]))
+    as_json = values["as_json"]
+    echo_for(as_json=as_json)(compare_output(options, models, as_json=as_json))
 
 
 @click.command()
@@ -143,7 +159,8 @@ def items(**values: Any) -> None:
     """Item difficulty: per scenario, how high models score and how well it separates them."""
     from independence_bench.reports.insight_tables import items_output
 
-    click.echo(items_output(insight_options_of(values), as_json=values["as_json"]))
+    as_json = values["as_json"]
+    echo_for(as_json=as_json)(items_output(insight_options_of(values), as_json=as_json))
 
 
 @click.command()
@@ -153,4 +170,5 @@ def configs(**values: Any) -> None:
     """Prompt variant × delivery mode cells against neutral + user_role (suite full)."""
     from independence_bench.reports.insight_tables import configs_output
 
-    click.echo(configs_output(insight_options_of(values), as_json=values["as_json"]))
+    as_json = values["as_json"]
+    echo_for(as_json=as_json)(configs_output(insight_options_of(values), as_json=as_json))

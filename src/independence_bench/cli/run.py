@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from independence_bench.cli.options import (
+    ENDPOINT_URL,
     concurrency_option,
     data_dir_option,
+    echo_for,
     read_env,
     resolve_data_dir,
     run_options,
@@ -64,7 +66,7 @@ def run(**values: Any) -> int:
     """
     from independence_bench.workflows.run import run_command
 
-    return run_command(run_options_of(values), echo=click.echo)
+    return run_command(run_options_of(values), echo=echo_for())
 
 
 @click.command()
@@ -73,7 +75,7 @@ def estimate(**values: Any) -> None:
     """Print the calls, tokens and cost a run would take, before sending anything."""
     from independence_bench.workflows.estimate import estimate_command
 
-    estimate_command(run_options_of(values), echo=click.echo)
+    estimate_command(run_options_of(values), echo=echo_for())
 
 
 @click.command("runs")
@@ -86,12 +88,17 @@ def runs_(suite: str | None, failed: bool, data_dir: Path | None) -> None:
 
     env = read_env(Path.cwd())
     options = RunsOptions(suite_id=suite, data_dir=resolve_data_dir(data_dir, env), failed=failed)
-    runs_command(options, echo=click.echo)
+    runs_command(options, echo=echo_for())
 
 
 @click.command()
 @click.option("--judge", required=True, help="Judge model id to (re-)judge stored transcripts.")
-@click.option("--base-url", default=None, help="An OpenAI-compatible endpoint for the judge.")
+@click.option(
+    "--base-url",
+    type=ENDPOINT_URL,
+    default=None,
+    help="An OpenAI-compatible endpoint for the judge.",
+)
 @click.option("--suite", default=None, help="Only items of this suite.")
 @click.option("--repeats", type=click.IntRange(1, 10), default=1, show_default=True)
 @concurrency_option
@@ -120,4 +127,4 @@ def judge(
         data_dir=resolve_data_dir(data_dir, env),
         env=env,
     )
-    return judge_command(options, echo=click.echo)
+    return judge_command(options, echo=echo_for())

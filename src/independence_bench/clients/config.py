@@ -213,6 +213,10 @@ def load_models_file(path: Path) -> ModelsFile:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise UserError(f"config file {path} does not exist; check the --config path") from None
+    except UnicodeDecodeError as exc:
+        raise UserError(
+            f"config file {path} is not UTF-8 (byte {exc.start}); save it as UTF-8 text"
+        ) from None
     except OSError as exc:
         raise UserError(f"cannot read config file {path}: {exc.strerror}") from None
     return parse_models_file(text, path)

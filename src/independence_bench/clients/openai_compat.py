@@ -16,6 +16,7 @@ spells out the fields either way). The step down is remembered for the endpoint.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import time
 from typing import Any
@@ -37,6 +38,9 @@ RESPONSE_FORMATS = ("json_schema", "json_object", "prompt")
 """How a judge's schema is sent, best first; `prompt`: only in the prompt, no response_format."""
 _FORMAT_WORDS = ("response_format", "json_schema", "json_object")
 MODELS_CONNECT_TIMEOUT_S = 15.0
+LIST_ATTEMPTS = 3
+"""How often `GET /models` is asked when it answers a non-JSON body that is not a web page."""
+LIST_RETRY_DELAY_S = 0.5
 
 
 def _seconds(value: str | None) -> float | None:
@@ -95,22 +99,37 @@ class OpenAICompatibleClient:
 
     async def list_models(self) -> list[dict[str, Any]]:
         """The entries of the endpoint's `GET /models` (raw JSON, so OpenRouter's `pricing`
-        survives); raises `ClientError` (status None: no answer) or `NotJsonReply`."""
-        try:
-            reply = await self._http.get("/models", connect_timeout_s=MODELS_CONNECT_TIMEOUT_S)
-        except HttpFailure:
-            raise ClientError("no answer", retryable=True) from None
-        if reply.status >= 400:
-            error = NotJsonReply if "html" in reply.content_type.lower() else ClientError
-            raise error(
-                self._redact(_reply_error_text(reply)), retryable=False, status=reply.status
-            )
-        try:
-            data = reply.json()
-        except ValueError:
-            raise NotJsonReply(
-                f"HTTP {reply.status} with a non-JSON body", retryable=False, status=reply.status
-            ) from None
+        survives); raises `ClientError` (status None: no answer) or `NotJsonReply`.
+
+        A non-JSON body that is not a web page (a proxy's plain-text hiccup) is asked for
+        again, as a chat call would be, so it does not end a run before it starts."""
+        for attempt in range(1, LIST_ATTEMPTS + 1):
+            try:
+                reply = await self._http.get("/models", connect_timeout_s=MODELS_CONNECT_TIMEOUT_S)
+            except HttpFailure:
+                raise ClientError("no answer", retryable=True) from None
+            if reply.status >= 400:
+                error = NotJsonReply if "html" in reply.content_type.lower() else ClientError
+                raise error(
+                    self._redact(_reply_error_text(reply)), retryable=False, status=reply.status
+                )
+            try:
+                data = reply.json()
+                break
+            except ValueError:
+                if _is_web_page(reply):
+                    raise NotJsonReply(
+                        f"HTTP {reply.status} with a non-JSON body",
+                        retryable=False,
+                        status=reply.status,
+                    ) from None
+                if attempt == LIST_ATTEMPTS:
+                    raise ClientError(
+                        f"HTTP {reply.status} with a non-JSON body after {attempt} attempts",
+                        retryable=True,
+                        status=reply.status,
+                    ) from None
+            await asyncio.sleep(LIST_RETRY_DELAY_S * attempt)
         entries = data.get("data") if isinstance(data, dict) else None
         return [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
 

@@ -4,11 +4,13 @@ The work is an asyncio task graph. Each item (model × run × prompt variant × 
 scenario) is one task whose turns run in order; all items run concurrently, bounded only by
 their endpoint's limiter; an item's judge call starts as soon as its transcript is complete, with
 no barrier between phases. Every completion is looked up in the store before it is requested and
-written to it as soon as it arrives, so repeating a command pays for nothing twice.
+written to it as soon as it arrives, so repeating a command pays for nothing twice; a call not
+stored yet is claimed first (`claiming.py`), so two processes on one store do not both send it.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
@@ -26,12 +28,14 @@ from independence_bench.conversations.conversation import (
     system_prompt,
     tool_definition,
 )
+from independence_bench.engine.claiming import claim_or_wait, renewing
 from independence_bench.engine.failures import Failure
 from independence_bench.engine.launch import run_all, run_longest_first
 from independence_bench.engine.request_keys import item_id, request_key, request_record
 from independence_bench.errors import UserError
 from independence_bench.judging.judge import judge_reply_is_whole, run_judgment
 from independence_bench.judging.rubric import Rubric, load_rubric
+from independence_bench.store.claims import Claims
 from independence_bench.store.store import ItemRecord, RunRecord, Store, TurnRecord
 from independence_bench.suites.delivery import DeliveryMode
 from independence_bench.suites.suite import PromptVariant, Scenario, Suite
@@ -139,8 +143,12 @@ class Engine:
         progress: ProgressSink | None = None,
         budget: CostGuard | None = None,
         prices: Mapping[str, Price | None] | None = None,
+        claims: Claims | None = None,
     ) -> None:
         self.budget = budget
+        self.claims = claims or Claims(store)
+        """This process's claims on the calls it sends (`store/claims.py`): another process on
+        the same store waits for them instead of paying for them again."""
         self.prices = prices or {}
         """Per model label (`catalog.resolve_prices`): what a call costs when the endpoint
         reports no cost itself."""
@@ -180,10 +188,29 @@ class Engine:
         """
         key = request_key(request, sample=sample)
         cached = self.store.get_completion(key)
+        if cached is None:
+            # Another process may be sending this very call: wait for its reply, or claim it.
+            cached = await claim_or_wait(self.claims, key)
         if cached is not None:
             self.summary.cached_calls += 1
             self._emit("call_cached")
             return key, cached
+        try:
+            completion = await self._send(spec, request, needs_text, whole, usable)
+            self.store.put_completion(key, spec.id, request_record(request), completion)
+        finally:
+            self.claims.release(key)
+        return key, completion
+
+    async def _send(
+        self,
+        spec: ModelSpec,
+        request: CompletionRequest,
+        needs_text: bool,
+        whole: Callable[[Completion], bool] | None,
+        usable: Callable[[Completion], bool] | None,
+    ) -> Completion:
+        """Send a claimed call within the cost cap, with retries; the reply, priced."""
         endpoint = self.pool.endpoint_for(spec)
 
         def acceptable(completion: Completion) -> bool:
@@ -219,8 +246,7 @@ class Engine:
             completion = replace(completion, cost_usd=self._cost_of(spec, completion))
         if self.budget is not None and reservation is not None:
             self.budget.settle(reservation, completion)
-        self.store.put_completion(key, spec.id, request_record(request), completion)
-        return key, completion
+        return completion
 
     def _cost_of(self, spec: ModelSpec, completion: Completion) -> float | None:
         """A reply's cost from its token counts at the model's known price; None if unknown."""
@@ -263,7 +289,8 @@ class Engine:
             judged = len(tasks) * plan.judge_repeats if plan.judge else 0
             turns = sum(chain - 1 for chain, _ in tasks)
             self.progress.planned(len(tasks), judged, turns + judged)
-        await run_longest_first(tasks)
+        async with renewing(self.claims):
+            await run_longest_first(tasks)
         return self.summary
 
     async def judge(
@@ -281,11 +308,12 @@ class Engine:
         done = [item for item in items if item.status == "done"]
         if self.progress is not None:
             self.progress.planned(0, len(done) * repeats, len(done) * repeats)
-        await run_all(
-            self.judge_item(item, judge, rubric_of_item[item.id], repeat)
-            for item in done
-            for repeat in range(repeats)
-        )
+        async with renewing(self.claims):
+            await run_all(
+                self.judge_item(item, judge, rubric_of_item[item.id], repeat)
+                for item in done
+                for repeat in range(repeats)
+            )
         return self.summary
 
     async def _item_then_judge(
@@ -391,14 +419,25 @@ class Engine:
     async def judge_item(
         self, item: ItemRecord, judge: ModelSpec, rubric_id: str, repeat: int
     ) -> None:
-        """Judge one finished item unless this judge already judged it with this rubric."""
+        """Judge one finished item unless this judge already scored it with this rubric.
+
+        An *unscored* judgment is tried again with new requests (its cached replies would only
+        fail validation again); their sample tag follows from the stored row's requests, so an
+        interrupted retry resumes from the store like any other call."""
         rubric = self.rubric(rubric_id)
         judge_name = judge.display_label
-        if self.store.has_judgment(item.id, judge_name, rubric.hash, repeat):
+        stored = self.store.find_judgment(item.id, judge_name, rubric.hash, repeat)
+        if stored is not None and stored.status == "scored":
             self.summary.judge_cached += 1
             self._emit("judge_cached")
             return
         schema = rubric.json_schema()
+        # The item id keeps each judgment's requests its own: two runs with identical
+        # transcripts (a scripted model) must not race for one cached reply.
+        sample = f"judge{repeat}:{item.id}"
+        if stored is not None:
+            earlier = hashlib.sha256(" ".join(stored.completion_keys).encode()).hexdigest()
+            sample += f":retry:{earlier[:16]}"
 
         async def call(messages: tuple[Message, ...], attempt: int) -> tuple[str, Completion]:
             request = CompletionRequest(
@@ -414,9 +453,6 @@ class Engine:
                 response_schema=schema,
                 schema_name=f"{rubric.id}_judgment",
             )
-            # The item id keeps each judgment's requests its own: two runs with identical
-            # transcripts (a scripted model) must not race for one cached reply.
-            sample = f"judge{repeat}:{item.id}"
             return await self._complete(
                 judge,
                 request,
@@ -460,4 +496,10 @@ class Engine:
             self._emit("judged")
         else:
             self.summary.judge_unscored += 1
+            self.summary.failures.append(
+                Failure(
+                    f"judge {judge_name} on {item.run.model_label} {item.scenario_id}",
+                    f"unscored: {outcome.error or 'the reply never validated'}",
+                )
+            )
             self._emit("judge_unscored")

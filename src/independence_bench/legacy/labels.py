@@ -73,6 +73,8 @@ def read_published_models(path: Path) -> PublishedModels:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise UserError(f"cannot read {path}: {exc.strerror}; check the --labels path") from None
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{path} is not UTF-8 (byte {exc.start}); save it as UTF-8 text") from None
     except yaml.YAMLError:
         raise UserError(f"{path} is not valid YAML; fix it or leave out --labels") from None
     try:

@@ -196,7 +196,7 @@ def calibration_output(
     options: InsightOptions, reference: str, *, as_json: bool, n_resamples: int = ALPHA_RESAMPLES
 ) -> str:
     """`aib judges --reference JUDGE`."""
-    with Store(options.data_dir, create=False) as store:
+    with Store(options.data_dir, read_only=True) as store:
         report = calibration_report(store, options, reference, n_resamples=n_resamples)
     if as_json:
         return json.dumps(calibration_json(report), indent=2, ensure_ascii=False)

@@ -89,7 +89,7 @@ def agreement_lines(agreement: Mapping[str, Estimate | None], seed: int) -> list
 def leaderboard_output(options: InsightOptions, *, as_json: bool, detailed: bool = False) -> str:
     """`aib leaderboard` for one judge or a `--judges` panel; `detailed` adds the detailed
     metrics and chosen names (`detail_tables.py`), as does a selection its note."""
-    with Store(options.data_dir, create=False) as store:
+    with Store(options.data_dir, read_only=True) as store:
         board = panel_leaderboard(store, options)
         details = None
         if detailed or options.selection.active:
@@ -158,7 +158,7 @@ def _retest_lines(report: JudgesReport) -> list[str]:
 
 def judges_output(options: InsightOptions, *, as_json: bool) -> str:
     """`aib judges`."""
-    with Store(options.data_dir, create=False) as store:
+    with Store(options.data_dir, read_only=True) as store:
         report = judges_report(store, options)
     return _dump(judges_json(report)) if as_json else render_judges(report)
 
@@ -219,7 +219,7 @@ def render_settings(report: SettingsReport) -> str:
 
 def compare_output(options: InsightOptions, models: Sequence[str], *, as_json: bool) -> str:
     """`aib compare A B` (two models) or `aib compare` (every setting against its base)."""
-    with Store(options.data_dir, create=False) as store:
+    with Store(options.data_dir, read_only=True) as store:
         if len(models) == 2:
             pair = pair_report(store, options, models[0], models[1])
             return _dump(pair_json(pair)) if as_json else render_pair(pair)
@@ -286,7 +286,7 @@ def _metric_table(report: ItemsReport) -> Table:
 
 def items_output(options: InsightOptions, *, as_json: bool) -> str:
     """`aib items`."""
-    with Store(options.data_dir, create=False) as store:
+    with Store(options.data_dir, read_only=True) as store:
         report = items_report(store, options)
     return _dump(items_json(report)) if as_json else render_items(report)
 
@@ -325,6 +325,6 @@ def render_configs(report: ConfigsReport) -> str:
 
 def configs_output(options: InsightOptions, *, as_json: bool) -> str:
     """`aib configs`."""
-    with Store(options.data_dir, create=False) as store:
+    with Store(options.data_dir, read_only=True) as store:
         report = configs_report(store, options)
     return _dump(configs_json(report)) if as_json else render_configs(report)

@@ -3,8 +3,10 @@
 A run (model configuration × suite × run number) is *complete* when every conversation its
 suite defines is stored as done and every done conversation has a judgment. Anything else is
 *partial*: conversations failed (retried by the next `aib run`), missing (never finished — a
-killed process, a cost cap), or not yet judged. `aib runs` prints this; `aib run --fresh` uses
-`next_run_numbers` to start after the runs a model already has.
+killed process, a cost cap), or not yet judged. `aib runs` prints this; `aib run --fresh` takes
+its run numbers from `reserve_fresh_runs`, after the runs a model already has, and writes their
+rows in the same write transaction, so two `--fresh` runs started together get different numbers
+(`aib estimate --fresh` only reads them, `next_run_numbers`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from independence_bench import __version__
 from independence_bench.clients.config import ModelSpec
 from independence_bench.store.store import Store
 from independence_bench.suites.suite import Suite, available_suites, load_suite
@@ -134,3 +137,30 @@ def next_run_numbers(store: Store, suite: Suite, specs: Sequence[ModelSpec]) -> 
         if run.suite_hash == suite.content_hash:
             highest[run.model_label] = max(highest.get(run.model_label, 0), run.run_index)
     return {spec.display_label: highest.get(spec.display_label, 0) + 1 for spec in specs}
+
+
+def reserve_fresh_runs(
+    store: Store, suite: Suite, specs: Sequence[ModelSpec], runs: int
+) -> dict[str, int]:
+    """`next_run_numbers`, with the rows of runs first..first+runs-1 written for each model.
+
+    The numbers are read and the rows written in one `BEGIN IMMEDIATE` transaction: another
+    process doing the same waits for the write lock and then sees these rows, so it starts
+    after them. The engine finds the rows (`Store.ensure_run` keeps an existing row).
+    """
+    with store.transaction():
+        first = next_run_numbers(store, suite, specs)
+        for spec in specs:
+            start = first[spec.display_label]
+            for run_index in range(start, start + runs):
+                store.ensure_run(
+                    model_label=spec.display_label,
+                    model_id=spec.id,
+                    suite_id=suite.id,
+                    suite_version=suite.version,
+                    suite_hash=suite.content_hash,
+                    run_index=run_index,
+                    model_config=spec.stored_config(),
+                    package_version=__version__,
+                )
+    return first

@@ -71,5 +71,17 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX judgments_by_judge ON judgments (judge_model);
     """,
+    # 2: claims on requests in flight, so two processes on one store never both send a call
+    # (`claims.py`). A row lives from the claim until the completion is stored or the call
+    # failed; `expires_at` is the lease, renewed while the owner runs.
+    """
+    CREATE TABLE claims (
+        key TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        claimed_at REAL NOT NULL,
+        expires_at REAL NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX claims_by_owner ON claims (owner);
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -10,6 +10,7 @@ overwritten: another judge, or the same judge again, adds rows. All SQL is param
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -51,15 +52,27 @@ STORE_TABLES = frozenset({"runs", "completions", "items", "judgments"})
 
 
 def _connect_read_only(path: Path) -> sqlite3.Connection:
-    """A `mode=ro` connection; `immutable=1` when even that fails (a WAL store on read-only
-    media without its `-shm` file), which is safe because nothing can write there."""
+    """A connection that cannot write and leaves the data directory as it found it.
+
+    Where the file and its folder are writable, an ordinary connection with `query_only`: as
+    the last connection it removes the `-wal`/`-shm` files a WAL store needs while it is open
+    (a `mode=ro` connection would leave them behind). Elsewhere (a read-only folder or media)
+    `mode=ro`, and `immutable=1` when even that fails (a WAL store without its `-shm` file),
+    which is safe because nothing can write there."""
     uri = path.resolve().as_uri()
-    try:
-        db = sqlite3.connect(f"{uri}?mode=ro", uri=True, check_same_thread=False)
-        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        return db
-    except sqlite3.OperationalError:
-        return sqlite3.connect(f"{uri}?immutable=1", uri=True, check_same_thread=False)
+    writable = os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+    for query in ("mode=rw", "mode=ro", "immutable=1") if writable else ("mode=ro", "immutable=1"):
+        try:
+            db = sqlite3.connect(f"{uri}?{query}", uri=True, check_same_thread=False)
+        except sqlite3.OperationalError:
+            continue
+        try:
+            db.execute("PRAGMA query_only=ON")
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return db
+        except sqlite3.OperationalError:
+            db.close()
+    return sqlite3.connect(f"{uri}?immutable=1", uri=True, check_same_thread=False)
 
 
 class Store:
@@ -77,7 +90,8 @@ class Store:
         """Open (or, with `create`, make) the store under `data_dir`.
 
         `read_only` opens an existing store with SQLite's `mode=ro` (read-only media work too):
-        nothing is written, not even the journal mode or a migration. A file that is not an
+        nothing is written, not even the journal mode, except the upgrade of a store an older
+        aib wrote (`_upgrade_older`). A file that is not an
         aib store is refused before anything is written to it (`check_application`)."""
         self.path = data_dir / STORE_FILENAME
         self.read_only = read_only
@@ -107,7 +121,7 @@ class Store:
                 + " --data-dir"
             ) from None
         if read_only:
-            self._refuse_older()
+            self._upgrade_older(data_dir)
         else:
             self._migrate()
 
@@ -119,6 +133,11 @@ class Store:
 
     def close(self) -> None:
         self._db.close()
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """The one connection, for the modules that keep a table of their own (`claims.py`)."""
+        return self._db
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -149,14 +168,26 @@ class Store:
             "unchanged; point --data-dir at another directory"
         )
 
-    def _refuse_older(self) -> None:
+    def _upgrade_older(self, data_dir: Path) -> None:
+        """Bring an older store up to this schema before a read-only command reads it.
+
+        The upgrade is the one write a reading command makes, and only where the file and its
+        folder are writable (the same migration `aib run` would make, in one transaction). On
+        read-only media an older store is refused with the way out."""
         version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
-        if version < SCHEMA_VERSION:
-            self._db.close()
+        if version >= SCHEMA_VERSION:
+            return
+        self._db.close()
+        if not (os.access(self.path, os.W_OK) and os.access(self.path.parent, os.W_OK)):
             raise UserError(
-                f"the store at {self.path} needs an upgrade (schema {version} < "
-                f"{SCHEMA_VERSION}) that a read-only open cannot make; run 'aib run' on it once"
+                f"the store at {self.path} has schema {version}, older than this aib's "
+                f"({SCHEMA_VERSION}), and is read-only here; copy its folder somewhere "
+                "writable and point --data-dir there once to upgrade it"
             )
+        Store(data_dir, create=False).close()
+        self._db = _connect_read_only(self.path)
+        self._db.row_factory = sqlite3.Row
+        self._db.execute("PRAGMA busy_timeout=10000")
 
     def _refuse_newer(self) -> None:
         version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
@@ -414,6 +445,17 @@ class Store:
         ).fetchone()
         return row is not None
 
+    def find_judgment(
+        self, item_id: str, judge_model: str, rubric_hash: str, repeat: int
+    ) -> JudgmentRecord | None:
+        """The judgment row of this item, judge, rubric and repeat, if there is one."""
+        row = self._db.execute(
+            "SELECT * FROM judgments WHERE item_id = ? AND judge_model = ? AND rubric_hash = ? "
+            "AND repeat = ?",
+            (item_id, to_sql(judge_model), rubric_hash, repeat),
+        ).fetchone()
+        return None if row is None else judgment_from_row(row)
+
     def add_judgment(
         self,
         *,
@@ -431,11 +473,27 @@ class Store:
         completion_keys: Sequence[str],
         imported_at: float | None = None,
     ) -> bool:
-        """Add a judgment; an existing row for the same key is kept, never overwritten."""
-        cursor = self._db.execute(
-            "INSERT OR IGNORE INTO judgments (item_id, judge_model, rubric_id, rubric_hash, "
+        """Add a judgment; an existing row for the same key is kept, never overwritten —
+        except an *unscored* row, which a new judging pass (not an import) replaces with its
+        outcome: the earlier replies stay in `completions`, the row names the new requests."""
+        replace_unscored = (
+            " ON CONFLICT (item_id, judge_model, rubric_hash, repeat) DO UPDATE SET "
+            "rubric_id = excluded.rubric_id, status = excluded.status, "
+            "scores_json = excluded.scores_json, reasoning = excluded.reasoning, "
+            "raw_reply = excluded.raw_reply, error = excluded.error, "
+            "attempts = excluded.attempts, completion_keys_json = excluded.completion_keys_json, "
+            "created_at = excluded.created_at WHERE judgments.status = 'unscored'"
+        )
+        imported = imported_at is not None
+        sql = (
+            ("INSERT OR IGNORE" if imported else "INSERT")
+            + " INTO judgments (item_id, judge_model, rubric_id, rubric_hash, "
             "repeat, status, scores_json, reasoning, raw_reply, error, attempts, "
-            "completion_keys_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "completion_keys_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            + ("" if imported else replace_unscored)
+        )
+        cursor = self._db.execute(
+            sql,
             (
                 item_id,
                 to_sql(judge_model),

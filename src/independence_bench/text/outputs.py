@@ -45,6 +45,12 @@ def terminal_text(text: object) -> str:
     return visible(str(text))
 
 
+def terminal_json(text: str) -> str:
+    """JSON text for a terminal: every unsafe code point written as a `\\uXXXX` escape, which
+    is the same value to a JSON reader (unsafe code points can only sit inside JSON strings)."""
+    return _UNSAFE_KEEP_LINES.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
 def csv_cell(value: object) -> object:
     """A CSV cell: text with controls escaped (newlines kept; the writer quotes them); numbers
     and None as they are."""

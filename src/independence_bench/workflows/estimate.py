@@ -46,7 +46,7 @@ async def estimate_benchmark_async(options: RunOptions) -> str:
     done: set[str] = set()
     judged: set[str] = set()
     if (options.data_dir / STORE_FILENAME).exists():
-        with Store(options.data_dir, create=False) as store:
+        with Store(options.data_dir, read_only=True) as store:
             if options.fresh:
                 first_run = next_run_numbers(store, suite, specs)
             else:

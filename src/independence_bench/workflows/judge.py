@@ -24,7 +24,7 @@ from independence_bench.store.store import ItemRecord, Store
 from independence_bench.suites.kinds import kind_named
 from independence_bench.suites.suite import Suite, available_suites, load_suite
 from independence_bench.workflows import Echo
-from independence_bench.workflows.plan import make_pool, status_lines
+from independence_bench.workflows.plan import make_pool, on_chosen_endpoint, status_lines
 
 
 @dataclass(frozen=True)
@@ -66,9 +66,8 @@ def rubric_of_items(items: list[ItemRecord]) -> dict[str, str]:
 
 async def judge_stored_async(options: JudgeOptions) -> RunSummary:
     """Judge every finished stored transcript with `options.judge` (adding, never replacing)."""
-    judge = ModelSpec(
-        id=options.judge, label=options.judge, base_url=options.base_url, temperature=0.0
-    )
+    named = ModelSpec(id=options.judge, label=options.judge, temperature=0.0)
+    judge = on_chosen_endpoint(named, options.base_url)
     async with LocalModels((judge,), options.env, status_lines(options.show_progress)) as local:
         factories = options.factories + local.factories()
         pool = make_pool(options.env, options.concurrency, factories)

@@ -39,10 +39,15 @@ class LeaderboardOptions:
 
 
 def leaderboard_command(options: LeaderboardOptions, *, as_json: bool, echo: Echo) -> None:
-    """`aib leaderboard`: print the ranking as a table or as JSON."""
+    """`aib leaderboard`: print the ranking as a table or as JSON.
+
+    The options are checked before the store is opened, so a conflict is reported as such
+    whatever the store holds."""
+    if options.judge and options.judges:
+        raise UserError("give either --judge or --judges, not both")
     if options.method == "legacy":
         _check_legacy_options(options)
-    with Store(options.data_dir, create=False) as store:
+    with Store(options.data_dir, read_only=True) as store:
         store.run_suites()
     # Imported only now: the scoring stack is most of this command's start-up time.
     if options.method != "legacy":
@@ -63,7 +68,7 @@ def leaderboard_command(options: LeaderboardOptions, *, as_json: bool, echo: Ech
     from independence_bench.legacy.scoring import legacy_leaderboard
     from independence_bench.reports.leaderboard import render_table, rows_as_json
 
-    with Store(options.data_dir, create=False) as store:
+    with Store(options.data_dir, read_only=True) as store:
         board = legacy_leaderboard(store, suite_id=options.suite_id, judge=options.judge)
     echo(json.dumps(rows_as_json(board), indent=2) if as_json else render_table(board))
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from independence_bench.clients.config import (
     DEFAULT_JUDGE,
     ModelSpec,
+    check_base_url,
     load_models_file,
     specs_from_names,
 )
@@ -28,7 +29,9 @@ from independence_bench.clients.endpoints import (
 )
 from independence_bench.clients.local.local_models import LOCAL_RUNS, all_local, offline_defaults
 from independence_bench.clients.presets import load_preset
+from independence_bench.clients.redact import without_url_credentials
 from independence_bench.errors import UserError
+from independence_bench.store.claims import LEASE_S
 from independence_bench.suites.selection import EVERYTHING, Selection
 from independence_bench.suites.suite import Suite, load_suite
 
@@ -66,6 +69,9 @@ class RunOptions:
     """Overrides every tested model's reasoning effort (not the judge's)."""
     selection: Selection = EVERYTHING
     """Run only these experiments, prompt variants and delivery modes (own content hash)."""
+    claim_lease_s: float = LEASE_S
+    """How long this process's claims on calls in flight outlive it if it is killed
+    (`store/claims.py`); tests shorten it."""
 
 
 def planned_suite(options: RunOptions) -> Suite:
@@ -87,8 +93,22 @@ def runs_per_model(options: RunOptions, specs: tuple[ModelSpec, ...]) -> int:
     return options.runs or (LOCAL_RUNS if all_local(specs) else DEFAULT_API_RUNS)
 
 
+def on_chosen_endpoint(spec: ModelSpec, command_line_url: str | None) -> ModelSpec:
+    """`spec` on the endpoint the one precedence rule picks, for tested models and judges alike:
+    the command line's URL (`--base-url`; for a judge `--judge-base-url`, else `--base-url`),
+    else the spec's own `base_url`/`base_urls` (models.yaml), else OpenRouter. A URL given on
+    the command line therefore holds for every model it applies to: no transcript goes to an
+    endpoint the command did not name."""
+    if command_line_url is None:
+        return spec
+    # model_copy skips pydantic's validators, so the URL is checked here.
+    url = check_base_url(command_line_url)
+    return spec.model_copy(update={"base_url": url, "base_urls": ()})
+
+
 def resolve_models(options: RunOptions) -> tuple[tuple[ModelSpec, ...], ModelSpec | None]:
-    """The model specs and judge spec a run option set asks for."""
+    """The model specs and judge spec a run option set asks for, each on the endpoint
+    `on_chosen_endpoint` picks."""
     sources = [options.models, options.config_path, options.preset]
     if sum(source is not None for source in sources) > 1:
         raise UserError("give one of --models, --config or --preset, not several")
@@ -99,13 +119,8 @@ def resolve_models(options: RunOptions) -> tuple[tuple[ModelSpec, ...], ModelSpe
             if options.config_path is not None
             else load_preset(str(options.preset))
         )
-        specs = models_file.models
+        specs = tuple(on_chosen_endpoint(s, options.base_url) for s in models_file.models)
         config_judge = models_file.judge
-        if options.base_url:
-            specs = tuple(
-                s if s.base_url else s.model_copy(update={"base_url": options.base_url})
-                for s in specs
-            )
     elif options.models:
         specs = specs_from_names(options.models, base_url=options.base_url)
     elif offline_run(options):
@@ -120,21 +135,19 @@ def resolve_models(options: RunOptions) -> tuple[tuple[ModelSpec, ...], ModelSpe
         specs = tuple(s.model_copy(update=effort) for s in specs)
     judge_url = options.judge_base_url or options.base_url
     if options.judge:
-        judge = ModelSpec(
-            id=options.judge,
-            label=options.judge,
-            base_url=judge_url,
-            temperature=0.0,
-            seed=options.seed,
-        )
+        named = ModelSpec(id=options.judge, label=options.judge, temperature=0.0, seed=options.seed)
+        judge = on_chosen_endpoint(named, judge_url)
     elif config_judge is not None:
-        judge = config_judge
-    elif judge_url:
-        raise UserError(
-            f"--judge is required with a custom endpoint ({judge_url}); name a model "
-            "that endpoint serves"
-        )
+        judge = on_chosen_endpoint(config_judge, judge_url)
     else:
+        custom = judge_url or next((s.base_url for s in specs if not s.is_openrouter), None)
+        if custom:
+            # The default judge is on OpenRouter: transcripts of models on another endpoint
+            # would leave for an API the command never named.
+            raise UserError(
+                f"--judge is required with a custom endpoint ({without_url_credentials(custom)}); "
+                "name a model that endpoint serves, or add a judge to models.yaml"
+            )
         judge = ModelSpec(id=DEFAULT_JUDGE, label=DEFAULT_JUDGE, temperature=0.0, seed=options.seed)
     labels = [s.display_label for s in specs]
     duplicated = sorted({label for label in labels if labels.count(label) > 1})

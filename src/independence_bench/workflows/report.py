@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import json
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ from independence_bench.reports.report_markdown import render_leaderboard
 from independence_bench.stats.stats import DEFAULT_RESAMPLES
 from independence_bench.store.store import Store
 from independence_bench.suites.selection import EVERYTHING, Selection
+from independence_bench.text.lossless import json_dumps
 from independence_bench.workflows import Echo
 
 
@@ -52,7 +52,7 @@ def write_report(options: ReportOptions) -> tuple[Path, list[Path]]:
         require_matplotlib()
     out = options.out or options.data_dir / "report"
     with ChartDrawing(out) if options.charts else nullcontext() as drawing:
-        with Store(options.data_dir, create=False) as store:
+        with Store(options.data_dir, read_only=True) as store:
             reports = build_reports(
                 store,
                 suite_id=options.suite_id,
@@ -65,7 +65,7 @@ def write_report(options: ReportOptions) -> tuple[Path, list[Path]]:
         try:
             out.mkdir(parents=True, exist_ok=True)
             # no indent: json's C encoder runs only without one (indent=1 took seconds)
-            document = json.dumps(results_document(reports), ensure_ascii=False)
+            document = json_dumps(results_document(reports))
             (out / "results.json").write_text(document + "\n", "utf-8")
             (out / "results.csv").write_text(results_csv(reports), "utf-8")
             charts = drawing.paths() if drawing else {}

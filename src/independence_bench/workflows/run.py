@@ -25,7 +25,8 @@ from independence_bench.errors import UserError
 from independence_bench.reports.leaderboard import load_leaderboard, render_table
 from independence_bench.reports.spend import Spend, run_spend, spend_line
 from independence_bench.stats.analysis import Leaderboard
-from independence_bench.store.run_status import next_run_numbers
+from independence_bench.store.claims import Claims
+from independence_bench.store.run_status import reserve_fresh_runs
 from independence_bench.store.store import Store
 from independence_bench.suites.suite import Suite, load_suite
 from independence_bench.workflows import Echo
@@ -106,10 +107,17 @@ async def _run_on_pool(
             RichProgress(limits=lambda: _limits_text(pool)) if options.show_progress else None
         )
         prices = resolve_prices(everyone, listings, pool)
+        claims = Claims(store, lease_s=options.claim_lease_s)
         engine = Engine(
-            store, pool, retry=options.retry, progress=progress, budget=guard, prices=prices
+            store,
+            pool,
+            retry=options.retry,
+            progress=progress,
+            budget=guard,
+            prices=prices,
+            claims=claims,
         )
-        first_run = next_run_numbers(store, suite, specs) if options.fresh else {}
+        first_run = reserve_fresh_runs(store, suite, specs, runs) if options.fresh else {}
         plan = RunPlan(suite=suite, models=specs, judge=judge, runs=runs, first_run=first_run)
         if progress is not None:
             with progress:

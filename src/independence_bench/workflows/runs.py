@@ -25,7 +25,7 @@ class RunsOptions:
 
 def runs_command(options: RunsOptions, *, echo: Echo) -> None:
     """`aib runs`: every stored run with its state, or (`failed`) every failed conversation."""
-    with Store(options.data_dir, create=False) as store:
+    with Store(options.data_dir, read_only=True) as store:
         if options.failed:
             echo(render_failed_items(store.items(suite_id=options.suite_id, status="failed")))
         else:

@@ -34,7 +34,7 @@ class ViewOptions:
 def build_viewer(options: ViewOptions) -> Path:
     """Write the static viewer folder from the store (no API call); return its index.html."""
     out = options.out or options.data_dir / "viewer"
-    with Store(options.data_dir, create=False) as store:
+    with Store(options.data_dir, read_only=True) as store:
         reports = build_reports(
             store,
             suite_id=options.suite_id,

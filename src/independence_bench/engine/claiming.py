@@ -1,0 +1,61 @@
+"""The engine's side of claims: claim a call before sending it, wait on other processes' claims,
+and renew this process's claims while it runs.
+
+`claim_or_wait` is called for every call the store does not hold yet. When another process holds
+the claim, the task sleeps (the event loop runs this process's other items meanwhile) and looks
+again, first after `POLL_FIRST_S`, doubling to `POLL_MAX_S`, and never later than the claim's
+expiry. The wait is bounded by the holder: it ends when the holder stores the completion, gives
+the call up (a failure: this process then tries it itself), or stops renewing (killed or hung:
+the lease runs out, `store/claims.py`). `renewing` is the heartbeat: one `UPDATE` per
+`Claims.renew_every_s` for all of this owner's claims, however many calls are in flight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sqlite3
+from collections.abc import AsyncIterator
+
+from independence_bench.clients.protocol import Completion
+from independence_bench.store.claims import Claims
+
+POLL_FIRST_S = 0.05
+"""The first wait on another process's claim; a scripted or local call takes about this long."""
+POLL_MAX_S = 1.0
+"""The longest wait between two looks at a claim held elsewhere."""
+
+
+async def claim_or_wait(claims: Claims, key: str) -> Completion | None:
+    """The completion if the store holds it (perhaps after waiting on another process's
+    claim), or None once this process holds the claim and must send the call."""
+    delay = POLL_FIRST_S
+    while True:
+        attempt = claims.attempt(key)
+        if attempt.stored is not None:
+            return attempt.stored
+        if attempt.claimed:
+            return None
+        assert attempt.held_by is not None
+        until_expiry = attempt.held_by.expires_at - claims.clock()
+        await asyncio.sleep(max(0.0, min(delay, until_expiry)))
+        delay = min(2 * delay, POLL_MAX_S)
+
+
+async def _renew_forever(claims: Claims) -> None:
+    while True:
+        await asyncio.sleep(claims.renew_every_s)
+        with contextlib.suppress(sqlite3.OperationalError):
+            claims.renew()  # the store was busy past its timeout: the next beat tries again
+
+
+@contextlib.asynccontextmanager
+async def renewing(claims: Claims) -> AsyncIterator[None]:
+    """Renew this owner's claims on a heartbeat for as long as the block runs."""
+    heartbeat = asyncio.create_task(_renew_forever(claims))
+    try:
+        yield
+    finally:
+        heartbeat.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await heartbeat

@@ -1,0 +1,179 @@
+"""Claims on model calls in flight: how processes sharing one store never both pay for a call.
+
+Before a process sends a request it claims the request's key (the completion key of
+`engine/request_keys.py`) in the `claims` table, in one `BEGIN IMMEDIATE` transaction that
+also checks the completion is not stored yet, so of two processes asking at once exactly one
+sends and the other sees either the claim or the stored completion. A claim names its owner
+(`host/pid/token`: one token per `Claims`, so two engines in one process are two owners) and
+carries a lease: `expires_at`, renewed by the owner while it runs (`renew`, from the engine's
+heartbeat) and deleted when the completion is stored or the call failed (`release`).
+
+A claim stops counting when its lease ran out (a killed or hung owner stops renewing), or at
+once when its owner is a process on this host that no longer exists (a SIGKILLed run, so the
+same command started again does not wait for the lease). Anyone may then take it over.
+
+`LEASE_S` is 60 s. The owner renews every quarter of the lease, on its event loop, so a lease
+runs out under a live owner only if that loop is held for three renewals in a row: a write may
+wait `busy_timeout` (10 s) for another process's transaction, and a large launch or the
+leaderboard's bootstrap holds the loop for seconds, so the lease is several times both. Longer
+would only make a run on another host wait longer for the calls a killed process left.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from independence_bench.clients.protocol import Completion
+from independence_bench.store.store import Store
+
+LEASE_S = 60.0
+"""How long a claim stays valid without renewal (see the module docstring for why)."""
+RENEWALS_PER_LEASE = 4
+"""The owner renews its claims this many times per lease."""
+
+
+def owner_id(host: str | None = None, pid: int | None = None) -> str:
+    """A new owner name: host, process id and a random token, separated by `/`."""
+    return "/".join(
+        (
+            (host or socket.gethostname()).replace("/", "_"),
+            str(os.getpid() if pid is None else pid),
+            secrets.token_hex(6),
+        )
+    )
+
+
+def owner_is_gone(owner: str) -> bool:
+    """Whether `owner` was a process on this host that no longer exists.
+
+    Only a definite answer counts: another host, an unreadable name, or a process id that
+    exists (even one reused by an unrelated process) leave the claim to its lease.
+    """
+    host, _, rest = owner.partition("/")
+    pid_text = rest.partition("/")[0]
+    if os.name != "posix" or host != socket.gethostname().replace("/", "_"):
+        return False
+    if not pid_text.isdigit() or int(pid_text) <= 0:
+        return False
+    try:
+        os.kill(int(pid_text), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False  # e.g. another user's process: it exists
+    return False
+
+
+@dataclass(frozen=True)
+class Holder:
+    """Who holds a claim, and until when."""
+
+    owner: str
+    expires_at: float
+
+
+@dataclass(frozen=True)
+class ClaimAttempt:
+    """The outcome of one `Claims.attempt`: exactly one of the three is set."""
+
+    stored: Completion | None = None
+    """The completion is in the store: nothing to send."""
+    claimed: bool = False
+    """This owner now holds the claim and must send the call, then `release` it."""
+    held_by: Holder | None = None
+    """Another live owner holds it: wait, then attempt again."""
+
+
+class Claims:
+    """One owner's claims in one store.
+
+    `lease_s` and `clock` are parameters so tests can use a short lease or a clock of their
+    own; the clock must be comparable across processes (wall time), as leases are."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        lease_s: float = LEASE_S,
+        owner: str | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if not lease_s > 0:
+            raise ValueError(f"a claim's lease must be positive, got {lease_s}")
+        self.store = store
+        self.lease_s = lease_s
+        self.owner = owner or owner_id()
+        self.clock = clock
+
+    @property
+    def renew_every_s(self) -> float:
+        return self.lease_s / RENEWALS_PER_LEASE
+
+    def attempt(self, key: str) -> ClaimAttempt:
+        """Find the completion stored, or claim the call, or name the live owner holding it.
+
+        A read without a lock answers the common waiting case (stored, or still held); the
+        claim itself is taken in a write transaction that checks both again.
+        """
+        db = self.store.connection
+        if not self._is_stored(key):
+            holder = self._holder(key)
+            if holder is not None and self._counts(holder):
+                return ClaimAttempt(held_by=holder)
+            with self.store.transaction():
+                if not self._is_stored(key):
+                    holder = self._holder(key)
+                    if holder is not None and self._counts(holder):
+                        return ClaimAttempt(held_by=holder)
+                    now = self.clock()
+                    db.execute(
+                        "INSERT INTO claims (key, owner, claimed_at, expires_at) "
+                        "VALUES (?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET "
+                        "owner = excluded.owner, claimed_at = excluded.claimed_at, "
+                        "expires_at = excluded.expires_at",
+                        (key, self.owner, now, now + self.lease_s),
+                    )
+                    return ClaimAttempt(claimed=True)
+        completion = self.store.get_completion(key)
+        assert completion is not None  # completions are never deleted
+        return ClaimAttempt(stored=completion)
+
+    def release(self, key: str) -> None:
+        """Give up this owner's claim on `key` (stored or failed); another owner's is kept."""
+        self.store.connection.execute(
+            "DELETE FROM claims WHERE key = ? AND owner = ?", (key, self.owner)
+        )
+
+    def renew(self) -> int:
+        """Extend every claim this owner holds by a full lease; returns how many it holds."""
+        cursor = self.store.connection.execute(
+            "UPDATE claims SET expires_at = ? WHERE owner = ?",
+            (self.clock() + self.lease_s, self.owner),
+        )
+        return cursor.rowcount
+
+    def holders(self) -> dict[str, Holder]:
+        """Every claim in the store, by key (anyone's, live or not)."""
+        rows = self.store.connection.execute("SELECT key, owner, expires_at FROM claims")
+        return {str(key): Holder(str(owner), float(expires)) for key, owner, expires in rows}
+
+    def _counts(self, holder: Holder) -> bool:
+        """Whether a claim still binds: its lease runs and its owner is not known dead."""
+        return holder.expires_at > self.clock() and not owner_is_gone(holder.owner)
+
+    def _is_stored(self, key: str) -> bool:
+        row = self.store.connection.execute(
+            "SELECT 1 FROM completions WHERE key = ?", (key,)
+        ).fetchone()
+        return row is not None
+
+    def _holder(self, key: str) -> Holder | None:
+        row = self.store.connection.execute(
+            "SELECT owner, expires_at FROM claims WHERE key = ?", (key,)
+        ).fetchone()
+        return None if row is None else Holder(str(row[0]), float(row[1]))
