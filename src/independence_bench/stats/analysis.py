@@ -282,7 +282,9 @@ def compare_settings(
     for model in sorted({item.model for item in items if item.judge in chosen}):
         by_base[parse_label(model).base].append(model)
     by_base = {base: labels for base, labels in by_base.items() if len(labels) > 1}
-    # only the models compared are measured: most stores have no settings to compare
+    if not by_base:
+        return []  # most stores have no settings to compare: nothing to measure
+    # only the models compared are measured
     compared = {label for labels in by_base.values() for label in labels}
     measured = panel_items([item for item in items if item.model in compared], chosen)
     effects = []
