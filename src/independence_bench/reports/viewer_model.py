@@ -3,7 +3,7 @@
 A model's 75 conversations repeat most of their words — the system prompt and the scripted
 human turns in every run, and again in each last request's exact messages; the judge's rubric
 hash, ids and labels in every item — and 150 models repeat the suite's. Written as plain
-objects, 150 models × 5 runs took 54 MB. So the documents are packed:
+objects, 150 models × 5 runs took 56 MB. So the documents are packed:
 
 - `texts`: each distinct text once, in `data/shared.js` (`window.AIB_SHARED.texts`) when more
   than one model uses it, else in the model's file (`viewer_tables.py`). A field named in
