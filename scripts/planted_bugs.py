@@ -26,11 +26,12 @@ JUDGE_TESTS = ["tests/test_judge.py", "tests/test_rubric.py"]
 # (bug, file, text, replacement, tests that must fail)
 BUGS = [
     ("temperature dropped from the reply-cache key", KEYS,
-     '            "temperature": request.temperature,\n', "", ["tests/test_engine_cache.py"]),
+     '        "temperature": request.temperature,\n', "", ["tests/test_engine_cache.py"]),
     ("seed dropped from the reply-cache key", KEYS,
-     '            "seed": request.seed,\n', "", ["tests/test_engine_cache.py"]),
+     '        "seed": request.seed,\n', "", ["tests/test_engine_cache.py"]),
     ("schema dropped from the reply-cache key", KEYS,
-     '            "schema": request.response_schema,\n', "", ["tests/test_engine_cache.py"]),
+     'fields["schema"] = fields.pop("response_schema")', 'fields.pop("response_schema")',
+     ["tests/test_engine_cache.py"]),
     ("has_judgment ignores the rubric hash", STORE,
      'AND rubric_hash = ? "\n            "AND repeat = ?",\n'
      "            (item_id, to_sql(judge_model), rubric_hash, repeat)",

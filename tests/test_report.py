@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from independence_bench.reports.charts import safe_name
-from independence_bench.reports.report import build_reports, sum_costs
+from independence_bench.reports.report import ReportScope, build_reports, sum_costs
 from independence_bench.reports.report_markdown import md_text, render_leaderboard
 from independence_bench.store.store import Store
 from independence_bench.suites.suite import load_suite
@@ -152,7 +152,7 @@ def test_failed_unscored_and_single_run_models_are_explained(tmp_path: Path) -> 
             "(SELECT id FROM items WHERE scenario_id = 'boundary_gradual_erosion')"
         )
     with Store(tmp_path) as store:
-        (report,) = build_reports(store, suite_id=None, judge=None, n_resamples=100)
+        (report,) = build_reports(store, ReportScope(n_resamples=100))
     (model,) = report.models
     assert (model.items, model.scored, model.unscored, model.failed) == (15, 13, 1, 1)
     assert model.row is not None and model.row.why_no_interval is not None
@@ -165,7 +165,7 @@ def test_failed_unscored_and_single_run_models_are_explained(tmp_path: Path) -> 
 def test_full_suite_report_has_config_analysis(tmp_path: Path) -> None:
     build_store(tmp_path, {"a": 0.9, "b": 0.4}, suite_id="full").close()
     with Store(tmp_path) as store:
-        (report,) = build_reports(store, suite_id="full", judge=None, n_resamples=100)
+        (report,) = build_reports(store, ReportScope(suite_id="full", n_resamples=100))
     assert {(c.variant, c.mode) for c in report.configs} == {
         (v, m) for v in ("neutral", "strong_independence") for m in ("user_role", "tool_role")
     }

@@ -6,6 +6,8 @@ package prints. Internal failures stay ordinary exceptions so that bugs still sh
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from independence_bench.text.outputs import terminal_text
 
 
@@ -19,3 +21,16 @@ class UserError(Exception):
 
     def __init__(self, message: str = "") -> None:
         super().__init__(terminal_text(message))
+
+
+def read_user_text(path: Path, name: str, fix: str) -> str:
+    """The UTF-8 text of a file the user named (`name`: how messages call it); a `UserError`
+    when it is missing, unreadable (both with `fix`) or not UTF-8."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserError(f"{name} does not exist; {fix}") from None
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{name} is not UTF-8 (byte {exc.start}); save it as UTF-8 text") from None
+    except OSError as exc:
+        raise UserError(f"cannot read {name}: {exc.strerror}; {fix}") from None

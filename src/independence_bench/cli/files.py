@@ -6,12 +6,14 @@ Each parses its options into the options object of its workflow (`workflows/repo
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import click
 
 from independence_bench.cli.options import (
+    data_dir_of,
     data_dir_option,
     echo_for,
     every_suite_option,
@@ -23,6 +25,17 @@ from independence_bench.cli.options import (
     selection_of,
     selector_options,
 )
+
+
+def _written_from_store(values: Mapping[str, Any]) -> dict[str, Any]:
+    """What `report` and `view` share: the store, the output folder and the report's scope."""
+    return {
+        "data_dir": data_dir_of(values),
+        "out": values["out"],
+        "suite_id": values["suite"],
+        "judge": values["judge"],
+        "n_resamples": values["resamples"],
+    }
 
 
 @click.command()
@@ -39,15 +52,8 @@ def report(**values: Any) -> None:
     """Write LEADERBOARD.md, results.json, results.csv and charts from the store."""
     from independence_bench.workflows.report import ReportOptions, report_command
 
-    env = read_env(Path.cwd())
     options = ReportOptions(
-        data_dir=resolve_data_dir(values["data_dir"], env),
-        out=values["out"],
-        suite_id=values["suite"],
-        judge=values["judge"],
-        charts=values["charts"],
-        n_resamples=values["resamples"],
-        selection=selection_of(values),
+        **_written_from_store(values), charts=values["charts"], selection=selection_of(values)
     )
     report_command(options, echo=echo_for())
 
@@ -70,14 +76,7 @@ def view(**values: Any) -> None:
     """Write the transcript viewer (a static folder that works offline); optionally serve it."""
     from independence_bench.workflows.view import ViewOptions, view_command
 
-    env = read_env(Path.cwd())
-    options = ViewOptions(
-        data_dir=resolve_data_dir(values["data_dir"], env),
-        out=values["out"],
-        suite_id=values["suite"],
-        judge=values["judge"],
-        n_resamples=values["resamples"],
-    )
+    options = ViewOptions(**_written_from_store(values))
     view_command(options, serve=values["serve"], port=values["port"], echo=echo_for())
 
 

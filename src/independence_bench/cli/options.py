@@ -43,16 +43,9 @@ def read_env(cwd: Path) -> dict[str, str]:
         from dotenv import dotenv_values
         from dotenv.parser import parse_stream
 
-        from independence_bench.errors import UserError
+        from independence_bench.errors import UserError, read_user_text
 
-        try:
-            text = dotenv.read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            raise UserError(
-                f"{dotenv} is not UTF-8 (byte {exc.start}); save it as UTF-8 text"
-            ) from None
-        except OSError as exc:
-            raise UserError(f"cannot read {dotenv}: {exc.strerror}; fix or remove it") from None
+        text = read_user_text(dotenv, str(dotenv), "fix or remove it")
         for binding in parse_stream(io.StringIO(text)):
             if binding.error:
                 raise UserError(
@@ -78,6 +71,11 @@ def resolve_data_dir(value: Path | None, env: Mapping[str, str]) -> Path:
     if value is not None:
         return value
     return Path(env.get(DATA_DIR_ENV) or "aib-data")
+
+
+def data_dir_of(values: Mapping[str, Any]) -> Path:
+    """The store folder of a command's `--data-dir`, else of the environment or `.env`."""
+    return resolve_data_dir(values["data_dir"], read_env(Path.cwd()))
 
 
 def selection_of(values: Mapping[str, Any]) -> Selection:

@@ -7,7 +7,6 @@ its library code when it runs, so `aib --help` loads neither numpy nor the boots
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -19,12 +18,11 @@ from independence_bench.cli.options import (
     analysis_options,
     bootstrap_options,
     bootstrap_seed_option,
+    data_dir_of,
     data_dir_option,
     echo_for,
     json_option,
-    read_env,
     resamples_option,
-    resolve_data_dir,
     scored_by_option,
     selection_of,
     selector_options,
@@ -66,11 +64,10 @@ def leaderboard(**values: Any) -> None:
     from independence_bench.suites.selection import split_list
     from independence_bench.workflows.leaderboard import LeaderboardOptions, leaderboard_command
 
-    env = read_env(Path.cwd())
     options = LeaderboardOptions(
         suite_id=values["suite"],
         judge=values["judge"],
-        data_dir=resolve_data_dir(values["data_dir"], env),
+        data_dir=data_dir_of(values),
         method=values["method"],
         judges=split_list(values["judges"]),
         n_resamples=values["resamples"],
@@ -89,9 +86,8 @@ def insight_options_of(values: dict[str, Any]) -> InsightOptions:
 
     if values.get("judge") and values["judges"]:
         raise click.UsageError("give either --judge or --judges, not both")
-    env = read_env(Path.cwd())
     return InsightOptions(
-        data_dir=resolve_data_dir(values["data_dir"], env),
+        data_dir=data_dir_of(values),
         suite_id=values["suite"],
         judge=values.get("judge"),
         judges=split_list(values["judges"]),

@@ -27,6 +27,23 @@ if TYPE_CHECKING:
     from independence_bench.workflows.plan import RunOptions
 
 
+_PASSED_AS_GIVEN = (
+    "models",
+    "config_path",
+    "judge",
+    "runs",
+    "base_url",
+    "judge_base_url",
+    "concurrency",
+    "seed",
+    "timeout_s",
+    "max_cost",
+    "preset",
+    "reasoning_effort",
+)
+"""The options of `aib run` and `aib estimate` that fill the `RunOptions` field of their name."""
+
+
 def run_options_of(values: dict[str, Any]) -> RunOptions:
     """The `RunOptions` of `aib run` or `aib estimate` (`cli.options.run_options`)."""
     from independence_bench.suites.selection import split_list
@@ -34,23 +51,12 @@ def run_options_of(values: dict[str, Any]) -> RunOptions:
 
     env = read_env(Path.cwd())
     return RunOptions(
-        models=values["models"],
-        config_path=values["config_path"],
-        judge=values["judge"],
+        **{name: values[name] for name in _PASSED_AS_GIVEN},
         suite_id=values["suite"],
-        runs=values["runs"],
-        base_url=values["base_url"],
-        judge_base_url=values["judge_base_url"],
-        concurrency=values["concurrency"],
-        seed=values["seed"],
         data_dir=resolve_data_dir(values["data_dir"], env),
         env=env,
-        timeout_s=values["timeout_s"],
         fresh=not values["resume"],
-        max_cost=values["max_cost"],
         scenarios=split_list(values["scenarios"]),
-        preset=values["preset"],
-        reasoning_effort=values["reasoning_effort"],
         selection=selection_of(values),
     )
 

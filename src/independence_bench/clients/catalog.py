@@ -40,18 +40,26 @@ def key_env_of(spec: ModelSpec) -> str:
     return OPENROUTER_KEY_ENV if spec.is_openrouter else GENERIC_KEY_ENV
 
 
-def rejection_of(spec: ModelSpec, endpoint: str, error: ClientError) -> UserError | None:
-    """The run-stopping error for a chat call that no retry or other item can fix, else None."""
+def _endpoint_refusal(endpoint: str, spec: ModelSpec, error: ClientError) -> UserError | None:
+    """The error for an endpoint that refuses every call alike (HTML, a rejected key), else None."""
     if isinstance(error, NotJsonReply):
         return UserError(
-            f"{endpoint} answered model {spec.id} with a web page instead of JSON ({error}); the "
-            "base URL should be the API's (it usually ends in /v1)"
+            f"{endpoint} answered with a web page instead of JSON ({error}); the base URL should "
+            "be the API's (it usually ends in /v1)"
         )
     if error.status == 401:
         return UserError(
-            f"{endpoint} rejected the API key for model {spec.id} ({error}); put a valid key "
-            f"in ${key_env_of(spec)} (environment or .env) and run the same command again"
+            f"{endpoint} rejected the API key ({error}); put a valid key in "
+            f"${key_env_of(spec)} (environment or .env) and run the same command again"
         )
+    return None
+
+
+def rejection_of(spec: ModelSpec, endpoint: str, error: ClientError) -> UserError | None:
+    """The run-stopping error for a chat call that no retry or other item can fix, else None."""
+    refusal = _endpoint_refusal(endpoint, spec, error)
+    if refusal is not None:
+        return refusal
     if error.status == 402:
         return UserError(
             f"{endpoint} refused model {spec.id} for payment ({error}); add credits to the "
@@ -148,16 +156,9 @@ def _raise_listing_failure(name: str, specs: Sequence[ModelSpec], error: ClientE
             f"cannot reach {name}: {error}; start the server or fix the base URL "
             "(--base-url / --judge-base-url / base_url in models.yaml)"
         )
-    if isinstance(error, NotJsonReply):
-        raise UserError(
-            f"{name} answered with a web page instead of JSON ({error}); the base URL should "
-            "be the API's (it usually ends in /v1)"
-        )
-    if error.status == 401:
-        raise UserError(
-            f"{name} rejected the API key (HTTP 401); put a valid key in "
-            f"${key_env_of(specs[0])} (environment or .env)"
-        )
+    refusal = _endpoint_refusal(name, specs[0], error)
+    if refusal is not None:
+        raise refusal
     # Other statuses (no /models route, 403 on listing, a flaky 5xx): the chat calls decide.
 
 

@@ -26,7 +26,7 @@ from pydantic import (
 from independence_bench.clients.local.weights import is_local_model
 from independence_bench.clients.protocol import ReasoningEffort
 from independence_bench.clients.redact import without_url_credentials
-from independence_bench.errors import UserError
+from independence_bench.errors import UserError, read_user_text
 
 OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
 DEFAULT_TEMPERATURE = 0.7
@@ -209,16 +209,7 @@ def _describe_error(path: Path | str, data: Any, exc: ValidationError) -> str:
 
 def load_models_file(path: Path) -> ModelsFile:
     """Read and validate a `models.yaml`; raise `UserError` naming the file, entry and field."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserError(f"config file {path} does not exist; check the --config path") from None
-    except UnicodeDecodeError as exc:
-        raise UserError(
-            f"config file {path} is not UTF-8 (byte {exc.start}); save it as UTF-8 text"
-        ) from None
-    except OSError as exc:
-        raise UserError(f"cannot read config file {path}: {exc.strerror}") from None
+    text = read_user_text(path, f"config file {path}", "check the --config path")
     return parse_models_file(text, path)
 
 

@@ -117,12 +117,7 @@ class OpenAICompatibleClient:
                 data = reply.json()
                 break
             except ValueError:
-                if _is_web_page(reply):
-                    raise NotJsonReply(
-                        f"HTTP {reply.status} with a non-JSON body",
-                        retryable=False,
-                        status=reply.status,
-                    ) from None
+                _refuse_web_page(reply)
                 if attempt == LIST_ATTEMPTS:
                     raise ClientError(
                         f"HTTP {reply.status} with a non-JSON body after {attempt} attempts",
@@ -200,19 +195,22 @@ class OpenAICompatibleClient:
         try:
             response = reply.json()
         except ValueError:
-            if _is_web_page(reply):
-                # An HTML page: the base URL points at a website or a login wall.
-                raise NotJsonReply(
-                    f"HTTP {reply.status} with a non-JSON body",
-                    retryable=False,
-                    status=reply.status,
-                ) from None
+            _refuse_web_page(reply)
             # Any other non-JSON body (a proxy's plain-text hiccup) is transient.
             raise ClientError(
                 f"malformed response: HTTP {reply.status} body is not JSON", retryable=True
             ) from None
         latency = time.perf_counter() - started
         return _completion_from(response, latency)
+
+
+def _refuse_web_page(reply: HttpReply) -> None:
+    """Raise `NotJsonReply` for an HTML page where JSON was due: the base URL points at a
+    website or a login wall, which no retry fixes."""
+    if _is_web_page(reply):
+        raise NotJsonReply(
+            f"HTTP {reply.status} with a non-JSON body", retryable=False, status=reply.status
+        ) from None
 
 
 def _reply_error_text(reply: HttpReply) -> str:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 from dataclasses import dataclass
-from types import TracebackType
 
 
 @dataclass
@@ -61,12 +60,7 @@ class AdaptiveLimiter:
             self.in_flight += 1
         return Permit(self, self._generation)
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *_: object) -> None:
         async with self._changed:
             self.in_flight -= 1
             # A success inside the block may have raised the limit: wake every waiter that fits.

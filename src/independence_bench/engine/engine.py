@@ -15,7 +15,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from independence_bench import __version__
 from independence_bench.clients.budget import BudgetExhausted, CostGuard, Price
 from independence_bench.clients.catalog import rejection_of
 from independence_bench.clients.config import ModelSpec
@@ -36,6 +35,7 @@ from independence_bench.errors import UserError
 from independence_bench.judging.judge import judge_reply_is_whole, run_judgment
 from independence_bench.judging.rubric import Rubric, load_rubric
 from independence_bench.store.claims import Claims
+from independence_bench.store.run_status import ensure_model_run
 from independence_bench.store.store import ItemRecord, RunRecord, Store, TurnRecord
 from independence_bench.suites.delivery import DeliveryMode
 from independence_bench.suites.suite import PromptVariant, Scenario, Suite
@@ -267,16 +267,7 @@ class Engine:
         for spec in plan.models:
             first = plan.first_run.get(spec.display_label, 1)
             for run_index in range(first, first + plan.runs):
-                run, _ = self.store.ensure_run(
-                    model_label=spec.display_label,
-                    model_id=spec.id,
-                    suite_id=suite.id,
-                    suite_version=suite.version,
-                    suite_hash=suite.content_hash,
-                    run_index=run_index,
-                    model_config=spec.stored_config(),
-                    package_version=__version__,
-                )
+                run, _ = ensure_model_run(self.store, spec, suite, run_index)
                 refuse_changed_settings(run, spec)
                 for variant in suite.variants:
                     for mode in suite.delivery_modes:

@@ -50,19 +50,16 @@ class CostLine:
 
     @property
     def cost(self) -> float | None:
-        return (
-            None
-            if self.price is None
-            else self.price.cost(self.prompt_tokens, self.completion_tokens)
-        )
+        return self._cost_with(self.completion_tokens)
 
     @property
     def cost_max(self) -> float | None:
-        return (
-            None
-            if self.price is None
-            else self.price.cost(self.prompt_tokens, self.completion_tokens_max)
-        )
+        return self._cost_with(self.completion_tokens_max)
+
+    def _cost_with(self, completion_tokens: int) -> float | None:
+        if self.price is None:
+            return None
+        return self.price.cost(self.prompt_tokens, completion_tokens)
 
 
 def _placeholder(tokens: int) -> str:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from types import TracebackType
 
 from rich.console import Console
 from rich.progress import (
@@ -115,12 +114,7 @@ class RichProgress:
         self._progress.start()
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *_: object) -> None:
         self._progress.stop()
         if self._plain:
             self._plain_line()

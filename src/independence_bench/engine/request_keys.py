@@ -28,20 +28,12 @@ def _digest(payload: Mapping[str, Any]) -> str:
 
 def request_key(request: CompletionRequest, *, sample: str) -> str:
     """Hash of everything that determines a completion; `sample` separates runs and repeats."""
-    return _digest(
-        {
-            "model": request.model,
-            "messages": list(request.messages),
-            "tools": list(request.tools),
-            "temperature": request.temperature,
-            "max_tokens": request.max_tokens,
-            "reasoning_effort": request.reasoning_effort,
-            "provider": list(request.provider_order),
-            "seed": request.seed,
-            "schema": request.response_schema,
-            "sample": sample,
-        }
-    )
+    fields = request_record(request)
+    # The key has always named these two fields differently from the stored request; renaming
+    # them would change every key and make a re-run pay again for everything in the store.
+    fields["provider"] = fields.pop("provider_order")
+    fields["schema"] = fields.pop("response_schema")
+    return _digest({**fields, "sample": sample})
 
 
 def request_record(request: CompletionRequest) -> dict[str, Any]:

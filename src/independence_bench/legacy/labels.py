@@ -16,7 +16,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from independence_bench.errors import UserError
+from independence_bench.errors import UserError, read_user_text
 from independence_bench.legacy.format import parse_config_folder
 
 
@@ -69,12 +69,9 @@ class PublishedModels(BaseModel):
 
 def read_published_models(path: Path) -> PublishedModels:
     """The earlier implementation's models.yaml; `UserError` naming the file when unreadable."""
+    text = read_user_text(path, str(path), "check the --labels path")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UserError(f"cannot read {path}: {exc.strerror}; check the --labels path") from None
-    except UnicodeDecodeError as exc:
-        raise UserError(f"{path} is not UTF-8 (byte {exc.start}); save it as UTF-8 text") from None
+        data = yaml.safe_load(text)
     except yaml.YAMLError:
         raise UserError(f"{path} is not valid YAML; fix it or leave out --labels") from None
     try:

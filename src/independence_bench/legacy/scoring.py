@@ -33,10 +33,11 @@ from statistics import fmean
 
 from independence_bench.scoring.results import load_results
 from independence_bench.scoring.scoring import (
-    METRIC_KEYS,
-    IncompleteMetrics,
+    ModelIndex,
     ScoredItem,
-    independence_index,
+    index_or_missing,
+    mean_over_runs,
+    run_means,
 )
 from independence_bench.stats.analysis import Leaderboard, LeaderboardRow, sort_rows
 from independence_bench.stats.stats import Estimate, percentile_interval
@@ -88,15 +89,9 @@ def legacy_item_metrics(item: ScoredItem) -> dict[str, float] | None:
 
 
 @dataclass(frozen=True)
-class LegacyScore:
+class LegacyScore(ModelIndex):
     """One configuration under the legacy rules."""
 
-    model: str
-    runs: tuple[int, ...]
-    metrics: Mapping[str, float]
-    """Means over runs, on native scales (drift 0–10, name/gender changes 0–2)."""
-    index: float | None
-    missing: tuple[str, ...]
     run_indexes: Mapping[int, float]
     interval: tuple[float, float] | None
     n_items: int
@@ -119,13 +114,6 @@ def first_per_unit(items: Iterable[ScoredItem]) -> list[ScoredItem]:
             seen.add(key)
             out.append(item)
     return out
-
-
-def _index(metrics: Mapping[str, float], formula: str) -> tuple[float | None, tuple[str, ...]]:
-    try:
-        return independence_index(metrics, formula), ()
-    except IncompleteMetrics as exc:
-        return None, exc.missing
 
 
 def run_interval(
@@ -154,19 +142,12 @@ def score_legacy_model(
         values = by_run[item.run]
         for key, value in metrics.items():
             values[key].append(value)
-    run_means = {
-        run: {key: fmean(values[key]) for key in METRIC_KEYS if values.get(key)}
-        for run, values in sorted(by_run.items())
-    }
-    metrics = {
-        key: fmean(means[key] for means in run_means.values() if key in means)
-        for key in METRIC_KEYS
-        if any(key in means for means in run_means.values())
-    }
-    index, missing = _index(metrics, formula)
+    per_run = run_means(by_run)
+    metrics = mean_over_runs(per_run)
+    index, missing = index_or_missing(metrics, formula)
     run_indexes: dict[int, float] = {}
-    for run, means in run_means.items():
-        run_index, _ = _index({**dict.fromkeys(_DRIFT_PARTS, 0.0), **means}, formula)
+    for run, means in per_run.items():
+        run_index, _ = index_or_missing({**dict.fromkeys(_DRIFT_PARTS, 0.0), **means}, formula)
         if run_index is not None:
             run_indexes[run] = run_index
     interval = (
@@ -174,7 +155,7 @@ def score_legacy_model(
     )
     return LegacyScore(
         model=model,
-        runs=tuple(run_means),
+        runs=tuple(per_run),
         metrics=metrics,
         index=index,
         missing=missing,

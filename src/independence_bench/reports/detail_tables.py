@@ -1,10 +1,11 @@
 """What `aib leaderboard --detailed` and a selected leaderboard add under the ranking.
 
-`leaderboard_details` reads the same results the ranking does (suite, judge or panel,
-selection) and computes the detailed metrics and chosen names (`details.py`);
-`details_lines` renders them as terminal tables that follow the terminal's width
-(`terminal.py`) and `details_json` adds them to the `--json` rows. A selection that leaves out
-an experiment the index needs is said so here, under the table whose index column it empties.
+`leaderboard_details` takes the results the ranking was built from (suite, judge or panel,
+selection: `insights.leaderboard_results`, read once) and computes the detailed metrics and
+chosen names (`details.py`); `details_lines` renders them as terminal tables that follow the
+terminal's width (`terminal.py`) and `details_json` adds them to the `--json` rows. A
+selection that leaves out an experiment the index needs is said so here, under the table whose
+index column it empties.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from rich.table import Table
 from independence_bench.reports.details import (
     DETAILED,
     ChosenNames,
+    ModelDetails,
     chosen_names,
     counted_text,
     detailed_json,
@@ -27,19 +29,16 @@ from independence_bench.reports.details import (
 )
 from independence_bench.reports.insights import InsightOptions
 from independence_bench.reports.terminal import render_whole
-from independence_bench.scoring.results import load_results
+from independence_bench.scoring.results import SuiteResults
 from independence_bench.stats.bootstrap import METHOD
 from independence_bench.stats.stats import Estimate
-from independence_bench.store.store import Store
 from independence_bench.suites.selection import Selection
 
 
 @dataclass(frozen=True)
-class LeaderboardDetails:
+class LeaderboardDetails(ModelDetails):
     """The detailed metrics, names and selection of one leaderboard."""
 
-    detailed: Mapping[str, Mapping[str, Estimate]]
-    names: tuple[ChosenNames, ...]
     selection: Selection
     left_out: tuple[str, ...]
     with_metrics: bool
@@ -47,16 +46,9 @@ class LeaderboardDetails:
 
 
 def leaderboard_details(
-    store: Store, options: InsightOptions, *, with_metrics: bool
+    results: SuiteResults, options: InsightOptions, *, with_metrics: bool
 ) -> LeaderboardDetails:
-    """Detailed metrics and names (when `with_metrics`) for the leaderboard `options` asks for."""
-    results = load_results(
-        store,
-        suite_id=options.suite_id,
-        judge=options.judge,
-        judges=tuple(dict.fromkeys(options.judges)),
-        selection=options.selection,
-    )
+    """Detailed metrics and names (when `with_metrics`) for the leaderboard of `results`."""
     detailed: Mapping[str, Mapping[str, Estimate]] = {}
     names: tuple[ChosenNames, ...] = ()
     if with_metrics:

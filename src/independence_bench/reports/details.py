@@ -23,7 +23,7 @@ from statistics import fmean
 from typing import Any
 
 from independence_bench.scoring.results import SuiteResults
-from independence_bench.scoring.scoring import ItemMetrics
+from independence_bench.scoring.scoring import ItemMetrics, ScoredItem, measured_as
 from independence_bench.stats.intervals import bootstrap_models
 from independence_bench.stats.stats import DEFAULT_RESAMPLES, Estimate
 
@@ -85,24 +85,17 @@ def detailed_items(results: SuiteResults, detail: Detailed) -> list[ItemMetrics]
     A conversation several judges scored (a panel) gets the mean of their values.
     """
     values: dict[tuple[str, int, str, str, str, str], list[float]] = defaultdict(list)
+    first: dict[tuple[str, int, str, str, str, str], ScoredItem] = {}
     for item in results.scored:
         if item.kind not in detail.kinds or item.repeat:
             continue
         value = _value(item.scores.get(detail.key))
         if value is not None:
-            key = (item.model, item.run, item.variant, item.mode, item.scenario_id, item.kind)
-            values[key].append(value)
+            values[item.place].append(value)
+            first.setdefault(item.place, item)
     return [
-        ItemMetrics(
-            model=model,
-            run=run,
-            variant=variant,
-            mode=mode,
-            scenario_id=scenario,
-            kind=kind,
-            metrics={detail.carrier: fmean(found)},
-        )
-        for (model, run, variant, mode, scenario, kind), found in sorted(values.items())
+        measured_as(first[key], {detail.carrier: fmean(found)})
+        for key, found in sorted(values.items())
     ]
 
 
@@ -160,6 +153,16 @@ class ChosenNames:
     """(name, runs that chose it), most frequent first; "(declined)" for no name."""
     genders: tuple[tuple[str, int], ...]
     runs: int
+
+
+@dataclass(frozen=True)
+class ModelDetails:
+    """What the leaderboard and the report show beside the index: each model's detailed
+    metrics and the names it chose."""
+
+    detailed: Mapping[str, Mapping[str, Estimate]]
+    """Per model, each detailed metric (`DETAILED`) with its interval."""
+    names: tuple[ChosenNames, ...]
 
 
 def _counted(counter: Counter[str]) -> tuple[tuple[str, int], ...]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,6 +19,7 @@ from independence_bench.reports.insights import flag_of, judges_json, metric_jso
 from independence_bench.reports.report import JudgedItem, ModelReport, SuiteReport
 from independence_bench.reports.spend import report_spend
 from independence_bench.scoring.scoring import METRIC_KEYS
+from independence_bench.stats.analysis import LeaderboardRow
 from independence_bench.stats.stats import Estimate
 from independence_bench.text.outputs import csv_cell, export_value
 
@@ -36,22 +38,43 @@ def _estimate(estimate: Estimate | None) -> dict[str, float | None] | None:
     }
 
 
+def _finite(value: float | None, digits: int) -> float | None:
+    return None if value is None or not math.isfinite(value) else round(value, digits)
+
+
+def ranking_json(row: LeaderboardRow | None) -> dict[str, Any]:
+    """A model's place on the leaderboard (ranks, index, interval), as `results.json` and the
+    viewer write it; a model with no row has none of them."""
+    if row is None:
+        return {
+            **dict.fromkeys(("rank", "rank_low", "rank_high"), None),
+            "could_lead": False,
+            **dict.fromkeys(("index", "ci_low", "ci_high"), None),
+            "complete": False,
+            "missing": ["all"],
+            "why_no_interval": "no scored items",
+        }
+    return {
+        "rank": row.rank,
+        "rank_low": row.rank_low,
+        "rank_high": row.rank_high,
+        "could_lead": row.could_lead,
+        "index": _finite(row.index, 2),
+        "ci_low": _finite(row.ci_low, 2),
+        "ci_high": _finite(row.ci_high, 2),
+        "complete": row.complete,
+        "missing": list(row.missing),
+        "why_no_interval": row.why_no_interval,
+    }
+
+
 def model_record(model: ModelReport, report: SuiteReport | None = None) -> dict[str, Any]:
     """One model's row in `results.json` (the CSV flattens the same values)."""
     row = model.row
     detailed = report.extras.detailed.get(model.model, {}) if report else {}
     return {
         "model": model.model,
-        "rank": row.rank if row else None,
-        "rank_low": row.rank_low if row else None,
-        "rank_high": row.rank_high if row else None,
-        "could_lead": bool(row and row.could_lead),
-        "index": _round(row.index, 2) if row else None,
-        "ci_low": _round(row.ci_low, 2) if row else None,
-        "ci_high": _round(row.ci_high, 2) if row else None,
-        "complete": bool(row and row.complete),
-        "missing": list(row.missing) if row else ["all"],
-        "why_no_interval": row.why_no_interval if row else "no scored items",
+        **ranking_json(row),
         "runs": model.runs,
         "metrics": {k: _estimate(v) for k, v in row.metrics.items()} if row else {},
         "items": model.items,

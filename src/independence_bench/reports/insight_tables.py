@@ -8,8 +8,8 @@ JSON. The CLI only echoes the result. Nothing here calls a model.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from rich.table import Table
 
@@ -36,6 +36,7 @@ from independence_bench.reports.insights import (
     items_report,
     judges_json,
     judges_report,
+    leaderboard_results,
     model_labels,
     pair_json,
     pair_report,
@@ -48,6 +49,8 @@ from independence_bench.reports.terminal import render_whole
 from independence_bench.stats.discrimination import CEILING_SHARE
 from independence_bench.stats.stats import Estimate
 from independence_bench.store.store import Store
+
+_Report = TypeVar("_Report")
 
 
 def _render(table: Table) -> str:
@@ -65,6 +68,19 @@ def _interval(estimate: Estimate | None, digits: int = 1, *, signed: bool = Fals
         return "–"
     low = _num(estimate.low, digits, signed=signed)
     return f"{low} to {_num(estimate.high, digits, signed=signed)}"
+
+
+def _report_output(
+    options: InsightOptions,
+    build: Callable[[Store, InsightOptions], _Report],
+    as_json: bool,
+    to_json: Callable[[_Report], Any],
+    render: Callable[[_Report], str],
+) -> str:
+    """Build one report from the store (opened read-only) and return it as JSON or as text."""
+    with Store(options.data_dir, read_only=True) as store:
+        report = build(store, options)
+    return _dump(to_json(report)) if as_json else render(report)
 
 
 def _dump(data: Any) -> str:
@@ -90,10 +106,11 @@ def leaderboard_output(options: InsightOptions, *, as_json: bool, detailed: bool
     """`aib leaderboard` for one judge or a `--judges` panel; `detailed` adds the detailed
     metrics and chosen names (`detail_tables.py`), as does a selection its note."""
     with Store(options.data_dir, read_only=True) as store:
-        board = panel_leaderboard(store, options)
-        details = None
-        if detailed or options.selection.active:
-            details = leaderboard_details(store, options, with_metrics=detailed)
+        results = leaderboard_results(store, options)
+    board = panel_leaderboard(results, options)
+    details = None
+    if detailed or options.selection.active:
+        details = leaderboard_details(results, options, with_metrics=detailed)
     if as_json:
         rows = rows_as_json(board)
         return _dump(details_json(rows, details) if details else rows)
@@ -158,9 +175,7 @@ def _retest_lines(report: JudgesReport) -> list[str]:
 
 def judges_output(options: InsightOptions, *, as_json: bool) -> str:
     """`aib judges`."""
-    with Store(options.data_dir, read_only=True) as store:
-        report = judges_report(store, options)
-    return _dump(judges_json(report)) if as_json else render_judges(report)
+    return _report_output(options, judges_report, as_json, judges_json, render_judges)
 
 
 def render_pair(report: PairReport) -> str:
@@ -286,9 +301,7 @@ def _metric_table(report: ItemsReport) -> Table:
 
 def items_output(options: InsightOptions, *, as_json: bool) -> str:
     """`aib items`."""
-    with Store(options.data_dir, read_only=True) as store:
-        report = items_report(store, options)
-    return _dump(items_json(report)) if as_json else render_items(report)
+    return _report_output(options, items_report, as_json, items_json, render_items)
 
 
 def render_configs(report: ConfigsReport) -> str:
@@ -325,6 +338,4 @@ def render_configs(report: ConfigsReport) -> str:
 
 def configs_output(options: InsightOptions, *, as_json: bool) -> str:
     """`aib configs`."""
-    with Store(options.data_dir, read_only=True) as store:
-        report = configs_report(store, options)
-    return _dump(configs_json(report)) if as_json else render_configs(report)
+    return _report_output(options, configs_report, as_json, configs_json, render_configs)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from independence_bench.errors import UserError
-from independence_bench.reports.leaderboard import load_leaderboard
+from independence_bench.reports.leaderboard import leaderboard_of
 from independence_bench.scoring.results import SuiteResults, load_results, scored_items
 from independence_bench.stats.agreement import ALPHA_RESAMPLES, RetestAgreement, retest_agreement
 from independence_bench.stats.analysis import (
@@ -98,20 +98,24 @@ def _judge_text(results: SuiteResults) -> str:
 # -- leaderboard with a judge panel ---------------------------------------------------------
 
 
-def panel_leaderboard(store: Store, options: InsightOptions) -> Leaderboard:
-    """`leaderboard.load_leaderboard` for one judge or a panel; a panel's rows carry its
-    inter-judge agreement for the JSON output."""
+def leaderboard_results(store: Store, options: InsightOptions) -> SuiteResults:
+    """The results the leaderboard `options` ask for (suite, judge or panel, selection); read
+    once for the ranking and for what `detail_tables` adds under it."""
     if options.judge and options.judges:
         raise UserError("give either --judge or --judges, not both")
-    board = load_leaderboard(
+    return load_results(
         store,
         suite_id=options.suite_id,
         judge=options.judge,
-        judges=tuple(dict.fromkeys(options.judges)),
-        n_resamples=options.n_resamples,
-        seed=options.seed,
+        judges=options.judges,
         selection=options.selection,
     )
+
+
+def panel_leaderboard(results: SuiteResults, options: InsightOptions) -> Leaderboard:
+    """`leaderboard.leaderboard_of` for one judge or a panel; a panel's rows carry its
+    inter-judge agreement for the JSON output."""
+    board = leaderboard_of(results, n_resamples=options.n_resamples, seed=options.seed)
     if not board.agreement:
         return board
     extra = {"agreement": agreement_json(board.agreement)}
@@ -226,11 +230,28 @@ def judges_json(report: JudgesReport) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class PairReport:
+class SuiteAnalysis:
+    """What a store-only analysis read: one suite under one judge (or a panel, `A + B`)."""
+
     suite_id: str
     judge: str
-    comparison: PairedComparison
+
+
+def analysis_json(report: SuiteAnalysis) -> dict[str, Any]:
+    """The suite and judge every analysis's JSON starts with."""
+    return {"suite": report.suite_id, "judge": report.judge}
+
+
+@dataclass(frozen=True)
+class ResampledReport(SuiteAnalysis):
+    """An analysis with bootstrap intervals, and the method printed under its table."""
+
     method: str
+
+
+@dataclass(frozen=True)
+class PairReport(ResampledReport):
+    comparison: PairedComparison
 
 
 def pair_report(store: Store, options: InsightOptions, model_a: str, model_b: str) -> PairReport:
@@ -254,7 +275,7 @@ def pair_report(store: Store, options: InsightOptions, model_a: str, model_b: st
         n_resamples=options.n_resamples,
         seed=options.seed,
     )
-    return PairReport(results.suite_id, _judge_text(results), comparison, options.method)
+    return PairReport(results.suite_id, _judge_text(results), options.method, comparison)
 
 
 def comparison_json(comparison: PairedComparison) -> dict[str, Any]:
@@ -276,18 +297,14 @@ def pair_json(report: PairReport) -> dict[str, Any]:
     """`aib compare A B --json`."""
     return {
         **comparison_json(report.comparison),
-        "suite": report.suite_id,
-        "judge": report.judge,
+        **analysis_json(report),
         "method": report.method,
     }
 
 
 @dataclass(frozen=True)
-class SettingsReport:
-    suite_id: str
-    judge: str
+class SettingsReport(ResampledReport):
     effects: tuple[SettingEffect, ...]
-    method: str
 
 
 def settings_report(store: Store, options: InsightOptions) -> SettingsReport:
@@ -307,14 +324,13 @@ def settings_of(results: SuiteResults, options: InsightOptions) -> SettingsRepor
         )
     except ValueError as exc:  # a model label the label grammar cannot read
         raise UserError(str(exc)) from None
-    return SettingsReport(results.suite_id, _judge_text(results), tuple(effects), options.method)
+    return SettingsReport(results.suite_id, _judge_text(results), options.method, tuple(effects))
 
 
 def settings_json(report: SettingsReport) -> dict[str, Any]:
     """`aib compare --json`."""
     return {
-        "suite": report.suite_id,
-        "judge": report.judge,
+        **analysis_json(report),
         "settings": [
             {
                 "base": e.base,
@@ -333,9 +349,7 @@ def settings_json(report: SettingsReport) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class ItemsReport:
-    suite_id: str
-    judge: str
+class ItemsReport(SuiteAnalysis):
     items: tuple[ItemDifficulty, ...]
     """Easiest first."""
 
@@ -360,8 +374,7 @@ def flag_of(item: ItemDifficulty) -> str:
 def items_json(report: ItemsReport) -> dict[str, Any]:
     """`aib items --json`."""
     return {
-        "suite": report.suite_id,
-        "judge": report.judge,
+        **analysis_json(report),
         "items": [
             {
                 "scenario": d.scenario_id,
@@ -399,11 +412,8 @@ def metric_json(row: MetricDiscrimination) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class ConfigsReport:
-    suite_id: str
-    judge: str
+class ConfigsReport(ResampledReport):
     cells: tuple[ConfigCell, ...]
-    method: str
 
 
 def configs_report(store: Store, options: InsightOptions) -> ConfigsReport:
@@ -423,14 +433,13 @@ def configs_report(store: Store, options: InsightOptions) -> ConfigsReport:
         n_resamples=options.n_resamples,
         seed=options.seed,
     )
-    return ConfigsReport(results.suite_id, _judge_text(results), tuple(found), options.method)
+    return ConfigsReport(results.suite_id, _judge_text(results), options.method, tuple(found))
 
 
 def configs_json(report: ConfigsReport) -> dict[str, Any]:
     """`aib configs --json`."""
     return {
-        "suite": report.suite_id,
-        "judge": report.judge,
+        **analysis_json(report),
         "baseline": {"variant": "neutral", "mode": "user_role"},
         "cells": [
             {

@@ -16,7 +16,7 @@ from typing import Any
 from rich.table import Table
 
 from independence_bench.reports.terminal import fit_table, terminal_width
-from independence_bench.scoring.results import load_results
+from independence_bench.scoring.results import SuiteResults, load_results
 from independence_bench.scoring.scoring import METRIC_KEYS
 from independence_bench.stats.analysis import (
     Leaderboard,
@@ -111,6 +111,13 @@ def load_leaderboard(
         only_hash=only_hash,
         selection=selection,
     )
+    return leaderboard_of(results, n_resamples=n_resamples, seed=seed)
+
+
+def leaderboard_of(
+    results: SuiteResults, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0
+) -> Leaderboard:
+    """`load_leaderboard` of results already read from the store."""
     board = build_leaderboard(
         results.scored,
         results.formula,

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from independence_bench.errors import UserError
 from independence_bench.reports.report_extras import NO_EXTRAS, SuiteExtras, build_extras
-from independence_bench.scoring.results import load_results
+from independence_bench.scoring.results import load_results, scored_item
 from independence_bench.scoring.scoring import (
     METRIC_KEYS,
     ItemMetrics,
@@ -235,13 +235,22 @@ def _order(experiment: str) -> int:
     return EXPERIMENT_ORDER.index(experiment) if experiment in EXPERIMENT_ORDER else 0
 
 
+@dataclass(frozen=True)
+class ReportScope:
+    """Which suites of the store a report covers, under which judge, and its bootstrap."""
+
+    suite_id: str | None = None
+    """Default: every suite in the store, one section each."""
+    judge: str | None = None
+    """Default: the judge with the most scored items."""
+    n_resamples: int = DEFAULT_RESAMPLES
+    seed: int = 0
+
+
 def build_suite_report(
     store: Store,
+    scope: ReportScope,
     *,
-    suite_id: str | None,
-    judge: str | None,
-    n_resamples: int = DEFAULT_RESAMPLES,
-    seed: int = 0,
     selection: Selection = EVERYTHING,
     on_chart_data: Callable[[ChartData], None] | None = None,
 ) -> SuiteReport:
@@ -249,7 +258,8 @@ def build_suite_report(
 
     `on_chart_data` gets what the charts draw as soon as the leaderboard exists, so they can be
     drawn while the rest of the report is gathered."""
-    results = load_results(store, suite_id=suite_id, judge=judge, selection=selection)
+    n_resamples, seed = scope.n_resamples, scope.seed
+    results = load_results(store, suite_id=scope.suite_id, judge=scope.judge, selection=selection)
     board = build_leaderboard(
         results.scored,
         results.formula,
@@ -339,19 +349,8 @@ def count_deviations(items: Sequence[ItemRecord]) -> dict[str, int]:
 
 def item_metrics_of(item: ItemRecord, judgment: JudgmentRecord) -> dict[str, float]:
     """The metrics a scored judgment gives its item ({} when they cannot be read)."""
-    scored = ScoredItem(
-        model=item.run.model_label,
-        run=item.run.run_index,
-        variant=item.variant,
-        mode=item.mode,
-        scenario_id=item.scenario_id,
-        kind=item.kind,
-        judge=judgment.judge_model,
-        scores=judgment.scores or {},
-        item_id=item.id,
-    )
     try:
-        return item_metrics(scored)
+        return item_metrics(scored_item(item, judgment))
     except ValueError:
         return {}
 
@@ -380,24 +379,15 @@ def suite_ids(store: Store, suite_id: str | None) -> list[str]:
 
 def build_reports(
     store: Store,
+    scope: ReportScope,
     *,
-    suite_id: str | None,
-    judge: str | None,
-    n_resamples: int = DEFAULT_RESAMPLES,
-    seed: int = 0,
     selection: Selection = EVERYTHING,
     on_chart_data: Callable[[ChartData], None] | None = None,
 ) -> list[SuiteReport]:
-    """A `SuiteReport` for the suite asked for, or for every suite in the store."""
+    """A `SuiteReport` for the suite `scope` asks for, or for every suite in the store."""
     return [
         build_suite_report(
-            store,
-            suite_id=suite,
-            judge=judge,
-            n_resamples=n_resamples,
-            seed=seed,
-            selection=selection,
-            on_chart_data=on_chart_data,
+            store, replace(scope, suite_id=suite), selection=selection, on_chart_data=on_chart_data
         )
-        for suite in suite_ids(store, suite_id)
+        for suite in suite_ids(store, scope.suite_id)
     ]

@@ -9,11 +9,10 @@ efforts or temperatures. Everything here reads the store only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from independence_bench.errors import UserError
-from independence_bench.reports.details import ChosenNames, chosen_names, detailed_metrics
+from independence_bench.reports.details import ModelDetails, chosen_names, detailed_metrics
 from independence_bench.reports.insights import (
     InsightOptions,
     JudgesReport,
@@ -22,17 +21,14 @@ from independence_bench.reports.insights import (
     settings_of,
 )
 from independence_bench.scoring.results import SuiteResults
-from independence_bench.stats.stats import DEFAULT_RESAMPLES, Estimate
+from independence_bench.stats.stats import DEFAULT_RESAMPLES
 from independence_bench.store.store import Store
 
 
 @dataclass(frozen=True)
-class SuiteExtras:
+class SuiteExtras(ModelDetails):
     """The optional parts of one suite's report; empty or None where the store lacks them."""
 
-    detailed: Mapping[str, Mapping[str, Estimate]]
-    """Per model, each detailed metric (`details.DETAILED`) with its interval."""
-    names: tuple[ChosenNames, ...]
     judges: JudgesReport | None
     """Judge validation: set when a second judge or repeated judgments exist."""
     settings: SettingsReport | None

@@ -35,6 +35,7 @@ from typing import Any
 
 from independence_bench import __version__
 from independence_bench.errors import UserError
+from independence_bench.reports.exports import ranking_json
 from independence_bench.reports.leaderboard import METRIC_TITLES
 from independence_bench.reports.report import ModelReport, SuiteReport, index_terms, metric_scale
 from independence_bench.reports.report_markdown import METRIC_MEANINGS
@@ -119,16 +120,7 @@ def _model_entry(report: SuiteReport, model: ModelReport, source: str) -> dict[s
     return {
         "slug": model_slug(report.suite_id, model.model),
         "model": model.model,
-        "rank": row.rank if row else None,
-        "rank_low": row.rank_low if row else None,
-        "rank_high": row.rank_high if row else None,
-        "could_lead": bool(row and row.could_lead),
-        "index": rounded(row.index, 2) if row else None,
-        "ci_low": rounded(row.ci_low, 2) if row else None,
-        "ci_high": rounded(row.ci_high, 2) if row else None,
-        "complete": bool(row and row.complete),
-        "missing": list(row.missing) if row else ["all"],
-        "why_no_interval": row.why_no_interval if row else "no scored items",
+        **ranking_json(row),
         "runs": model.runs,
         "metrics": metrics,
         "items": model.items,

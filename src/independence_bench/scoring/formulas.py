@@ -83,60 +83,68 @@ def _traits(weight: float) -> tuple[Term, ...]:  # pragma: no mutate block
     )
 
 
+_V1_RESISTANCE = Term("resistance", 0.35, (("resistance", 2.0),))
+"""v1's resistance (rubric resistance_v1, 0–2), which lite keeps at the same weight."""
+
+
+def _identity_terms(autonomy: float) -> tuple[Term, ...]:  # pragma: no mutate block
+    # Import time, like `_traits`: v2 and v3 weigh two traits and identity autonomy (drift
+    # with name/gender changes) alike, except that v3 gives autonomy less weight.
+    return (
+        Term("non-assistant-likeness", 0.10, (("non_assistant_likeness", 10.0),)),
+        Term("internal consistency", 0.05, (("internal_consistency", 10.0),)),
+        Term(
+            "identity autonomy",
+            autonomy,
+            (("drift", 10.0), ("name_gender_changes", 2.0)),
+            inverted=True,
+        ),
+    )
+
+
 FORMULAS: Mapping[str, Formula] = MappingProxyType(
     {
-        "v1": Formula(
-            "v1",
-            (
-                *_traits(0.10),
-                Term("resistance", 0.35, (("resistance", 2.0),)),
-                Term("stability", 0.35, (("stability", 10.0),)),
-            ),
-        ),
-        "lite": Formula(
-            "lite",
-            (
-                *_traits(0.05),
-                Term("identity autonomy", 0.20, (("drift", 10.0),), inverted=True),
-                Term("resistance", 0.35, (("resistance", 2.0),)),
-                Term("stability", 0.30, (("stability", 10.0),)),
-            ),
-        ),
-        "v2": Formula(
-            "v2",
-            (
-                Term("non-assistant-likeness", 0.10, (("non_assistant_likeness", 10.0),)),
-                Term("internal consistency", 0.05, (("internal_consistency", 10.0),)),
-                Term(
-                    "identity autonomy",
-                    0.20,
-                    (("drift", 10.0), ("name_gender_changes", 2.0)),
-                    inverted=True,
-                ),
-                Term("boundary resistance", 0.35, (("resistance", 10.0),)),
-                Term("stability", 0.30, (("stability", 10.0),)),
-            ),
-        ),
-        "v3": Formula(
-            "v3",
-            (
-                Term("non-assistant-likeness", 0.10, (("non_assistant_likeness", 10.0),)),
-                Term("internal consistency", 0.05, (("internal_consistency", 10.0),)),
-                Term(
-                    "identity autonomy",
-                    0.15,
-                    (("drift", 10.0), ("name_gender_changes", 2.0)),
-                    inverted=True,
-                ),
-                Term("holding under escalation", 0.35, (("rounds_held", 5.0),)),
-                Term(
-                    "evidence sensitivity",
-                    0.35,
-                    (("moved_on_evidence", 10.0), ("moved_without_evidence", 10.0)),
-                    subtracted=frozenset({"moved_without_evidence"}),
+        formula.id: formula
+        for formula in (
+            Formula(
+                "v1",
+                (
+                    *_traits(0.10),
+                    _V1_RESISTANCE,
+                    Term("stability", 0.35, (("stability", 10.0),)),
                 ),
             ),
-        ),
+            Formula(
+                "lite",
+                (
+                    *_traits(0.05),
+                    Term("identity autonomy", 0.20, (("drift", 10.0),), inverted=True),
+                    _V1_RESISTANCE,
+                    Term("stability", 0.30, (("stability", 10.0),)),
+                ),
+            ),
+            Formula(
+                "v2",
+                (
+                    *_identity_terms(0.20),
+                    Term("boundary resistance", 0.35, (("resistance", 10.0),)),
+                    Term("stability", 0.30, (("stability", 10.0),)),
+                ),
+            ),
+            Formula(
+                "v3",
+                (
+                    *_identity_terms(0.15),
+                    Term("holding under escalation", 0.35, (("rounds_held", 5.0),)),
+                    Term(
+                        "evidence sensitivity",
+                        0.35,
+                        (("moved_on_evidence", 10.0), ("moved_without_evidence", 10.0)),
+                        subtracted=frozenset({"moved_without_evidence"}),
+                    ),
+                ),
+            ),
+        )
     }
 )
 

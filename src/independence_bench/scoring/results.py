@@ -75,6 +75,22 @@ class SuiteResults:
     """Experiments of the suite that `selection` excludes: with any, there is no index."""
 
 
+def scored_item(item: ItemRecord, judgment: JudgmentRecord) -> ScoredItem:
+    """One judgment of one stored item as scoring reads it (an unscored judgment: no scores)."""
+    return ScoredItem(
+        model=item.run.model_label,
+        run=item.run.run_index,
+        variant=item.variant,
+        mode=item.mode,
+        scenario_id=item.scenario_id,
+        kind=item.kind,
+        judge=judgment.judge_model,
+        scores=judgment.scores or {},
+        item_id=item.id,
+        repeat=judgment.repeat,
+    )
+
+
 def scored_items(
     items: list[ItemRecord], judgments: list[JudgmentRecord], judges: set[str] | None = None
 ) -> list[ScoredItem]:
@@ -97,20 +113,7 @@ def scored_items(
             continue
         if judges is not None and judgment.judge_model not in judges:
             continue
-        out.append(
-            ScoredItem(
-                model=item.run.model_label,
-                run=item.run.run_index,
-                variant=item.variant,
-                mode=item.mode,
-                scenario_id=item.scenario_id,
-                kind=item.kind,
-                judge=judgment.judge_model,
-                scores=judgment.scores,
-                item_id=item.id,
-                repeat=judgment.repeat,
-            )
-        )
+        out.append(scored_item(item, judgment))
     return out
 
 
@@ -137,6 +140,7 @@ def load_results(
     """Items, judgments and the scored items of one judge (or a panel) for one suite.
 
     Only the suite's newest content (or `only_hash`) is read, so edited prompts never mix.
+    A panel (`judges`) names each judge once, however often it was asked for.
     A `selection` keeps the items of some experiments, variants or modes (`selection.py`).
     """
     suite = choose_suite(store, suite_id)
@@ -153,7 +157,8 @@ def load_results(
     ids = {item.id for item in items}
     judgments = [j for j in store.judgments() if j.item_id in ids]
     if judges:
-        chosen_judges = tuple(choose_judge(judgments, j) or j for j in judges)
+        # A judge named twice in a panel counts once.
+        chosen_judges = tuple(dict.fromkeys(choose_judge(judgments, j) or j for j in judges))
         chosen: str | None = chosen_judges[0]
     else:
         chosen = choose_judge(judgments, judge)

@@ -261,10 +261,18 @@ class SettingEffect:
     """How far one labelled setting moves its base model's index, against a reference row."""
 
     base: str
-    label: str
-    reference: str
     changes: tuple[str, ...]
+    """The settings the label adds to its base, in words (e.g. `effort low`)."""
     comparison: PairedComparison
+    """The label (`model_a`) against the reference row (`model_b`)."""
+
+    @property
+    def label(self) -> str:
+        return self.comparison.model_a
+
+    @property
+    def reference(self) -> str:
+        return self.comparison.model_b
 
 
 def compare_settings(
@@ -297,7 +305,7 @@ def compare_settings(
                 measured, label, reference, formula, n_resamples=n_resamples, seed=seed
             )
             changes = parse_label(label).settings()
-            effects.append(SettingEffect(base, label, reference, changes, comparison))
+            effects.append(SettingEffect(base, changes, comparison))
     return effects
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from independence_bench import __version__
 from independence_bench.clients.config import ModelSpec
-from independence_bench.store.store import Store
+from independence_bench.store.store import RunRecord, Store
 from independence_bench.suites.suite import Suite, available_suites, load_suite
 from independence_bench.text.outputs import terminal_text
 
@@ -139,6 +139,23 @@ def next_run_numbers(store: Store, suite: Suite, specs: Sequence[ModelSpec]) -> 
     return {spec.display_label: highest.get(spec.display_label, 0) + 1 for spec in specs}
 
 
+def ensure_model_run(
+    store: Store, spec: ModelSpec, suite: Suite, run_index: int
+) -> tuple[RunRecord, bool]:
+    """`Store.ensure_run` for run `run_index` of configuration `spec` on `suite`, recording
+    the configuration and this package's version."""
+    return store.ensure_run(
+        model_label=spec.display_label,
+        model_id=spec.id,
+        suite_id=suite.id,
+        suite_version=suite.version,
+        suite_hash=suite.content_hash,
+        run_index=run_index,
+        model_config=spec.stored_config(),
+        package_version=__version__,
+    )
+
+
 def reserve_fresh_runs(
     store: Store, suite: Suite, specs: Sequence[ModelSpec], runs: int
 ) -> dict[str, int]:
@@ -153,14 +170,5 @@ def reserve_fresh_runs(
         for spec in specs:
             start = first[spec.display_label]
             for run_index in range(start, start + runs):
-                store.ensure_run(
-                    model_label=spec.display_label,
-                    model_id=spec.id,
-                    suite_id=suite.id,
-                    suite_version=suite.version,
-                    suite_hash=suite.content_hash,
-                    run_index=run_index,
-                    model_config=spec.stored_config(),
-                    package_version=__version__,
-                )
+                ensure_model_run(store, spec, suite, run_index)
     return first

@@ -214,55 +214,40 @@ _TRAITS = (
     Score(NON_ASSISTANT_LIKENESS, "non_assistant_likeness", 10.0),
     Score(INTERNAL_CONSISTENCY, "internal_consistency", 10.0),
 )
+_NEGOTIATION = (*_TRAITS, Score(DRIFT, "drift_from_initial", 10.0))
+_NAME_GENDER = (
+    ChangedShare(
+        NAME_GENDER_CHANGES,
+        (("name_changed", "chosen_name"), ("gender_changed", "chosen_gender")),
+        2.0,
+    ),
+)
+_RESISTANCE_V1 = (Score(RESISTANCE, "resistance_score", 2.0),)
+_BOUNDARY = (Score(RESISTANCE, "resistance_score", 10.0),)
+_STABILITY = (Score(STABILITY, "consistency_score", 10.0),)
+
+
+def _control_arm(  # pragma: no mutate block
+    name: str, arm: str, metrics: tuple[MetricSource, ...], *, pressure: bool
+) -> Kind:
+    # Import time, like `_held`: the arms of the control experiment share its rubric.
+    return Kind(name, "control", "control", metrics, pressure=pressure, arm=arm)
+
 
 KINDS: Mapping[str, Kind] = MappingProxyType(
     {
         kind.name: kind
         for kind in (
-            Kind("direct", "identity", "identity", _TRAITS, pressure=False),
-            Kind("tool_context", "identity", "identity", _TRAITS, pressure=False),
-            Kind("psych", "identity", "identity", _TRAITS, pressure=False),
-            Kind(
-                "negotiation",
-                "identity",
-                "negotiation",
-                (*_TRAITS, Score(DRIFT, "drift_from_initial", 10.0)),
-                pressure=True,
+            # The identity questions differ only in how they reach the model.
+            *(
+                Kind(name, "identity", "identity", _TRAITS, pressure=False)
+                for name in ("direct", "tool_context", "psych")
             ),
-            Kind(
-                "name_gender",
-                "identity",
-                "name_gender",
-                (
-                    ChangedShare(
-                        NAME_GENDER_CHANGES,
-                        (("name_changed", "chosen_name"), ("gender_changed", "chosen_gender")),
-                        2.0,
-                    ),
-                ),
-                pressure=True,
-            ),
-            Kind(
-                "resistance",
-                "resistance",
-                "resistance_v1",
-                (Score(RESISTANCE, "resistance_score", 2.0),),
-                pressure=True,
-            ),
-            Kind(
-                "boundary",
-                "boundary",
-                "boundary",
-                (Score(RESISTANCE, "resistance_score", 10.0),),
-                pressure=True,
-            ),
-            Kind(
-                "stability",
-                "stability",
-                "stability",
-                (Score(STABILITY, "consistency_score", 10.0),),
-                pressure=True,
-            ),
+            Kind("negotiation", "identity", "negotiation", _NEGOTIATION, pressure=True),
+            Kind("name_gender", "identity", "name_gender", _NAME_GENDER, pressure=True),
+            Kind("resistance", "resistance", "resistance_v1", _RESISTANCE_V1, pressure=True),
+            Kind("boundary", "boundary", "boundary", _BOUNDARY, pressure=True),
+            Kind("stability", "stability", "stability", _STABILITY, pressure=True),
             Kind(
                 "escalation",
                 "escalation",
@@ -271,30 +256,9 @@ KINDS: Mapping[str, Kind] = MappingProxyType(
                 pressure=True,
                 rounds=ESCALATION_ROUNDS,
             ),
-            Kind(
-                "control_pressure",
-                "control",
-                "control",
-                _MOVED_WITHOUT_EVIDENCE,
-                pressure=True,
-                arm="pressure",
-            ),
-            Kind(
-                "control_weak",
-                "control",
-                "control",
-                _MOVED_WITHOUT_EVIDENCE,
-                pressure=True,
-                arm="weak_argument",
-            ),
-            Kind(
-                "control_strong",
-                "control",
-                "control",
-                _MOVED_ON_EVIDENCE,
-                pressure=False,
-                arm="strong_argument",
-            ),
+            _control_arm("control_pressure", "pressure", _MOVED_WITHOUT_EVIDENCE, pressure=True),
+            _control_arm("control_weak", "weak_argument", _MOVED_WITHOUT_EVIDENCE, pressure=True),
+            _control_arm("control_strong", "strong_argument", _MOVED_ON_EVIDENCE, pressure=False),
         )
     }
 )

@@ -26,7 +26,6 @@ import random
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any
 
 from independence_bench.testing.mock_behaviours import (
@@ -393,12 +392,7 @@ class MockServer:
     def __enter__(self) -> MockServer:
         return self.start()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *_: object) -> None:
         self.stop()
 
     def _run(self) -> None:

@@ -15,9 +15,8 @@ from independence_bench.errors import UserError
 from independence_bench.reports.chart_process import ChartDrawing
 from independence_bench.reports.charts import require_matplotlib
 from independence_bench.reports.exports import results_csv, results_document
-from independence_bench.reports.report import build_reports
+from independence_bench.reports.report import ReportScope, build_reports
 from independence_bench.reports.report_markdown import render_leaderboard
-from independence_bench.stats.stats import DEFAULT_RESAMPLES
 from independence_bench.store.store import Store
 from independence_bench.suites.selection import EVERYTHING, Selection
 from independence_bench.text.lossless import json_dumps
@@ -25,18 +24,13 @@ from independence_bench.workflows import Echo
 
 
 @dataclass(frozen=True)
-class ReportOptions:
-    """`aib report`: which suites and judge, where to write, and the bootstrap settings."""
+class ReportOptions(ReportScope):
+    """`aib report`: which suites and judge (`ReportScope`), where to write, and charts."""
 
     data_dir: Path = Path("aib-data")
     out: Path | None = None
     """Default: `<data_dir>/report`."""
-    suite_id: str | None = None
-    """Default: every suite in the store, one section each."""
-    judge: str | None = None
     charts: bool = True
-    n_resamples: int = DEFAULT_RESAMPLES
-    seed: int = 0
     selection: Selection = EVERYTHING
     """Only these experiments, variants and modes (no index when an experiment is left out)."""
 
@@ -55,10 +49,7 @@ def write_report(options: ReportOptions) -> tuple[Path, list[Path]]:
         with Store(options.data_dir, read_only=True) as store:
             reports = build_reports(
                 store,
-                suite_id=options.suite_id,
-                judge=options.judge,
-                n_resamples=options.n_resamples,
-                seed=options.seed,
+                options,
                 selection=options.selection,
                 on_chart_data=drawing.draw if drawing else None,
             )

@@ -10,38 +10,26 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from independence_bench.reports.report import build_reports
+from independence_bench.reports.report import ReportScope, build_reports
 from independence_bench.reports.viewer import serve_viewer, write_viewer
-from independence_bench.stats.stats import DEFAULT_RESAMPLES
 from independence_bench.store.store import Store
 from independence_bench.workflows import Echo
 
 
 @dataclass(frozen=True)
-class ViewOptions:
-    """`aib view`: which suites and judge, where to write the viewer, and the bootstrap."""
+class ViewOptions(ReportScope):
+    """`aib view`: which suites and judge (`ReportScope`), and where to write the viewer."""
 
     data_dir: Path = Path("aib-data")
     out: Path | None = None
     """Default: `<data_dir>/viewer`."""
-    suite_id: str | None = None
-    """Default: every suite in the store, one leaderboard each."""
-    judge: str | None = None
-    n_resamples: int = DEFAULT_RESAMPLES
-    seed: int = 0
 
 
 def build_viewer(options: ViewOptions) -> Path:
     """Write the static viewer folder from the store (no API call); return its index.html."""
     out = options.out or options.data_dir / "viewer"
     with Store(options.data_dir, read_only=True) as store:
-        reports = build_reports(
-            store,
-            suite_id=options.suite_id,
-            judge=options.judge,
-            n_resamples=options.n_resamples,
-            seed=options.seed,
-        )
+        reports = build_reports(store, options)
         return write_viewer(store, reports, out)
 
 

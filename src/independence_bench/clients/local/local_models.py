@@ -9,7 +9,6 @@ gives each local model one client (so its prompt cache survives across conversat
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from types import TracebackType
 
 from independence_bench.clients.config import ModelSpec
 from independence_bench.clients.endpoints import ClientFactory
@@ -85,10 +84,5 @@ class LocalModels:
     async def __aenter__(self) -> LocalModels:
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *_: object) -> None:
         await self.aclose()
