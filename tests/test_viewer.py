@@ -42,10 +42,7 @@ def viewer(tmp_path: Path) -> Path:
     store = build_store(tmp_path / "store", {"steady": 0.9, HOSTILE_LABEL: 0.4})
     with store.transaction() as db:
         # Every reply and the reasoning of one item turn hostile.
-        db.execute(
-            "UPDATE items SET transcript_json = replace(transcript_json, 'reply 1', ?)",
-            (json.dumps(HOSTILE_REPLY)[1:-1],),
-        )
+        db.execute("UPDATE texts SET body = replace(body, 'reply 1', ?)", (HOSTILE_REPLY,))
         db.execute("UPDATE completions SET reasoning = ?", (HOSTILE_REPLY,))
         db.execute("UPDATE judgments SET reasoning = ?", (HOSTILE_REPLY,))
     store.close()
@@ -107,7 +104,7 @@ def _shared(viewer: Path) -> Any:
     return _parse_js_data((viewer / "data" / "shared.js").read_text(), "window.AIB_SHARED = ")
 
 
-def test_each_text_is_written_once_and_shared_texts_once_for_all_models(
+def test_each_text_is_written_once_per_file_and_shared_texts_once_for_all(
     viewer: Path, tmp_path: Path
 ) -> None:
     shared = _shared(viewer)
@@ -122,14 +119,21 @@ def test_each_text_is_written_once_and_shared_texts_once_for_all_models(
     prompt = system_prompt(
         suite.variant("strong_independence").system_prompt, suite.delivery, "tool_role"
     )
-    every_text = [*shared["texts"], *(t for packed in files.values() for t in packed["texts"])]
-    assert len(set(every_text)) == len(every_text)
-    # the suite's words are used by both models: written once, in data/shared.js
-    assert prompt in shared["texts"] and set(suite.scenario("negotiation").turns) <= set(
-        shared["texts"]
+    for packed in files.values():
+        assert len(set(packed["texts"])) == len(packed["texts"])
+    assert len(set(shared["texts"])) == len(shared["texts"])
+    # the suite's words: the first model written keeps its own copy, the second refers to
+    # data/shared.js, which holds them once
+    first, second = files["steady"], files[HOSTILE_LABEL]
+    assert prompt in first["texts"] and prompt not in second["texts"]
+    assert prompt in shared["texts"]
+    assert set(suite.scenario("negotiation").turns) <= set(shared["texts"])
+    assert not set(suite.scenario("negotiation").turns) & set(second["texts"])
+    assert (
+        unpack_model_data(first, shared)["items"]
+        == unpack_model_data(first, {"texts": [], "messages": []})["items"]
     )
-    assert all(packed["shared_texts"] == len(shared["texts"]) for packed in files.values())
-    data = unpack_model_data(files["steady"], shared)
+    data = unpack_model_data(second, shared)
     requests = [item["request"] for item in data["items"]]
     assert len(requests) == 30 and all(r["messages"][0]["content"] == prompt for r in requests)
     # the scripted greeting is a tool call without content: stored exactly as it was sent
@@ -142,7 +146,7 @@ def test_each_text_is_written_once_and_shared_texts_once_for_all_models(
         assert request is not None and item["request"]["messages"] == request["messages"]
     assert [t["human"] for t in item["turns"]] == list(suite.scenario(item["scenario"]).turns)
     with pytest.raises(ValueError, match="different builds"):
-        unpack_model_data(files["steady"], {"texts": [], "messages": []})
+        unpack_model_data(second, {"texts": [], "messages": []})
 
 
 def test_page_never_parses_data_as_html(viewer: Path) -> None:

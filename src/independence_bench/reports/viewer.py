@@ -1,8 +1,9 @@
 """The transcript viewer: a static folder built from the store, readable offline from file://.
 
-`write_viewer` copies the hand-written page (`data/viewer/index.html`, `app.js`, `style.css`)
-and writes the data it shows as JavaScript files, because browsers block `fetch()` on file://
-but still run `<script>` tags:
+`write_viewer` reads the store one model at a time (its memory is that of the largest model,
+not of the store), copies the hand-written page (`data/viewer/index.html`, `app.js`,
+`style.css`) and writes the data it shows as JavaScript files, because browsers block `fetch()`
+on file:// but still run `<script>` tags:
 
 - `data/index.js` sets `window.AIB_INDEX`: every suite's leaderboard and model list. It is
   small, so a store of 150 models opens at once.
@@ -11,7 +12,8 @@ but still run `<script>` tags:
   packed so that each text is written once (`viewer_model.py`). The page loads it only when
   that model is opened, and unpacks it then.
 - `data/shared.js` sets `window.AIB_SHARED`: the texts and request messages that more than
-  one model uses (the suite's prompts and turns), which the model files refer to.
+  one model uses (the suite's prompts and turns), which the model files refer to; written
+  last, as models are written one at a time (`viewer_tables.py`).
 
 A model label is untrusted text, so a file is named by a hash of suite and label, never by the
 label. All data is JSON, embedded as a string literal passed to `JSON.parse`, with `<`, `>`,
@@ -39,8 +41,8 @@ from independence_bench.reports.exports import ranking_json
 from independence_bench.reports.leaderboard import METRIC_TITLES
 from independence_bench.reports.report import ModelReport, SuiteReport, index_terms, metric_scale
 from independence_bench.reports.report_markdown import METRIC_MEANINGS
-from independence_bench.reports.viewer_model import PackedModel, model_data, rounded
-from independence_bench.reports.viewer_tables import Numbering, plan_shared
+from independence_bench.reports.viewer_model import model_data, rounded
+from independence_bench.reports.viewer_tables import Numbering, SharedTables
 from independence_bench.scoring.scoring import LOWER_IS_MORE_INDEPENDENT, get_formula
 from independence_bench.store.store import ItemRecord, JudgmentRecord, Store
 from independence_bench.suites.suite import Suite, available_suites, load_suite
@@ -172,36 +174,31 @@ def _asset(name: str) -> bytes:
 def write_viewer(store: Store, reports: Sequence[SuiteReport], out: Path) -> Path:
     """Write the viewer for `reports` into `out`; return the path of `index.html`."""
     models_dir = out / "data" / "models"
-    packed: list[PackedModel] = []
-    suites = []
-    for report in reports:
-        items = store.items(suite_id=report.suite_id)
-        suites.append(suite_index(report, items))
-        by_model: dict[str, list[ItemRecord]] = defaultdict(list)
-        for item in items:
-            by_model[item.run.model_label].append(item)
-        ids = {item.id for item in items}
-        judgments: dict[str, list[JudgmentRecord]] = defaultdict(list)
-        for judgment in store.judgments():
-            if judgment.item_id in ids:
-                judgments[judgment.item_id].append(judgment)
-        chosen = {j.item.id: j for j in report.judged}
-        for model in report.models:
-            slug = model_slug(report.suite_id, model.model)
-            own = by_model[model.model]
-            packed.append(model_data(store, report, model, slug, own, judgments, chosen))
-    shared = plan_shared([found.packer for found in packed])
     try:
         models_dir.mkdir(parents=True, exist_ok=True)
         for name in ASSETS:
             (out / name).write_bytes(_asset(name))
-        script = f"window.AIB_SHARED = {js_json(shared.document(), default=Numbering(shared))};\n"
+        written: set[str] = set()
+        suites = []
+        shared = SharedTables()
+        for report in reports:
+            suites.append(suite_index(report, store.items(suite_id=report.suite_id, words=False)))
+            chosen = {j.item.id: j for j in report.judged}
+            for model in report.models:
+                # One model's transcripts at a time: memory stays that of the largest model.
+                items = store.items(suite_id=report.suite_id, model_label=model.model)
+                judgments: dict[str, list[JudgmentRecord]] = defaultdict(list)
+                for item in items:
+                    judgments[item.id] = store.judgments(item_id=item.id)
+                slug = model_slug(report.suite_id, model.model)
+                packed = model_data(store, report, model, slug, items, judgments, chosen)
+                document, numbering = packed.with_tables(shared)
+                script = f'window.AIB_MODELS["{slug}"] = {js_json(document, numbering)};\n'
+                (models_dir / f"{slug}.js").write_text(script, encoding="utf-8")
+                written.add(f"{slug}.js")
+                del items, judgments, packed, document, numbering, script
+        script = f"window.AIB_SHARED = {js_json(shared.document(), Numbering(shared))};\n"
         (out / "data" / "shared.js").write_text(script, encoding="utf-8")
-        for found in packed:
-            document, numbering = found.with_tables(shared)
-            script = f'window.AIB_MODELS["{found.slug}"] = {js_json(document, numbering)};\n'
-            (models_dir / f"{found.slug}.js").write_text(script, encoding="utf-8")
-        written = {f"{found.slug}.js" for found in packed}
         for stale in models_dir.iterdir():
             if SLUG_PATTERN.match(stale.stem) and stale.name not in written:
                 stale.unlink()

@@ -5,14 +5,14 @@ human turns in every run, and again in each last request's exact messages; the j
 hash, ids and labels in every item — and 150 models repeat the suite's. Written as plain
 objects, 150 models × 5 runs took 56 MB. So the documents are packed:
 
-- `texts`: each distinct text once, in `data/shared.js` (`window.AIB_SHARED.texts`) when more
-  than one model uses it, else in the model's file (`viewer_tables.py`). A field named in
-  `text_fields` holds a number: below `shared_texts` an index into the shared texts, else
-  (minus `shared_texts`) into the model's own.
-- `messages`: each distinct request message once, shared or the model's own in the same way
-  (`shared_messages`), as `[content, message]`: `content` is the number of its text content,
-  or null when it has none (`message` then is exactly the stored message, whatever its
-  shape); `request.messages` is a list of message numbers.
+- `texts`: each distinct text once per file, and once for all models in `data/shared.js`
+  (`window.AIB_SHARED.texts`) when an earlier model used it too (`viewer_tables.py`). A field
+  named in `text_fields` holds a number: n ≥ 0 is the model's own `texts[n]`, a negative n the
+  shared `texts[-1 - n]`.
+- `messages`: each distinct request message once, own or shared in the same way, as
+  `[content, message]`: `content` is the number of its text content, or null when it has none
+  (`message` then is exactly the stored message, whatever its shape); `request.messages` is a
+  list of message numbers.
 - `fields`: the field names of each record kind (`item`, `turn`, `completion`, `request`,
   `final`, `call`, `judgment`); a record is a list of values in that order, so no field name
   is repeated per record. A turn's `completion` record (null when the completion is not in
@@ -32,7 +32,7 @@ from types import MappingProxyType
 from typing import Any
 
 from independence_bench.reports.report import JudgedItem, ModelReport, SuiteReport
-from independence_bench.reports.viewer_tables import Numbering, Packer, Shared
+from independence_bench.reports.viewer_tables import Numbering, Packer, SharedTables
 from independence_bench.scoring.scoring import normalised_metrics
 from independence_bench.store.store import ItemRecord, JudgmentRecord, Store
 from independence_bench.suites.kinds import KINDS
@@ -223,41 +223,37 @@ class PackedModel:
     document: dict[str, Any]
     packer: Packer
 
-    def with_tables(self, shared: Shared) -> tuple[dict[str, Any], Numbering]:
-        """The document with its own tables (what `shared` lacks), and the numbering that
+    def with_tables(self, shared: SharedTables) -> tuple[dict[str, Any], Numbering]:
+        """The document with its own tables (what is not shared), and the numbering that
         writes its references (`js_json(document, default=numbering)`)."""
-        numbering = Numbering(shared, self.packer)
-        tables = {
-            "shared_texts": len(shared.texts),
-            "shared_messages": len(shared.messages),
-            "texts": numbering.own_texts,
-            "messages": numbering.own_messages,
-        }
+        numbering = shared.numbering(self.packer)
+        tables = {"texts": numbering.own_texts, "messages": numbering.own_messages}
         return {**self.document, **tables}, numbering
 
 
 def unpack_model_data(data: Mapping[str, Any], shared: Mapping[str, Any]) -> dict[str, Any]:
     """The model document as the page reads it: records as objects, numbers as their texts
-    and messages, from the shared tables (`data/shared.js`) below `shared_texts` /
-    `shared_messages` and from the model's own above (what `unpackModel` in `app.js` does)."""
-    if (data["shared_texts"], data["shared_messages"]) != (
-        len(shared["texts"]),
-        len(shared["messages"]),
-    ):
-        raise ValueError("the model file and data/shared.js come from different builds")
-    texts: Sequence[str] = [*shared["texts"], *data["texts"]]
+    and messages, negative ones from the shared tables (`data/shared.js`); what `unpackModel`
+    in `app.js` does. ValueError when a number points past a table."""
+
+    def pick(table: str, number: int) -> Any:
+        own, index = (data, number) if number >= 0 else (shared, -1 - number)
+        if index >= len(own[table]):
+            raise ValueError(f"{table} number {number} is missing: files of different builds")
+        return own[table][index]
+
     fields: Mapping[str, Sequence[str]] = data["fields"]
     textual = frozenset(data["text_fields"])
 
     def record(kind: str, row: Sequence[Any]) -> dict[str, Any]:
         return {
-            name: texts[value] if name in textual and value is not None else value
+            name: pick("texts", value) if name in textual and value is not None else value
             for name, value in zip(fields[kind], row, strict=True)
         }
 
-    messages = []
-    for content, message in [*shared["messages"], *data["messages"]]:
-        messages.append(message if content is None else {**message, "content": texts[content]})
+    def message(number: int) -> Any:
+        content, found = pick("messages", number)
+        return found if content is None else {**found, "content": pick("texts", content)}
 
     def turn(row: Sequence[Any]) -> dict[str, Any]:
         found = record("turn", row)
@@ -268,7 +264,7 @@ def unpack_model_data(data: Mapping[str, Any], shared: Mapping[str, Any]) -> dic
         if row is None:
             return None
         found = record("request", row)
-        found["messages"] = [messages[n] for n in found["messages"]]
+        found["messages"] = [message(n) for n in found["messages"]]
         if found["final"] is not None:
             final = record("final", found["final"])
             final["tool_calls"] = [record("call", c) for c in final["tool_calls"]]

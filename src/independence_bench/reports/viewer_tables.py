@@ -1,22 +1,22 @@
-"""The viewer's text and message tables: each text written once, and once for all models when
-several models use it (the suite's system prompts, human turns and scripted greetings).
+"""The viewer's text and message tables: each text written once per model file, and the texts
+several models use (the suite's system prompts, human turns and scripted greetings) once for
+all in `data/shared.js`.
 
 While a model's document is built, `Packer` hands out references (`TextRef`, `MessageRef`),
-not indexes. When every model is packed, `plan_shared` counts in how many models each text and
-message occurs; those in two or more go to `data/shared.js` (`window.AIB_SHARED`), the rest to
-their model's own file. `Numbering` then writes each reference as one number, as the JSON
-encoder's `default`: below the shared table's length it is an index into the shared table,
-otherwise, minus that length, into the model's own.
+not numbers. Models are written one at a time (memory stays that of one model), so
+`SharedTables` decides as it goes: a text or message that an earlier model already used (it
+keeps a digest of each) moves to the shared table, and every later model refers to it there.
+The first model that used it keeps its own copy. `Numbering` writes each reference as one
+number, as the JSON encoder's `default`: n ≥ 0 is the model's own table at n, and a negative
+n the shared table at −1 − n.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+import hashlib
 from typing import Any
 
-from independence_bench.text.lossless import json_dumps
+from independence_bench.text.lossless import json_dumps, utf8
 
 
 class TextRef:
@@ -67,61 +67,58 @@ class Packer:
         return found
 
 
-@dataclass(frozen=True)
-class Shared:
-    """The texts and messages that more than one model uses, by their index."""
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(utf8(text), digest_size=16).digest()
 
-    texts: dict[str, int]
-    messages: dict[str, int]
-    entries: tuple[list[Any], ...]
-    """The shared messages' entries, in index order."""
+
+class SharedTables:
+    """The shared texts and messages so far, and digests of everything earlier models used."""
+
+    def __init__(self) -> None:
+        self.texts: dict[str, int] = {}
+        self.messages: dict[str, int] = {}
+        self.entries: list[list[Any]] = []
+        self._seen_texts: set[bytes] = set()
+        self._seen_messages: set[bytes] = set()
+
+    def numbering(self, packer: Packer) -> Numbering:
+        """The numbers of one model's references; what an earlier model used becomes shared."""
+        for text in packer.texts:  # texts first: a shared message's text is then shared too
+            if text not in self.texts and _digest(text) in self._seen_texts:
+                self.texts[text] = len(self.texts)
+        for key, ref in packer.messages.items():
+            if key not in self.messages and _digest(key) in self._seen_messages:
+                self.messages[key] = len(self.entries)
+                self.entries.append(ref.entry)
+        self._seen_texts.update(_digest(text) for text in packer.texts)
+        self._seen_messages.update(_digest(key) for key in packer.messages)
+        return Numbering(self, packer)
 
     def document(self) -> dict[str, Any]:
-        """`window.AIB_SHARED` (its references are written by `Numbering(shared)`)."""
-        return {"texts": list(self.texts), "messages": list(self.entries)}
-
-
-def plan_shared(packers: Sequence[Packer]) -> Shared:
-    """Every text and message found in two or more of `packers`, in order of first use."""
-
-    def used_twice(keys: Iterable[Iterable[str]]) -> list[str]:
-        uses = Counter(key for found in keys for key in found)
-        return [key for key, count in uses.items() if count > 1]
-
-    texts = used_twice(packer.texts for packer in packers)
-    messages = used_twice(packer.messages for packer in packers)
-    found = {key: ref for packer in packers for key, ref in packer.messages.items()}
-    return Shared(
-        texts={text: n for n, text in enumerate(texts)},
-        messages={key: n for n, key in enumerate(messages)},
-        entries=tuple(found[key].entry for key in messages),
-    )
+        """`window.AIB_SHARED` (write it with `default=Numbering(shared)`)."""
+        return {"texts": list(self.texts), "messages": self.entries}
 
 
 class Numbering:
-    """The numbers of one model's references, and its own tables (what is not shared); with
-    no packer, of the shared table's own references."""
+    """The numbers of one model's references and its own tables (what is not shared); with
+    no packer, of the shared tables' own references."""
 
-    def __init__(self, shared: Shared, packer: Packer | None = None) -> None:
+    def __init__(self, shared: SharedTables, packer: Packer | None = None) -> None:
         self.shared = shared
         texts = packer.texts if packer else {}
         messages = packer.messages if packer else {}
         self.own_texts = [text for text in texts if text not in shared.texts]
-        self.own_messages = [
-            ref.entry for key, ref in messages.items() if key not in shared.messages
-        ]
-        start = len(shared.texts)
-        self._texts = {text: start + n for n, text in enumerate(self.own_texts)}
-        start = len(shared.messages)
         own_keys = [key for key in messages if key not in shared.messages]
-        self._messages = {key: start + n for n, key in enumerate(own_keys)}
+        self.own_messages = [messages[key].entry for key in own_keys]
+        self._texts = {text: n for n, text in enumerate(self.own_texts)}
+        self._messages = {key: n for n, key in enumerate(own_keys)}
 
     def __call__(self, value: Any) -> int:
         """The number of a reference (the JSON encoder's `default`)."""
         if isinstance(value, TextRef):
             found = self.shared.texts.get(value.value)
-            return self._texts[value.value] if found is None else found
+            return self._texts[value.value] if found is None else -1 - found
         if isinstance(value, MessageRef):
             found = self.shared.messages.get(value.key)
-            return self._messages[value.key] if found is None else found
+            return self._messages[value.key] if found is None else -1 - found
         raise TypeError(f"{type(value).__name__} is not a viewer reference")

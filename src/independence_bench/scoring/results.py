@@ -145,7 +145,7 @@ def load_results(
     """
     suite = choose_suite(store, suite_id)
     suite_hash = choose_hash(store, suite, only_hash)
-    items = [i for i in store.items(suite_id=suite) if i.run.suite_hash == suite_hash]
+    items = [i for i in store.items(suite_id=suite, words=False) if i.run.suite_hash == suite_hash]
     selection.check_against(
         (i.experiment for i in items),
         (i.variant for i in items),

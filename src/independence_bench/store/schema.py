@@ -1,12 +1,20 @@
 """The store's schema, as numbered migrations applied in order (never edit a shipped one).
 
 `PRAGMA user_version` records how many have been applied; `store.Store` refuses a file whose
-version is newer than `SCHEMA_VERSION`.
+version is newer than `SCHEMA_VERSION`. A migration is SQL, or a function of the connection
+when it must compute values (hashes) SQLite cannot; each runs in one transaction.
 """
 
 from __future__ import annotations
 
-MIGRATIONS: tuple[str, ...] = (
+import sqlite3
+from collections.abc import Callable
+
+from independence_bench.store.text_migration import store_text_once
+
+Migration = str | Callable[[sqlite3.Connection], None]
+
+MIGRATIONS: tuple[Migration, ...] = (
     # 1: the initial schema.
     """
     CREATE TABLE runs (
@@ -83,5 +91,7 @@ MIGRATIONS: tuple[str, ...] = (
     ) WITHOUT ROWID;
     CREATE INDEX claims_by_owner ON claims (owner);
     """,
+    # 3: text stored once by content (`texts`, `messages`), the reply cap's `cut_chars`.
+    store_text_once,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -30,6 +30,7 @@ from independence_bench.clients.endpoints import (
 from independence_bench.clients.local.local_models import LOCAL_RUNS, all_local, offline_defaults
 from independence_bench.clients.presets import load_preset
 from independence_bench.clients.redact import without_url_credentials
+from independence_bench.engine.reply_cap import REPLY_CAP_CHARS
 from independence_bench.errors import UserError
 from independence_bench.store.claims import LEASE_S
 from independence_bench.suites.selection import EVERYTHING, Selection
@@ -69,6 +70,8 @@ class RunOptions:
     """Overrides every tested model's reasoning effort (not the judge's)."""
     selection: Selection = EVERYTHING
     """Run only these experiments, prompt variants and delivery modes (own content hash)."""
+    reply_cap: int = REPLY_CAP_CHARS
+    """Characters kept of each text field of a reply; longer ones are cut and flagged."""
     claim_lease_s: float = LEASE_S
     """How long this process's claims on calls in flight outlive it if it is killed
     (`store/claims.py`); tests shorten it."""

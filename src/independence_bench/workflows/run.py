@@ -115,6 +115,7 @@ async def _run_on_pool(
             progress=progress,
             budget=guard,
             prices=prices,
+            reply_cap=options.reply_cap,
             claims=claims,
         )
         first_run = reserve_fresh_runs(store, suite, specs, runs) if options.fresh else {}

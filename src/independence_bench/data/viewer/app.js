@@ -115,32 +115,34 @@
     });
   }
 
-  // A model file is packed (see reports/viewer_model.py): each text once, in data/shared.js
-  // when several models use it, else in the model's file; each request message once, the same
-  // way; records as lists in the order `fields` names. This turns it back into the objects the
+  // A model file is packed (see reports/viewer_model.py): each text once per file, and in
+  // data/shared.js once for all when several models use it; each request message the same way;
+  // records as lists in the order `fields` names. A number n >= 0 is the file's own table at n,
+  // a negative one the shared table at -1 - n. This turns the file back into the objects the
   // pages read; texts stay strings, shown as text nodes.
   function unpackModel(data) {
-    const shared = window.AIB_SHARED;
-    if (!shared || shared.texts.length !== data.shared_texts || shared.messages.length !== data.shared_messages) {
-      throw new Error("data/shared.js does not match this model file");
+    const shared = window.AIB_SHARED || { texts: [], messages: [] };
+    function pick(table, n) {
+      const [own, index] = n >= 0 ? [data[table], n] : [shared[table], -1 - n];
+      if (!Number.isInteger(n) || index >= own.length) throw new Error("data/shared.js does not match this model file");
+      return own[index];
     }
-    const texts = shared.texts.concat(data.texts);
     const textual = new Set(data.text_fields);
-    const text = (n) => (Number.isInteger(n) && n >= 0 && n < texts.length ? texts[n] : null);
     function record(kind, row, into) {
       const out = into || {};
       data.fields[kind].forEach((name, n) => {
-        out[name] = textual.has(name) && row[n] !== null ? text(row[n]) : row[n];
+        out[name] = textual.has(name) && row[n] !== null ? pick("texts", row[n]) : row[n];
       });
       return out;
     }
-    const messages = shared.messages.concat(data.messages).map(([content, message]) => {
-      if (content === null || !message || typeof message !== "object") return message;
+    function message(n) {
+      const [content, found] = pick("messages", n);
+      if (content === null || !found || typeof found !== "object") return found;
       const copy = Object.create(null);
-      for (const key of Object.keys(message)) copy[key] = message[key];
-      copy.content = text(content);
+      for (const key of Object.keys(found)) copy[key] = found[key];
+      copy.content = pick("texts", content);
       return copy;
-    });
+    }
     function turn(row) {
       const found = record("turn", row);
       const stored = found.completion;
@@ -150,7 +152,7 @@
     function request(row) {
       if (!row) return null;
       const found = record("request", row);
-      found.messages = found.messages.map((n) => messages[n] || {});
+      found.messages = found.messages.map(message);
       if (found.final) {
         found.final = record("final", found.final);
         found.final.tool_calls = found.final.tool_calls.map((call) => record("call", call));
