@@ -49,7 +49,8 @@ class RunOptions:
     runs: int | None = None
     base_url: str | None = None
     judge_base_url: str | None = None
-    concurrency: int = 16
+    concurrency: int | None = None
+    """Calls in flight per endpoint at most (`--concurrency`); None: adaptive (`ratelimit.py`)."""
     seed: int | None = None
     data_dir: Path = Path("aib-data")
     env: Mapping[str, str] = field(default_factory=dict, repr=False)
@@ -161,7 +162,7 @@ def resolve_models(options: RunOptions) -> tuple[tuple[ModelSpec, ...], ModelSpe
 
 def make_pool(
     env: Mapping[str, str],
-    concurrency: int,
+    concurrency: int | None,
     factories: tuple[ClientFactory, ...],
     timeout_s: float = 300.0,
 ) -> ClientPool:
