@@ -273,6 +273,17 @@ def mean_over_runs(per_run: Mapping[int, Mapping[str, float]]) -> dict[str, floa
     }
 
 
+def index_over_runs(
+    model: str, per_run: Mapping[int, Mapping[str, float]], formula: str, *, any_declined: bool
+) -> ModelIndex:
+    """A model's metrics over its runs (`mean_over_runs`) and the index they give, the part the
+    default method and the legacy rules share; `any_declined` excuses the declinable metrics
+    the model lacks."""
+    metrics = mean_over_runs(per_run)
+    index, missing = index_or_missing(metrics, formula, _declined_keys(metrics, any_declined))
+    return ModelIndex(model, tuple(per_run), metrics, index, missing)
+
+
 def score_model(model: str, items: Iterable[ItemMetrics], formula: str) -> ModelScore:
     """Aggregate one model's items by the default method; see the module docstring."""
     get_formula(formula)
@@ -300,20 +311,14 @@ def score_model(model: str, items: Iterable[ItemMetrics], formula: str) -> Model
         run: index_or_missing(means, formula, _declined_keys(means, run in declined_runs))[0]
         for run, means in run_metrics.items()
     }
-    metrics = mean_over_runs(run_metrics)
-    declined = _declined_keys(metrics, bool(declined_runs))
-    index, missing = index_or_missing(metrics, formula, declined)
+    overall = index_over_runs(model, run_metrics, formula, any_declined=bool(declined_runs))
     return ModelScore(
-        model=model,
-        runs=tuple(run_metrics),
-        metrics=metrics,
-        index=index,
-        missing=missing,
+        **vars(overall),
         run_metrics=run_metrics,
         run_indexes=run_indexes,
         n_items=n_items,
         n_declined=n_declined,
-        declined=declined,
+        declined=_declined_keys(overall.metrics, bool(declined_runs)),
     )
 
 
