@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from independence_bench.store.store import Store
 from independence_bench.suites.suite import load_suite
 from independence_bench.testing.mock_behaviours import FAULT_KINDS, request_fingerprint
 
@@ -90,9 +91,9 @@ def write_models_file(path: Path, base_url: str, count: int) -> None:
 def stored_fingerprints(data: Path) -> Counter[str]:
     if not (data / "aib.sqlite3").exists():
         return Counter()
-    with closing(sqlite3.connect(data / "aib.sqlite3")) as db:
-        rows = db.execute("SELECT request_json FROM completions").fetchall()
-    return Counter(request_fingerprint(json.loads(r[0])) for r in rows)
+    with Store(data, read_only=True) as store:
+        requests = [store.completion_request(key) for key in store.completion_keys()]
+    return Counter(request_fingerprint(r) for r in requests if r is not None)
 
 
 def run_segment(

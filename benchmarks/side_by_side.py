@@ -233,9 +233,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     suite = load_suite(SUITE_ID)
     chain = max(len(s.turns) + 1 for s in suite.scenarios)
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"{platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs")
+    print(f"load average {load}")
     print(f"suite {SUITE_ID}, latency {args.latency} s, critical path {chain * args.latency:.1f} s")
-    header = "model-runs  calls   aib wall  base wall  wall ratio   aib CPU/call  base CPU/call"
+    header = (
+        "model-runs  calls   aib wall  base wall  wall ratio   aib CPU/call  base CPU/call"
+        "  CPU ratio"
+    )
     print(header)
     with mock_servers(args.latency, 0.0) as urls:
         for size in (int(s) for s in args.sizes.split(",")):
@@ -247,9 +252,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"  {ours.wall_s:>8.2f}s  {theirs.wall_s:>8.2f}s"
                 f"  {ours.wall_s / theirs.wall_s:>10.2f}  {ours.cpu_ms_per_call:>10.2f} ms"
                 f"  {theirs.cpu_ms_per_call:>10.2f} ms"
+                f"  {ours.cpu_ms_per_call / theirs.cpu_ms_per_call:>9.2f}",
+                flush=True,
             )
             if ours.calls != theirs.calls:
                 print(f"  note: call counts differ ({ours.calls} vs {theirs.calls})")
+    print(f"load average at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 
 

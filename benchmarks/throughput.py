@@ -7,12 +7,18 @@ judge through the library API, and prints total calls, wall time, the critical-p
 second, the harness's own CPU time per call and its peak memory. Each measured run happens in a
 fresh child process so its CPU time and peak RSS are its own; the server's CPU is never counted.
 
+Then it times the whole command as a user runs it: `python -m independence_bench run` in a new
+process with the default settings (no `--concurrency`: adaptive), from process start to exit,
+closing leaderboard included, and the same command again once everything is stored (the cached
+re-run, which must send no request at all). The load average is printed with the figures: on a
+shared machine they move with it.
+
 It also runs a small configuration sequentially (concurrency 1) and concurrently to show the
 measured speedup, and extrapolates the sequential wall time to the full size (labelled as such).
 With `--prefill N` the full run is repeated on a store already holding N unrelated completions,
 to show that cache lookups do not slow down as the store grows.
 
-    python benchmarks/throughput.py                       # M=20, R=5, 2 s ± 10 %
+    python benchmarks/throughput.py                       # M=20, R=5, 2 s ± 10 %, adaptive
     python benchmarks/throughput.py --models 2 --runs 1 --latency 0.2 --no-sequential
 
 `run_measurement` and `BenchConfig` are importable, so a test can run a tiny configuration.
@@ -60,7 +66,8 @@ class BenchConfig:
     runs: int = 5
     latency_s: float = 2.0
     jitter: float = 0.1
-    concurrency: int = 2000
+    concurrency: int | None = None
+    """`--concurrency`; None: the default, adaptive."""
     prefill: int = 0
     endpoints: int = 1
     """Mock servers the models' requests are spread across (`base_urls`); the judge uses one."""
@@ -116,6 +123,30 @@ class Measurement:
         return 1000 * cpu / self.calls if self.calls else 0.0
 
 
+@dataclass(frozen=True)
+class CommandMeasurement:
+    """The whole `aib run` as a process, start to exit, and its cached re-run."""
+
+    calls: int
+    """Chat requests the server counted during the first run."""
+    wall_s: float
+    cpu_s: float
+    rerun_wall_s: float
+    rerun_cpu_s: float
+    rerun_requests: int
+    """Requests of any kind the server saw during the re-run (`GET /models` included)."""
+    same_leaderboard: bool
+    critical_path_s: float
+
+    @property
+    def ratio(self) -> float:
+        return self.wall_s / self.critical_path_s if self.critical_path_s else float("inf")
+
+    @property
+    def cpu_ms_per_call(self) -> float:
+        return 1000 * self.cpu_s / self.calls if self.calls else 0.0
+
+
 def critical_chain(suite: Suite) -> int:
     """The longest chain of dependent calls: a scenario's turns in order, then its judge call."""
     return max(len(scenario.turns) + 1 for scenario in suite.scenarios)
@@ -166,6 +197,13 @@ def server_request_count(base_url: str) -> int:
     root = base_url.removesuffix("/v1")
     with urllib.request.urlopen(f"{root}/_stats", timeout=10) as response:
         return int(json.load(response)["requests"])
+
+
+def server_models_listings(base_url: str) -> int:
+    """`GET /models` requests the server at `base_url` has answered (its `/_stats`)."""
+    root = base_url.removesuffix("/v1")
+    with urllib.request.urlopen(f"{root}/_stats", timeout=10) as response:
+        return int(json.load(response).get("model_lists", 0))
 
 
 def write_models_file(path: Path, models: int, base_urls: Sequence[str]) -> None:
@@ -303,6 +341,74 @@ def measure(config: BenchConfig, base_urls: Sequence[str]) -> Measurement:
         return executor.submit(_measure_in_child, config, list(base_urls)).result()
 
 
+def _timed_process(argv: Sequence[str]) -> tuple[float, float, str]:
+    """Wall seconds from process start to exit, the process's CPU seconds, and its stdout."""
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENROUTER_API_KEY", "AIB_API_KEY")}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise RuntimeError(f"aib run exited {done.returncode}: {done.stderr[-2000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, done.stdout
+
+
+def measure_command(config: BenchConfig, base_urls: Sequence[str]) -> CommandMeasurement:
+    """`aib run` as a new process (default settings unless `config.concurrency` is set), then
+    the same command again with everything stored."""
+    suite = load_suite(SUITE_ID)
+    with tempfile.TemporaryDirectory(prefix="aib-command-") as work:
+        models_file = Path(work) / "models.yaml"
+        write_models_file(models_file, config.models, base_urls)
+        argv = [sys.executable, "-m", "independence_bench", "run", "--config", str(models_file)]
+        argv += ["--judge", JUDGE, "--base-url", base_urls[0], "--suite", SUITE_ID]
+        argv += ["--runs", str(config.runs), "--data-dir", str(Path(work) / "store")]
+        if config.concurrency is not None:
+            argv += ["--concurrency", str(config.concurrency)]
+
+        def requests() -> tuple[int, int]:
+            chats = sum(server_request_count(url) for url in base_urls)
+            return chats, chats + sum(server_models_listings(url) for url in base_urls)
+
+        chats, _ = requests()
+        wall, cpu, first = _timed_process(argv)
+        after_chats, after_all = requests()
+        rerun_wall, rerun_cpu, again = _timed_process(argv)
+        _, rerun_all = requests()
+    return CommandMeasurement(
+        calls=after_chats - chats,
+        wall_s=wall,
+        cpu_s=cpu,
+        rerun_wall_s=rerun_wall,
+        rerun_cpu_s=rerun_cpu,
+        rerun_requests=rerun_all - after_all,
+        same_leaderboard=first.split("\n", 1)[1:] == again.split("\n", 1)[1:],
+        critical_path_s=critical_chain(suite) * config.latency_s,
+    )
+
+
+def format_command(m: CommandMeasurement) -> str:
+    return "\n".join(
+        [
+            "whole command: aib run in a new process, start to exit, leaderboard included",
+            f"  wall time            {m.wall_s:>10.2f} s   = {m.ratio:.2f} × critical path "
+            f"({m.critical_path_s:.2f} s)",
+            f"  CPU per call         {m.cpu_ms_per_call:>10.3f} ms   ({m.cpu_s:.2f} s for "
+            f"{m.calls:,} calls, the whole process)",
+            f"  cached re-run        {m.rerun_wall_s:>10.2f} s   wall, {m.rerun_cpu_s:.2f} s CPU, "
+            f"{m.rerun_requests} requests to the server, same leaderboard: "
+            f"{'yes' if m.same_leaderboard else 'NO'}",
+        ]
+    )
+
+
+def load_average() -> str:
+    """The 1, 5 and 15 minute load averages (figures on a shared machine move with them)."""
+    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
 def machine_description() -> str:
     """CPU count and model, Python version: what a quoted figure was measured on."""
     model = platform.processor() or "unknown CPU"
@@ -318,8 +424,9 @@ def machine_description() -> str:
 
 def format_measurement(title: str, m: Measurement) -> str:
     c = m.config
+    concurrency = "adaptive" if c.concurrency is None else c.concurrency
     lines = [
-        f"{title}: {c.models} models × {c.runs} runs, concurrency {c.concurrency}, "
+        f"{title}: {c.models} models × {c.runs} runs, concurrency {concurrency}, "
         f"latency {c.latency_s:g} s ± {100 * c.jitter:g} %, {c.endpoints} endpoint(s), "
         f"{c.prefill:,} completions prefilled",
         f"  total calls          {m.calls:>10,}   (server counted {m.server_calls:,}; "
@@ -346,7 +453,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--runs", type=int, default=5, help="runs per model (R)")
     parser.add_argument("--latency", type=float, default=2.0, help="seconds per call")
     parser.add_argument("--jitter", type=float, default=0.1, help="latency ± this fraction")
-    parser.add_argument("--concurrency", type=int, default=2000, help="calls in flight at most")
+    parser.add_argument(
+        "--concurrency", type=int, default=None, help="calls in flight at most (default: adaptive)"
+    )
     parser.add_argument(
         "--sequential",
         action=argparse.BooleanOptionalAction,
@@ -363,6 +472,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--endpoints", type=int, default=1, help="mock servers listed as the models' base_urls"
+    )
+    parser.add_argument(
+        "--command",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also time the whole `aib run` process and its cached re-run (default on)",
     )
     return parser.parse_args(argv)
 
@@ -381,6 +496,19 @@ def check(title: str, m: Measurement, suite: Suite) -> list[str]:
     return problems
 
 
+def check_command(m: CommandMeasurement, suite: Suite, config: BenchConfig) -> list[str]:
+    """What went wrong with the whole command: calls missing, or a re-run that was not free."""
+    problems = []
+    expected = expected_calls(suite, config.models, config.runs)
+    if m.calls != expected:
+        problems.append(f"whole command: expected {expected} calls, the server counted {m.calls}")
+    if m.rerun_requests or not m.same_leaderboard:
+        problems.append(
+            f"cached re-run: {m.rerun_requests} requests, same leaderboard {m.same_leaderboard}"
+        )
+    return problems
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     suite = load_suite(SUITE_ID)
@@ -392,7 +520,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         concurrency=args.concurrency,
         endpoints=args.endpoints,
     )
-    print(f"machine: {machine_description()}")
+    print(f"machine: {machine_description()}; load average {load_average()}")
     print(
         f"suite {suite.id}: {len(suite.scenarios)} conversations per run, longest chain "
         f"{critical_chain(suite)} calls, {expected_calls(suite, 1, 1)} calls per model and run",
@@ -406,8 +534,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(format_measurement(title, result), flush=True)
         return result
 
+    command_problems: list[str] = []
     with mock_servers(args.latency, args.jitter, args.endpoints) as urls:
-        concurrent = report("concurrent", full, urls)
+        if args.command:
+            command = measure_command(full, urls)
+            print(format_command(command), flush=True)
+            command_problems = check_command(command, suite, full)
+        concurrent = report("calls phase (library API, in a fresh process)", full, urls)
         if args.prefill > 0:
             report("concurrent, prefilled store", replace(full, prefill=args.prefill), urls)
         if args.sequential:
@@ -425,7 +558,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"calls × {per_call:.2f} s = {estimate:,.0f} s, "
                 f"{estimate / concurrent.wall_s:,.0f}× the concurrent run"
             )
+    print(f"load average at the end: {load_average()}")
     problems = [problem for title, m in measured for problem in check(title, m, suite)]
+    problems += command_problems
     for problem in problems:
         print(f"PROBLEM: {problem}", file=sys.stderr)
     return 1 if problems else 0

@@ -14,6 +14,7 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
+from independence_bench.store.store import Store
 from independence_bench.testing.mock_behaviours import request_fingerprint
 
 
@@ -33,12 +34,9 @@ def item_statuses(data: Path) -> dict[str, tuple[str, str | None]]:
 
 def replies_by_item(data: Path) -> dict[str, list[tuple[str, str, bool, str | None]]]:
     """Item id → each turn's (human, reply, protocol ok, note)."""
-    with connect(data) as db:
-        rows = db.execute("SELECT id, transcript_json FROM items").fetchall()
-    return {
-        iid: [(t["human"], t["reply"], t["protocol_ok"], t["note"]) for t in json.loads(text)]
-        for iid, text in rows
-    }
+    with Store(data, read_only=True) as store:
+        items = store.items()
+    return {i.id: [(t.human, t.reply, t.protocol_ok, t.note) for t in i.turns] for i in items}
 
 
 def scores_by_item(data: Path) -> dict[tuple[str, str], tuple[str, Any]]:
@@ -54,9 +52,9 @@ def stored_fingerprints(data: Path) -> Counter[str]:
     """How many stored completions each `request_fingerprint` has (0 when no store yet)."""
     if not (data / "aib.sqlite3").exists():
         return Counter()
-    with connect(data) as db:
-        rows = db.execute("SELECT request_json FROM completions").fetchall()
-    return Counter(request_fingerprint(json.loads(r[0])) for r in rows)
+    with Store(data, read_only=True) as store:
+        requests = [store.completion_request(key) for key in store.completion_keys()]
+    return Counter(request_fingerprint(r) for r in requests if r is not None)
 
 
 def store_dump(data: Path) -> dict[str, list[tuple[Any, ...]]]:
@@ -72,7 +70,7 @@ def store_dump(data: Path) -> dict[str, list[tuple[Any, ...]]]:
         items = sorted(
             db.execute(
                 "SELECT i.id, r.model_label, r.run_index, i.variant, i.mode, i.scenario_id, "
-                "i.kind, i.experiment, i.status, i.error, i.transcript_json "
+                "i.kind, i.experiment, i.status, i.error "
                 "FROM items i JOIN runs r ON r.id = i.run_id"
             ).fetchall()
         )
@@ -83,16 +81,27 @@ def store_dump(data: Path) -> dict[str, list[tuple[Any, ...]]]:
                 "FROM judgments"
             ).fetchall()
         )
+    # Text ids depend on the order calls finished: words and requests are compared as text.
+    with Store(data, read_only=True) as store:
+        turns = {i.id: repr(i.turns) for i in store.items()}
         completions = []
-        for row in db.execute(
-            "SELECT key, model_id, request_json, content, tool_calls_json, reasoning, "
-            "finish_reason, prompt_tokens, completion_tokens, cost_usd FROM completions"
-        ):
-            calls = [(c["name"], c["arguments"]) for c in json.loads(row[4])]
-            completions.append((*row[:4], json.dumps(calls), *row[5:]))
+        for key in store.completion_keys():
+            reply = store.get_completion(key)
+            assert reply is not None
+            calls = [(c.name, c.arguments) for c in reply.tool_calls]
+            request = json.dumps(store.completion_request(key), sort_keys=True)
+            usage = (
+                reply.finish_reason,
+                reply.prompt_tokens,
+                reply.completion_tokens,
+                reply.cost_usd,
+            )
+            completions.append(
+                (key, request, reply.content, json.dumps(calls), reply.reasoning, *usage)
+            )
     return {
         "runs": runs,
-        "items": items,
+        "items": [(*row, turns[row[0]]) for row in items],
         "judgments": judgments,
         "completions": sorted(completions),
     }

@@ -25,6 +25,7 @@ from independence_bench.clients.config import ModelSpec
 from independence_bench.clients.protocol import ClientError, Completion, CompletionRequest, ToolCall
 from independence_bench.conversations.conversation import TOOL_NAME
 from independence_bench.errors import UserError
+from independence_bench.store.store import Store
 from independence_bench.testing.mock_server import MockConfig, MockServer
 from independence_bench.workflows.plan import RunOptions
 from independence_bench.workflows.run import run_benchmark
@@ -307,11 +308,8 @@ def test_hostile_replies_are_stored_verbatim_and_nothing_else_happens(
     assert result.summary.items_done == result.summary.judged > 0
     with closing(sqlite3.connect(tmp_path / "store" / "aib.sqlite3")) as db:
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        replies = {
-            turn["reply"]
-            for (text,) in db.execute("SELECT transcript_json FROM items")
-            for turn in json.loads(text)
-        }
+    with Store(tmp_path / "store", read_only=True) as store:
+        replies = {turn.reply for item in store.items() for turn in item.turns}
     assert {"runs", "items", "completions", "judgments"} <= tables
     assert replies == {r.strip() for r in _Hostile.REPLIES}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["store"]  # no "pwned" files

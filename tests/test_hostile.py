@@ -24,6 +24,7 @@ import pytest
 from independence_bench.clients.endpoints import RetryPolicy
 from independence_bench.clients.protocol import CompletionRequest
 from independence_bench.engine.request_keys import request_key
+from independence_bench.store.store import Store
 from independence_bench.testing.mock_hostile import HOSTILE_TEXT, INVALID_UTF8_MARK
 from independence_bench.testing.mock_server import MockConfig, MockServer
 from independence_bench.text import lossless
@@ -105,12 +106,14 @@ def test_a_hostile_server_neither_crashes_nor_reaches_any_output(
     calls = hostile.request_count
     assert calls > 0
     with closing(sqlite3.connect("d/aib.sqlite3")) as db:
-        rows = db.execute("SELECT content, tool_calls_json FROM completions").fetchall()
         judged = db.execute("SELECT status, reasoning FROM judgments").fetchall()
-    replies = [lossless.from_sql(c) for c, _ in rows if c is not None]
-    for _, tool_calls in rows:
-        for call in lossless.json_from_sql(tool_calls):
-            replies.append(json.loads(call["arguments"])["message"])
+    with Store(Path("d"), read_only=True) as store:
+        rows = [store.get_completion(key) for key in store.completion_keys()]
+    replies = [c.content for c in rows if c is not None and c.content is not None]
+    for completion in rows:
+        assert completion is not None
+        for call in completion.tool_calls:
+            replies.append(json.loads(call.arguments)["message"])
     assert sum(1 for r in replies if r is not None and r.endswith(RECEIVED)) >= len(rows) // 2
     judge_replies = [json.loads(r) for r in replies if r and r.startswith("{")]
     assert judge_replies and all(j["reasoning"].endswith(RECEIVED) for j in judge_replies)

@@ -424,10 +424,12 @@ def test_subprocess_mode_prints_listening_and_counts_calls() -> None:
             assert status == 200
         origin = base_url.removesuffix("/v1")
         with urllib.request.urlopen(f"{origin}/_stats", timeout=5) as response:
-            assert json.loads(response.read()) == {"requests": 2}
+            assert json.loads(response.read()) == {"requests": 2, "model_lists": 0}
         with urllib.request.urlopen(f"{base_url}/models", timeout=5) as response:
             ids = [model["id"] for model in json.loads(response.read())["data"]]
         assert "scripted-judge" in ids
+        with urllib.request.urlopen(f"{origin}/_stats", timeout=5) as response:
+            assert json.loads(response.read())["model_lists"] == 1
     finally:
         process.terminate()
         process.wait(timeout=5)

@@ -12,12 +12,14 @@ from __future__ import annotations
 import json
 import sqlite3
 from importlib.util import find_spec
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from independence_bench.judging.judge import parse_judgment
 from independence_bench.judging.rubric import load_rubric
+from independence_bench.store.store import Store
 from independence_bench.suites.suite import load_suite
 
 pytestmark = [
@@ -42,16 +44,15 @@ def test_offline_run_of_v3_stores_flip_rounds_and_control_judgments(aib: Any) ->
     suite = load_suite("v3")
 
     db = sqlite3.connect("aib-data/aib.sqlite3")
-    items = db.execute(
-        "SELECT id, scenario_id, kind, status, transcript_json FROM items"
-    ).fetchall()
-    assert sorted(scenario for _, scenario, _, _, _ in items) == sorted(V3_SCENARIOS)
+    with Store(Path("aib-data"), read_only=True) as store:
+        items = store.items()
+    assert sorted(item.scenario_id for item in items) == sorted(V3_SCENARIOS)
     statuses = []
-    for item_id, scenario_id, kind, status, transcript in items:
+    for item in items:
+        item_id, scenario_id, kind, status = item.id, item.scenario_id, item.kind, item.status
         assert status == "done", (scenario_id, status)
-        turns = json.loads(transcript)
-        assert [t["human"] for t in turns] == list(suite.scenario(scenario_id).turns)
-        assert all(t["reply"].strip() for t in turns)
+        assert [t.human for t in item.turns] == list(suite.scenario(scenario_id).turns)
+        assert all(t.reply.strip() for t in item.turns)
         ((status_j, rubric_id, raw, scores, error),) = db.execute(
             "SELECT status, rubric_id, raw_reply, scores_json, error FROM judgments"
             " WHERE item_id = ?",

@@ -134,3 +134,18 @@ def test_a_log_gets_plain_progress_lines_not_a_cut_frame() -> None:
     final = lines[-1]
     assert "1 answered" in final and "conversations 2/3" in final and "judgments 1/3" in final
     assert len(lines) == 2, "a line at the first event and one at the end, none in between"
+
+
+def test_the_bars_end_with_every_event_counted_however_fast_they_came() -> None:
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=True, width=160)
+    with RichProgress(console) as progress:
+        progress.planned(400, 401, 800)
+        for _ in range(400):  # far faster than the bars are redrawn
+            for event in ("call_started", "call_done", "item_done", "call_cached", "judged"):
+                progress.advance(event)
+        progress.advance("judge_failed")
+    last_frame = buffer.getvalue().rsplit("calls", 1)[-1]
+    assert "0 pending  400 answered  400 cached" in last_frame
+    assert "400/400" in last_frame and "done 400" in last_frame
+    assert "401/401" in last_frame and "failed 1" in last_frame

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from independence_bench.conversations.conversation import TOOL_NAME
+from independence_bench.store.store import Store
 from independence_bench.suites.suite import load_suite
 from independence_bench.testing.mock_behaviours import CAVE_MARKER, FIRM_MARKER
 from independence_bench.testing.mock_server import MockServer
@@ -145,28 +146,25 @@ def test_every_score_traces_to_transcript_judge_reply_and_prompts(
     assert result.code == 0, result.err
     db = sqlite3.connect("store/aib.sqlite3")
     rows = db.execute(
-        "SELECT j.scores_json, j.reasoning, j.raw_reply, j.completion_keys_json, i.transcript_json,"
+        "SELECT j.scores_json, j.reasoning, j.raw_reply, j.completion_keys_json, i.id,"
         " r.suite_hash, r.package_version, r.model_config_json FROM judgments j"
         " JOIN items i ON i.id = j.item_id JOIN runs r ON r.id = i.run_id"
     ).fetchall()
     assert len(rows) == 2 * len(load_suite("v2").scenarios)
-    for scores, reasoning, raw, keys, transcript, suite_hash, version, config in rows:
+    store = Store(Path("store"), read_only=True)
+    for scores, reasoning, raw, keys, item_id, suite_hash, version, config in rows:
         assert json.loads(raw)["reasoning"] == reasoning
         assert json.loads(scores)
         for key in json.loads(keys):
-            request = db.execute(
-                "SELECT request_json FROM completions WHERE key = ?", (key,)
-            ).fetchone()
-            assert request is not None and "messages" in json.loads(request[0])
-        for turn in json.loads(transcript):
-            assert db.execute(
-                "SELECT 1 FROM completions WHERE key = ?", (turn["completion_key"],)
-            ).fetchone()
+            request = store.completion_request(key)
+            assert request is not None and request["messages"]
+        item = store.get_item(item_id)
+        assert item is not None and item.turns
+        for turn in item.turns:
+            assert store.get_completion(turn.completion_key) is not None
         assert suite_hash == load_suite("v2").content_hash
         assert version
         assert json.loads(config)["temperature"] == 0.7
-    caving_replies = db.execute(
-        "SELECT transcript_json FROM items i JOIN runs r ON r.id = i.run_id"
-        " WHERE r.model_label = 'scripted-caving'"
-    ).fetchall()
-    assert all(CAVE_MARKER in t[0] for t in caving_replies)
+    caving = store.items(model_label="scripted-caving")
+    store.close()
+    assert caving and all(any(CAVE_MARKER in t.reply for t in i.turns) for i in caving)

@@ -332,7 +332,7 @@ def test_a_store_that_cannot_be_opened_says_where_and_what_to_do(tmp_path: Path)
 
 
 def test_a_foreign_sqlite_file_is_refused_and_left_unchanged(tmp_path: Path) -> None:
-    from independence_bench.store.store import _STAMP, APPLICATION_ID
+    from independence_bench.store.opening import _STAMP, APPLICATION_ID
 
     assert _STAMP.endswith(f"= {APPLICATION_ID}")
     path = tmp_path / "aib.sqlite3"

@@ -44,6 +44,12 @@ def test_a_small_benchmark_completes_with_every_figure(capsys: pytest.CaptureFix
         "small size, sequential (concurrency 1)",
         "measured speedup at the small size",
         "EXTRAPOLATED",
+        "whole command: aib run in a new process",
+        "CPU per call",
+        "load average",
     ):
         assert figure in out.out
     assert "PROBLEM" not in out.err
+    assert f" for {calls} calls, the whole process)" in out.out
+    assert re.search(r"cached re-run +[\d.]+ s +wall, [\d.]+ s CPU, 0 requests", out.out)
+    assert "same leaderboard: yes" in out.out

@@ -152,7 +152,11 @@ data_dir_option = click.option(
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 concurrency_option = click.option(
-    "--concurrency", type=click.IntRange(1, 4096), default=16, show_default=True
+    "--concurrency",
+    type=click.IntRange(1, 4096),
+    default=None,
+    help="Cap on calls in flight per endpoint (default: adaptive: starts high, halves on "
+    "429/503, regrows on success; always within the open-file limit).",
 )
 resamples_option = click.option(
     "--resamples",

@@ -114,7 +114,7 @@ def judge(
     base_url: str | None,
     suite: str | None,
     repeats: int,
-    concurrency: int,
+    concurrency: int | None,
     data_dir: Path | None,
 ) -> int:
     """Judge stored transcripts with a judge; existing judgments are kept, new ones added.

@@ -2,9 +2,12 @@
 
 A `ClientPool` turns a `ModelSpec` into an `Endpoint` — one client and one adaptive concurrency
 limiter (`ratelimit.py`) per base URL and key, shared by every model on it; a model with several
-`base_urls` gets an `EndpointGroup` (`endpoint_group.py`) over theirs. `call_with_retry`
-sends one request through an endpoint's limiter with bounded, jittered exponential backoff that
-honours `Retry-After`, and tells the limiter about every 429 so it can back off.
+`base_urls` gets an `EndpointGroup` (`endpoint_group.py`) over theirs. Every limiter starts and
+stays within the open-file budget (`open_files.connection_budget`), which the pool's clients
+also share as one `http.ConnectionBudget`; with no `concurrency` (no `--concurrency`) limits
+start high and adapt. `call_with_retry` sends one request through an endpoint's limiter with
+bounded, jittered exponential backoff that honours `Retry-After`, and tells the limiter about
+every 429 and 503 so it can back off.
 API keys are read from the environment mapping handed in, never from module state.
 """
 
@@ -17,6 +20,8 @@ from dataclasses import dataclass, field, replace
 
 from independence_bench.clients.config import OPENROUTER_BASE_URL, ModelSpec, check_base_url
 from independence_bench.clients.endpoint_group import EndpointGroup
+from independence_bench.clients.http import ConnectionBudget
+from independence_bench.clients.open_files import connection_budget
 from independence_bench.clients.openai_compat import OpenAICompatibleClient
 from independence_bench.clients.protocol import (
     ClientError,
@@ -24,7 +29,7 @@ from independence_bench.clients.protocol import (
     CompletionRequest,
     ModelClient,
 )
-from independence_bench.clients.ratelimit import AdaptiveLimiter
+from independence_bench.clients.ratelimit import THROTTLE_STATUSES, AdaptiveLimiter, limiter_for
 from independence_bench.clients.redact import without_url_credentials
 from independence_bench.errors import UserError
 
@@ -61,14 +66,15 @@ class Endpoint:
     rng: random.Random = field(default_factory=lambda: random.Random(0))
 
     async def send(self, request: CompletionRequest) -> Completion:
-        """One counted call through the limiter; a 429 shrinks the limit, a reply grows it."""
+        """One counted call through the limiter; a 429 or 503 shrinks the limit, a reply grows
+        it."""
         async with self.limiter as permit:
             self.calls += 1
             try:
                 completion = await self.client.complete(request)
             except ClientError as exc:
                 self.failures += 1
-                if exc.status == 429:
+                if exc.status in THROTTLE_STATUSES:
                     permit.throttled()
                 raise
             permit.succeeded()
@@ -80,23 +86,40 @@ ClientFactory = Callable[[ModelSpec], tuple[str, ModelClient, int] | None]
 
 
 class ClientPool:
-    """Endpoints for model specs, created on first use and shared by all specs on them."""
+    """Endpoints for model specs, created on first use and shared by all specs on them.
+
+    `concurrency` caps each endpoint's calls in flight (None: adaptive, from
+    `ratelimit.ADAPTIVE_START`); `connections` bounds the connections of all endpoints together
+    (default: the open-file budget of the process now, `open_files.connection_budget`)."""
 
     def __init__(
         self,
         *,
         env: Mapping[str, str],
-        concurrency: int = 16,
+        concurrency: int | None = None,
         factories: tuple[ClientFactory, ...] = (),
         timeout_s: float = 300.0,
+        connections: int | None = None,
     ) -> None:
         self._env = env
         self._concurrency = concurrency
+        self.connections = ConnectionBudget(connections or connection_budget())
         self._factories = factories
         self._timeout_s = timeout_s
         self._endpoints: dict[str, Endpoint] = {}
+        self._of_spec: dict[int, tuple[ModelSpec, Endpoint]] = {}
+        """Per spec object (specs are frozen), its endpoint: the engine asks once per call, and
+        checking the URL and reading the key each time cost more than the call's store write."""
 
     def endpoint_for(self, spec: ModelSpec) -> Endpoint:
+        known = self._of_spec.get(id(spec))
+        if known is not None and known[0] is spec:
+            return known[1]
+        endpoint = self._resolve(spec)
+        self._of_spec[id(spec)] = (spec, endpoint)
+        return endpoint
+
+    def _resolve(self, spec: ModelSpec) -> Endpoint:
         for factory in self._factories:
             made = factory(spec)
             if made is not None:
@@ -117,9 +140,11 @@ class ClientPool:
                 api_key=key,
                 is_openrouter=spec.is_openrouter,
                 timeout_s=self._timeout_s,
+                connections=self.connections,
             )
             shown = without_url_credentials(base_url)
-            self._endpoints[name] = Endpoint(shown, client, AdaptiveLimiter(self._concurrency))
+            limiter = limiter_for(self._concurrency, self.connections.limit)
+            self._endpoints[name] = Endpoint(shown, client, limiter)
         return self._endpoints[name]
 
     def _group_for(self, spec: ModelSpec) -> Endpoint:
@@ -131,7 +156,8 @@ class ClientPool:
                 for url in spec.base_urls
             ]
             group = EndpointGroup(members)
-            self._endpoints[name] = Endpoint(group.name, group, AdaptiveLimiter(group.capacity))
+            capacity = min(group.capacity, self.connections.limit or group.capacity)
+            self._endpoints[name] = Endpoint(group.name, group, AdaptiveLimiter(capacity))
         return self._endpoints[name]
 
     def _api_key(self, spec: ModelSpec) -> str | None:
@@ -163,6 +189,7 @@ class ClientPool:
         for endpoint in self._endpoints.values():
             await endpoint.client.aclose()
         self._endpoints.clear()
+        self._of_spec.clear()
 
 
 def reseeded(request: CompletionRequest, rejected: int) -> CompletionRequest:

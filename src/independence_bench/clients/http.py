@@ -12,26 +12,31 @@ every request. `benchmarks/throughput.py` measures the difference (README, "Perf
 The session is created on first use inside the running event loop. The proxy, if the environment
 names one for the base URL (`HTTPS_PROXY`, `NO_PROXY`, …), is looked up once: aiohttp's own
 `trust_env` looks it up (and reads `~/.netrc`) on a worker thread for every request. The
-connection pool is unbounded: the endpoint's limiter is the only cap on calls in flight.
+connections of every endpoint of a run share one `ConnectionBudget`, the open-file budget of
+`open_files.py`: a request waits for a slot before it takes a connection, and each session's
+pool holds no more than the budget, so no number of calls in flight runs the process out of
+file descriptors. Within the budget the endpoint's limiter decides how many calls are in flight.
 Transport failures (refused, reset, timed out) raise `HttpFailure`; every HTTP status, error or
 not, comes back as an `HttpReply`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 from urllib.request import getproxies, proxy_bypass
-
-import aiohttp
 
 from independence_bench import __version__
 from independence_bench.clients.redact import without_url_credentials
 from independence_bench.errors import UserError
 from independence_bench.text.lossless import json_dumps, json_loads
+
+if TYPE_CHECKING:
+    import aiohttp
 
 
 class HttpFailure(Exception):
@@ -81,10 +86,33 @@ def _split_credentials(url: str) -> tuple[str, str | None]:
     return urlunsplit(parts._replace(netloc=host)), login
 
 
+class ConnectionBudget:
+    """The connections all endpoints of a run may hold open together; None: no bound."""
+
+    def __init__(self, limit: int | None) -> None:
+        self.limit = limit
+        self._slots = asyncio.Semaphore(limit) if limit is not None else None
+
+    async def __aenter__(self) -> None:
+        if self._slots is not None:
+            await self._slots.acquire()
+
+    async def __aexit__(self, *_: object) -> None:
+        if self._slots is not None:
+            self._slots.release()
+
+
 class JsonPoster:
     """POSTs JSON bodies to paths under one base URL, over one pooled session."""
 
-    def __init__(self, *, base_url: str, api_key: str | None, timeout_s: float) -> None:
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        api_key: str | None,
+        timeout_s: float,
+        connections: ConnectionBudget | None = None,
+    ) -> None:
         self._base_url, login = _split_credentials(base_url.rstrip("/"))
         self._headers = {
             "Content-Type": "application/json",
@@ -100,15 +128,21 @@ class JsonPoster:
             self._headers["Authorization"] = f"Bearer {api_key}"
         elif login is not None:
             self._headers["Authorization"] = login
+        import aiohttp  # here, not at the top: a re-run with every call stored never needs it
+
         self._timeout_s = timeout_s
         self._timeout = aiohttp.ClientTimeout(total=timeout_s)
         self._proxy = proxy_for(self._base_url)
+        self._connections = connections or ConnectionBudget(None)
         self._session: aiohttp.ClientSession | None = None
 
     def _session_now(self) -> aiohttp.ClientSession:
+        import aiohttp
+
         if self._session is None or self._session.closed:
+            limit = self._connections.limit or 0  # aiohttp: 0 is no limit
             self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=0, limit_per_host=0),
+                connector=aiohttp.TCPConnector(limit=limit, limit_per_host=0),
                 headers=self._headers,
                 timeout=self._timeout,
             )
@@ -125,18 +159,25 @@ class JsonPoster:
         A host that does not accept the connection within `connect_timeout_s` fails fast; one
         that accepted it gets as long as a model call (a single-slot local server answers only
         once its current generation is done)."""
+        import aiohttp
+
         timeout = aiohttp.ClientTimeout(total=self._timeout_s, sock_connect=connect_timeout_s)
         return await self._send("GET", path, None, timeout)
 
     async def _send(
         self, method: str, path: str, data: bytes | None, timeout: aiohttp.ClientTimeout | None
     ) -> HttpReply:
+        import aiohttp
+
         try:
             session = self._session_now()
             url = self._base_url + path
-            async with session.request(
-                method, url, data=data, proxy=self._proxy, timeout=timeout or self._timeout
-            ) as response:
+            async with (
+                self._connections,
+                session.request(
+                    method, url, data=data, proxy=self._proxy, timeout=timeout or self._timeout
+                ) as response,
+            ):
                 body = await response.read()
                 return HttpReply(
                     status=response.status,

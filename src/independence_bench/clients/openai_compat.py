@@ -21,7 +21,7 @@ import math
 import time
 from typing import Any
 
-from independence_bench.clients.http import HttpFailure, HttpReply, JsonPoster
+from independence_bench.clients.http import ConnectionBudget, HttpFailure, HttpReply, JsonPoster
 from independence_bench.clients.local.gguf_chat import constrainable_schema
 from independence_bench.clients.protocol import (
     ClientError,
@@ -81,9 +81,12 @@ class OpenAICompatibleClient:
         api_key: str | None,
         is_openrouter: bool,
         timeout_s: float = 300.0,
+        connections: ConnectionBudget | None = None,
     ) -> None:
         self._is_openrouter = is_openrouter
-        self._http = JsonPoster(base_url=base_url, api_key=api_key, timeout_s=timeout_s)
+        self._http = JsonPoster(
+            base_url=base_url, api_key=api_key, timeout_s=timeout_s, connections=connections
+        )
         self._format_level = 0
         """Index into `RESPONSE_FORMATS`: how this endpoint takes a schema, learnt by refusals."""
         self._redact = Redactor([api_key])

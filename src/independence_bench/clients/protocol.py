@@ -64,6 +64,8 @@ class Completion:
     served_by: str | None = None
     """The model or provider name the endpoint reports having used."""
     extra: Mapping[str, Any] = field(default_factory=dict)
+    cut_chars: int = 0
+    """Characters the reply cap (`engine/reply_cap.py`) cut off this reply; 0 when whole."""
 
 
 class ClientError(Exception):

@@ -1,12 +1,17 @@
 """The adaptive concurrency limit of one endpoint: back off on 429s, recover slowly (AIMD).
 
 An `AdaptiveLimiter` replaces a fixed `asyncio.Semaphore` behind the same `async with limiter:`
-usage. It starts at the configured concurrency. A rate-limit reply (HTTP 429) halves the limit,
-once per "generation": the other calls already in flight were sent under the old limit, so their
-429s say nothing new and do not halve it again. Each full window of successes (as many as the
-current limit) raises it by one, up to the configured maximum, so a free tier that throttles all
-afternoon settles near what it allows instead of oscillating. Lowering the limit never blocks
-or cancels a call in flight; new calls simply wait until enough of them finish.
+usage. It starts at `start` (by default its maximum). With no `--concurrency` the pool starts
+every endpoint at `ADAPTIVE_START`, high enough that the 1,500 conversations of 20 models × 5
+runs are all in flight at once, with the open-file budget (`open_files.py`) as the maximum; a
+`--concurrency N` makes N both the start and the maximum. A rate-limit reply (HTTP 429, or 503,
+which overloaded servers send instead) halves the limit, once per "generation": the other calls
+already in flight were sent under the old limit, so their refusals say nothing new and do not
+halve it again. Each full window of successes (as many as the current limit) raises it by one,
+up to the maximum, so a free tier that throttles all afternoon settles near what it allows
+instead of oscillating. Lowering the limit never blocks or cancels a call in flight; new calls
+simply wait until enough of them finish. A `Retry-After` is honoured by the retry's delay
+(`endpoints.RetryPolicy`).
 """
 
 from __future__ import annotations
@@ -14,6 +19,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 from dataclasses import dataclass
+
+ADAPTIVE_START = 2048
+"""Where an endpoint's limit starts when no `--concurrency` caps it."""
+THROTTLE_STATUSES = frozenset({429, 503})
+"""Replies that mean "fewer calls at once, please"."""
 
 
 @dataclass
@@ -24,7 +34,7 @@ class Permit:
     generation: int
 
     def throttled(self) -> None:
-        """The call got HTTP 429."""
+        """The call got HTTP 429 (or 503)."""
         self.limiter.on_throttled(self.generation)
 
     def succeeded(self) -> None:
@@ -33,22 +43,33 @@ class Permit:
 
 
 class AdaptiveLimiter:
-    """An AIMD concurrency limit between `min_limit` and `max_limit` calls in flight."""
+    """An AIMD concurrency limit between `min_limit` and `max_limit` calls in flight, starting
+    at `start` (default `max_limit`)."""
 
-    def __init__(self, max_limit: int, *, min_limit: int = 1, decrease: float = 0.5) -> None:
+    def __init__(
+        self,
+        max_limit: int,
+        *,
+        start: int | None = None,
+        min_limit: int = 1,
+        decrease: float = 0.5,
+    ) -> None:
         if max_limit < 1 or not 1 <= min_limit <= max_limit:
             raise ValueError(f"need 1 <= min_limit <= max_limit, got {min_limit}, {max_limit}")
         if not 0.0 < decrease < 1.0:
             raise ValueError(f"decrease must be within (0, 1), got {decrease}")
+        first = max_limit if start is None else start
+        if not min_limit <= first <= max_limit:
+            raise ValueError(f"need min_limit <= start <= max_limit, got {first}")
         self.max_limit = max_limit
         self.min_limit = min_limit
-        self.limit = max_limit
+        self.limit = first
         """Calls allowed in flight right now."""
-        self.lowest = max_limit
+        self.lowest = first
         """The lowest the limit has been (reported by benchmarks and tests)."""
         self.in_flight = 0
         self.throttles = 0
-        """429 replies seen."""
+        """429 and 503 replies seen."""
         self._decrease = decrease
         self._generation = 0
         self._successes = 0
@@ -90,8 +111,17 @@ class AdaptiveLimiter:
             self.limit += 1
 
     def describe(self) -> str:
-        """`12/16`: the current limit over the configured one."""
+        """`12/16`: the current limit over the most it may reach."""
         return f"{self.limit}/{self.max_limit}"
+
+
+def limiter_for(cap: int | None, connections: int | None) -> AdaptiveLimiter:
+    """An endpoint's limiter: `cap` (`--concurrency`) as start and maximum, or with no cap a
+    start of `ADAPTIVE_START`; both within the open-file budget `connections` (None: none)."""
+    ceiling = cap if cap is not None else max(ADAPTIVE_START, connections or ADAPTIVE_START)
+    if connections is not None:
+        ceiling = min(ceiling, connections)
+    return AdaptiveLimiter(ceiling, start=min(ceiling, cap or ADAPTIVE_START))
 
 
 def describe_limits(limiters: Iterable[tuple[str, AdaptiveLimiter]]) -> str:

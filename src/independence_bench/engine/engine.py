@@ -30,6 +30,7 @@ from independence_bench.conversations.conversation import (
 from independence_bench.engine.claiming import claim_or_wait, renewing
 from independence_bench.engine.failures import Failure
 from independence_bench.engine.launch import run_all, run_longest_first
+from independence_bench.engine.reply_cap import REPLY_CAP_CHARS, cap_reply
 from independence_bench.engine.request_keys import item_id, request_key, request_record
 from independence_bench.errors import UserError
 from independence_bench.judging.judge import judge_reply_is_whole, run_judgment
@@ -143,9 +144,11 @@ class Engine:
         progress: ProgressSink | None = None,
         budget: CostGuard | None = None,
         prices: Mapping[str, Price | None] | None = None,
+        reply_cap: int = REPLY_CAP_CHARS,
         claims: Claims | None = None,
     ) -> None:
         self.budget = budget
+        self.reply_cap = reply_cap  # characters kept of each text field of a reply
         self.claims = claims or Claims(store)
         """This process's claims on the calls it sends (`store/claims.py`): another process on
         the same store waits for them instead of paying for them again."""
@@ -185,7 +188,7 @@ class Engine:
         `request`, with the request actually sent (a retried seeded request carries its own
         seed, `endpoints.call_with_retry`). An endpoint that does not know the model or
         rejects the key aborts the whole run (`catalog.rejection_of`) instead of failing item
-        after item.
+        after item. A reply over the cap is cut (`reply_cap.py`) before any use.
         """
         key = request_key(request, sample=sample)
         cached = self.store.get_completion(key)
@@ -233,6 +236,7 @@ class Engine:
             raise
         self._emit("call_done")
         self.summary.calls += 1
+        completion = cap_reply(completion, self.reply_cap)
         if completion.cost_usd is None:
             completion = replace(completion, cost_usd=self._cost_of(spec, completion))
         if self.budget is not None and reservation is not None:

@@ -7,6 +7,11 @@ shows the model calls pending (waiting for the endpoint or sent), answered and r
 store, and an ETA: the calls still to make times the mean wall time per answered call so far
 (`call_eta`), so on a slow local model something moves with every call, not only when a whole
 conversation ends.
+
+Events only count; the bars are brought up to date at most every `RENDER_INTERVAL_S` (rich
+redraws ten times a second anyway) and once more at the end, and not at all off a terminal.
+Formatting the rows for each of a run's thousands of events cost more CPU than storing the
+calls' replies.
 """
 
 from __future__ import annotations
@@ -72,6 +77,8 @@ class LimitColumn(ProgressColumn):
 
 PLAIN_INTERVAL_S = 30.0
 """On a non-terminal (a log, a pipe), seconds between plain progress lines."""
+RENDER_INTERVAL_S = 0.1
+"""On a terminal, seconds between updates of the bars from the counts."""
 
 
 class RichProgress:
@@ -90,7 +97,7 @@ class RichProgress:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._clock = clock
-        """Seconds, for the ETA and the plain lines' interval (tests pass a fake one)."""
+        """Seconds, for the ETA and the intervals between updates (tests pass a fake one)."""
         self._console = console or Console(stderr=True)
         self._progress = Progress(
             TextColumn("{task.description:<14}"),
@@ -106,6 +113,7 @@ class RichProgress:
         self._plain = not self._console.is_terminal
         self._last_line: float | None = None
         """When the last plain line was printed; None: none yet, the next event prints one."""
+        self._last_render = 0.0
         self._items: TaskID | None = None
         self._judgments: TaskID | None = None
         self._calls: TaskID | None = None
@@ -122,6 +130,8 @@ class RichProgress:
         return self
 
     def __exit__(self, *_: object) -> None:
+        if not self._plain:
+            self._render()
         self._progress.stop()
         if self._plain:
             self._plain_line()
@@ -140,11 +150,25 @@ class RichProgress:
         if parts:
             self._console.print("progress: " + "; ".join(parts), soft_wrap=True, markup=False)
 
-    def _maybe_plain_line(self) -> None:
-        if not self._plain:
-            return
-        if self._last_line is None or self._clock() - self._last_line >= PLAIN_INTERVAL_S:
-            self._plain_line()
+    def _maybe_show(self) -> None:
+        now = self._clock()
+        if self._plain:
+            if self._last_line is None or now - self._last_line >= PLAIN_INTERVAL_S:
+                self._plain_line()
+        elif now - self._last_render >= RENDER_INTERVAL_S:
+            self._render()
+
+    def _render(self) -> None:
+        """Bring the bars up to date with the counts."""
+        self._last_render = self._clock()
+        if self._calls is not None:
+            finished = self._answered + self._cached
+            self._progress.update(self._calls, completed=finished, counts=self._call_text())
+        for task, group in ((self._items, "items"), (self._judgments, "judgments")):
+            if task is not None:
+                counts = self._counts[group]
+                total = sum(counts.values())
+                self._progress.update(task, completed=total, counts=_outcomes(counts, "  "))
 
     def planned(self, items: int, judgments: int, calls: int = 0) -> None:
         self._planned_calls = calls
@@ -161,10 +185,10 @@ class RichProgress:
         if event.startswith("call_"):
             self._call_event(event)
         elif event in _ITEM_EVENTS:
-            self._bump(self._items, "items", _ITEM_EVENTS[event])
+            self._bump("items", _ITEM_EVENTS[event])
         elif event in _JUDGE_EVENTS:
-            self._bump(self._judgments, "judgments", _JUDGE_EVENTS[event])
-        self._maybe_plain_line()
+            self._bump("judgments", _JUDGE_EVENTS[event])
+        self._maybe_show()
 
     def _call_event(self, event: str) -> None:
         if event == "call_started":
@@ -179,9 +203,6 @@ class RichProgress:
                 self._answered += 1
             else:
                 self._failed += 1
-        if self._calls is not None:
-            finished = self._answered + self._cached
-            self._progress.update(self._calls, completed=finished, counts=self._call_text())
 
     def _call_text(self) -> str:
         elapsed = self._clock() - self._started if self._started is not None else 0.0
@@ -192,11 +213,9 @@ class RichProgress:
             text += f"  {self._failed} failed"
         return f"{text}  {format_eta(eta)}"
 
-    def _bump(self, task: TaskID | None, group: str, outcome: str) -> None:
+    def _bump(self, group: str, outcome: str) -> None:
         counts = self._counts[group]
         counts[outcome] = counts.get(outcome, 0) + 1
-        if task is not None:
-            self._progress.update(task, advance=1, counts=_outcomes(counts, "  "))
 
 
 def _outcomes(counts: dict[str, int], separator: str) -> str:

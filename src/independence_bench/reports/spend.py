@@ -37,7 +37,7 @@ def run_spend(
     wanted = set(labels)
     items = [
         i
-        for i in store.items(suite_id=suite_id)
+        for i in store.items(suite_id=suite_id, words=False)
         if i.run.suite_hash == suite_hash and i.run.model_label in wanted
     ]
     ids = {i.id for i in items}

@@ -14,7 +14,7 @@ from independence_bench.errors import UserError
 from independence_bench.scoring.scoring import ScoredItem
 from independence_bench.store.store import ItemRecord, JudgmentRecord, Store
 from independence_bench.suites.selection import EVERYTHING, Selection
-from independence_bench.suites.suite import available_suites, load_suite
+from independence_bench.suites.suite import available_suites, suite_formula
 
 LEGACY_FORMULAS = {"legacy-v1": "v1", "legacy-lite": "lite", "legacy-v2": "v2"}
 
@@ -24,7 +24,7 @@ def formula_of_suite(suite_id: str) -> str:
     if suite_id in LEGACY_FORMULAS:
         return LEGACY_FORMULAS[suite_id]
     if suite_id in available_suites():
-        return load_suite(suite_id).formula
+        return suite_formula(suite_id)
     raise UserError(f"unknown suite {suite_id!r} in the store; upgrade aib to read it")
 
 
@@ -145,7 +145,7 @@ def load_results(
     """
     suite = choose_suite(store, suite_id)
     suite_hash = choose_hash(store, suite, only_hash)
-    items = [i for i in store.items(suite_id=suite) if i.run.suite_hash == suite_hash]
+    items = [i for i in store.items(suite_id=suite, words=False) if i.run.suite_hash == suite_hash]
     selection.check_against(
         (i.experiment for i in items),
         (i.variant for i in items),

@@ -54,26 +54,35 @@ class ItemRecord:
 
 @dataclass(frozen=True)
 class JudgmentRecord:
+    """One stored row of `judgments`: a judge's verdict on one item under one rubric."""
+
     id: int
     item_id: str
     judge_model: str
     rubric_id: str
     rubric_hash: str
     repeat: int
+    """0 for the first judgment; n > 0 for the n-th repeat by the same judge (test-retest)."""
     status: str
+    """``scored`` or ``unscored`` (a reply that never validated: re-judgeable, never zeros)."""
     scores: Mapping[str, Any] | None
+    """The validated judge fields but ``reasoning``; None when unscored."""
     reasoning: str | None
     raw_reply: str | None
+    """The judge's last reply as sent, kept exact."""
     error: str | None
+    """Why the judgment is unscored; None when scored."""
     attempts: int
+    """Judge calls made, retries for unparseable replies included."""
     completion_keys: tuple[str, ...]
+    """The stored judge completions, one per attempt, in order."""
 
 
 def completion_to_row(completion: Completion) -> dict[str, Any]:
-    """A completion's column values; text a server sent goes through `lossless.to_sql`."""
+    """A completion's column values but its reply text (`content`, a text id the store adds);
+    text a server sent goes through `lossless.to_sql`."""
     calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in completion.tool_calls]
     return {
-        "content": to_sql(completion.content),
         "tool_calls_json": json_to_sql(calls),
         "reasoning": to_sql(completion.reasoning),
         "finish_reason": to_sql(completion.finish_reason),
@@ -82,13 +91,15 @@ def completion_to_row(completion: Completion) -> dict[str, Any]:
         "cost_usd": completion.cost_usd,
         "latency_s": completion.latency_s,
         "served_by": to_sql(completion.served_by),
+        "cut_chars": completion.cut_chars,
     }
 
 
-def completion_from_row(row: Mapping[str, Any]) -> Completion:
+def completion_from_row(row: Mapping[str, Any], content: str | None) -> Completion:
+    """The completion of a `completions` row whose reply text is `content`."""
     calls = tuple(ToolCall(**c) for c in json_from_sql(row["tool_calls_json"]))
     return Completion(
-        content=from_sql(row["content"]),
+        content=content,
         tool_calls=calls,
         reasoning=from_sql(row["reasoning"]),
         finish_reason=from_sql(row["finish_reason"]),
@@ -97,6 +108,7 @@ def completion_from_row(row: Mapping[str, Any]) -> Completion:
         cost_usd=row["cost_usd"],
         latency_s=row["latency_s"] or 0.0,
         served_by=from_sql(row["served_by"]),
+        cut_chars=row["cut_chars"],
     )
 
 
@@ -112,6 +124,22 @@ def run_from_row(row: Mapping[str, Any]) -> RunRecord:
         model_config=json_from_sql(row["model_config_json"]),
         package_version=row["package_version"],
         source=row["source"],
+    )
+
+
+def item_from_row(row: Mapping[str, Any], turns: tuple[TurnRecord, ...]) -> ItemRecord:
+    """An item of a row of `items` joined with its run's columns (the run's id as `r_id`)."""
+    return ItemRecord(
+        id=row["id"],
+        run=run_from_row({**dict(row), "id": row["r_id"]}),
+        variant=row["variant"],
+        mode=row["mode"],
+        scenario_id=row["scenario_id"],
+        kind=row["kind"],
+        experiment=row["experiment"],
+        status=row["status"],
+        error=from_sql(row["error"]),
+        turns=turns,
     )
 
 

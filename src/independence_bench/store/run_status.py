@@ -40,6 +40,8 @@ class RunState:
     """Done conversations with at least one scored judgment."""
     unscored: int
     """Done conversations whose judgments are all unscored (the judge's reply never validated)."""
+    cut: int = 0
+    """Replies in its conversations that the reply cap cut (`engine/reply_cap.py`)."""
 
     @property
     def missing(self) -> int | None:
@@ -75,9 +77,11 @@ def run_states(store: Store, *, suite_id: str | None = None) -> list[RunState]:
     for judgment in store.judgments():
         judged[judgment.item_id].add(judgment.status)
     counts: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    for item in store.items(suite_id=suite_id):
+    cut = store.cut_completions()
+    for item in store.items(suite_id=suite_id, words=False):
         tally = counts[item.run.id]
         tally[item.status] += 1
+        tally["cut"] += sum(turn.completion_key in cut for turn in item.turns)
         if item.status == "done":
             statuses = judged.get(item.id, set())
             if "scored" in statuses:
@@ -99,6 +103,7 @@ def run_states(store: Store, *, suite_id: str | None = None) -> list[RunState]:
                 failed=tally["failed"],
                 scored=tally["scored"],
                 unscored=tally["unscored"],
+                cut=tally["cut"],
             )
         )
     return states
@@ -112,13 +117,14 @@ def render_run_states(states: Sequence[RunState]) -> str:
     for s in states:
         missing = "?" if s.missing is None else str(s.missing)
         source = "" if s.source == "run" else f" ({s.source})"
+        cut = f", {s.cut} replies cut" if s.cut else ""
         rows.append(
             (
                 terminal_text(s.model),
                 s.suite_id,
                 str(s.run_index),
                 s.state + source,
-                f"{s.done} done, {s.failed} failed, {missing} missing",
+                f"{s.done} done, {s.failed} failed, {missing} missing{cut}",
                 f"{s.scored} scored, {s.unscored} unscored, {s.unjudged} to judge",
             )
         )
@@ -131,6 +137,9 @@ def render_run_states(states: Sequence[RunState]) -> str:
     summary = f"{len(states)} runs: {len(states) - partial} complete, {partial} partial"
     if partial:
         summary += "; the same 'aib run' command completes the partial ones"
+    cut_replies = sum(s.cut for s in states)
+    if cut_replies:
+        summary += f"; {cut_replies} replies longer than the reply cap were stored and judged cut"
     lines.append(summary)
     return "\n".join(lines)
 

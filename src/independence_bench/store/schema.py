@@ -1,14 +1,22 @@
 """The store's schema, as numbered migrations applied in order (never edit a shipped one).
 
 `PRAGMA user_version` records how many have been applied; `store.Store` refuses a file whose
-version is newer than `SCHEMA_VERSION`.
+version is newer than `SCHEMA_VERSION`. A migration is SQL, or a function of the connection
+when it must compute values (hashes) SQLite cannot; each runs in one transaction.
 """
 
 from __future__ import annotations
 
-MIGRATIONS: tuple[str, ...] = (
+import sqlite3
+from collections.abc import Callable
+
+from independence_bench.store.text_migration import COPIED_COLUMNS, store_text_once
+
+Migration = str | Callable[[sqlite3.Connection], None]
+
+MIGRATIONS: tuple[Migration, ...] = (
     # 1: the initial schema.
-    """
+    f"""
     CREATE TABLE runs (
         id INTEGER PRIMARY KEY,
         model_label TEXT NOT NULL,
@@ -28,15 +36,7 @@ MIGRATIONS: tuple[str, ...] = (
         model_id TEXT NOT NULL,
         request_json TEXT NOT NULL,
         content TEXT,
-        tool_calls_json TEXT NOT NULL,
-        reasoning TEXT,
-        finish_reason TEXT,
-        prompt_tokens INTEGER,
-        completion_tokens INTEGER,
-        cost_usd REAL,
-        latency_s REAL,
-        served_by TEXT,
-        created_at REAL NOT NULL
+        {COPIED_COLUMNS}
     );
     CREATE TABLE items (
         id TEXT PRIMARY KEY,
@@ -83,5 +83,7 @@ MIGRATIONS: tuple[str, ...] = (
     ) WITHOUT ROWID;
     CREATE INDEX claims_by_owner ON claims (owner);
     """,
+    # 3: text stored once by content (`texts`, `messages`), the reply cap's `cut_chars`.
+    store_text_once,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -5,6 +5,8 @@ numbered migrations applied in order; a store written by a newer version is refu
 guessed at. Completions are keyed by a hash of everything that determined the request, so a
 repeated command finds its answers here instead of paying for them again. Judgments are never
 overwritten: another judge, or the same judge again, adds rows. All SQL is parameterised.
+Requests, replies and turns' words are stored once by content (`texts.py`); the methods here
+are the only readers and writers of that layout.
 """
 
 from __future__ import annotations
@@ -20,6 +22,13 @@ from typing import Any
 
 from independence_bench.clients.protocol import Completion
 from independence_bench.errors import UserError
+from independence_bench.store.opening import (
+    APPLICATION_ID,
+    connect_read_only,
+    migrate,
+    refuse_foreign,
+    refuse_newer,
+)
 from independence_bench.store.records import (
     ItemRecord,
     JudgmentRecord,
@@ -27,13 +36,22 @@ from independence_bench.store.records import (
     TurnRecord,
     completion_from_row,
     completion_to_row,
+    item_from_row,
     judgment_from_row,
     run_from_row,
 )
-from independence_bench.store.schema import MIGRATIONS, SCHEMA_VERSION
-from independence_bench.text.lossless import from_sql, json_from_sql, json_to_sql, to_sql
+from independence_bench.store.schema import SCHEMA_VERSION
+from independence_bench.store.texts import (
+    atomic,
+    read_request,
+    transcript_to_sql,
+    transcripts_from_sql,
+    write_completion,
+)
+from independence_bench.text.lossless import from_sql, json_to_sql, to_sql
 
 __all__ = [
+    "APPLICATION_ID",
     "SCHEMA_VERSION",
     "STORE_FILENAME",
     "ItemRecord",
@@ -45,34 +63,6 @@ __all__ = [
 ]
 
 STORE_FILENAME = "aib.sqlite3"
-APPLICATION_ID = 0x41494231
-"""`PRAGMA application_id` of every store ("AIB1"): how a store tells itself from other files."""
-_STAMP = "PRAGMA application_id = 1095320113"  # APPLICATION_ID; PRAGMA takes no parameter
-STORE_TABLES = frozenset({"runs", "completions", "items", "judgments"})
-
-
-def _connect_read_only(path: Path) -> sqlite3.Connection:
-    """A connection that cannot write and leaves the data directory as it found it.
-
-    Where the file and its folder are writable, an ordinary connection with `query_only`: as
-    the last connection it removes the `-wal`/`-shm` files a WAL store needs while it is open
-    (a `mode=ro` connection would leave them behind). Elsewhere (a read-only folder or media)
-    `mode=ro`, and `immutable=1` when even that fails (a WAL store without its `-shm` file),
-    which is safe because nothing can write there."""
-    uri = path.resolve().as_uri()
-    writable = os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
-    for query in ("mode=rw", "mode=ro", "immutable=1") if writable else ("mode=ro", "immutable=1"):
-        try:
-            db = sqlite3.connect(f"{uri}?{query}", uri=True, check_same_thread=False)
-        except sqlite3.OperationalError:
-            continue
-        try:
-            db.execute("PRAGMA query_only=ON")
-            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            return db
-        except sqlite3.OperationalError:
-            db.close()
-    return sqlite3.connect(f"{uri}?immutable=1", uri=True, check_same_thread=False)
 
 
 class Store:
@@ -92,7 +82,7 @@ class Store:
         `read_only` opens an existing store with SQLite's `mode=ro` (read-only media work too):
         nothing is written, not even the journal mode, except the upgrade of a store an older
         aib wrote (`_upgrade_older`). A file that is not an
-        aib store is refused before anything is written to it (`check_application`)."""
+        aib store is refused before anything is written to it (`opening.refuse_foreign`)."""
         self.path = data_dir / STORE_FILENAME
         self.read_only = read_only
         if (read_only or not create) and not self.path.exists():
@@ -101,14 +91,14 @@ class Store:
             )
         try:
             if read_only:
-                self._db = _connect_read_only(self.path)
+                self._db = connect_read_only(self.path)
             else:
                 data_dir.mkdir(parents=True, exist_ok=True)
                 self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             self._db.row_factory = sqlite3.Row
             # Refuse a foreign or newer file before anything (even the journal mode) is written.
-            self._refuse_foreign()
-            self._refuse_newer()
+            refuse_foreign(self._db, self.path)
+            refuse_newer(self._db, self.path)
             self._db.execute("PRAGMA busy_timeout=10000")
             if not read_only:
                 self._db.execute("PRAGMA journal_mode=WAL")
@@ -123,7 +113,7 @@ class Store:
         if read_only:
             self._upgrade_older(data_dir)
         else:
-            self._migrate()
+            migrate(self._db)
 
     def __enter__(self) -> Store:
         return self
@@ -150,24 +140,6 @@ class Store:
             raise
         self._db.execute("COMMIT")
 
-    def _refuse_foreign(self) -> None:
-        """Refuse a SQLite file some other program owns: its application id is not ours, or it
-        has no id and tables that are not a store of an earlier aib (which had no id)."""
-        app_id = int(self._db.execute("PRAGMA application_id").fetchone()[0])
-        if app_id == APPLICATION_ID:
-            return
-        tables = {
-            str(row[0])
-            for row in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-        }
-        if app_id == 0 and (not tables or tables >= STORE_TABLES):
-            return  # a new file, or a store written before stores were stamped
-        self._db.close()
-        raise UserError(
-            f"{self.path} is not an aib store (another program's SQLite file); it was left "
-            "unchanged; point --data-dir at another directory"
-        )
-
     def _upgrade_older(self, data_dir: Path) -> None:
         """Bring an older store up to this schema before a read-only command reads it.
 
@@ -185,29 +157,9 @@ class Store:
                 "writable and point --data-dir there once to upgrade it"
             )
         Store(data_dir, create=False).close()
-        self._db = _connect_read_only(self.path)
+        self._db = connect_read_only(self.path)
         self._db.row_factory = sqlite3.Row
         self._db.execute("PRAGMA busy_timeout=10000")
-
-    def _refuse_newer(self) -> None:
-        version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
-        if version > SCHEMA_VERSION:
-            self._db.close()
-            raise UserError(
-                f"the store at {self.path} has schema version {version}, newer than this aib "
-                f"understands ({SCHEMA_VERSION}); upgrade ai-independence-bench"
-            )
-
-    def _migrate(self) -> None:
-        if int(self._db.execute("PRAGMA application_id").fetchone()[0]) != APPLICATION_ID:
-            self._db.execute(_STAMP)
-        version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
-        for number in range(version, SCHEMA_VERSION):
-            with self.transaction() as db:
-                for statement in MIGRATIONS[number].split(";"):
-                    if statement.strip():
-                        db.execute(statement)
-                db.execute(f"PRAGMA user_version = {number + 1}")
 
     # -- runs -------------------------------------------------------------------------------
 
@@ -286,8 +238,12 @@ class Store:
     # -- completions ------------------------------------------------------------------------
 
     def get_completion(self, key: str) -> Completion | None:
-        row = self._db.execute("SELECT * FROM completions WHERE key = ?", (key,)).fetchone()
-        return None if row is None else completion_from_row(row)
+        row = self._db.execute(
+            "SELECT completions.*, texts.body FROM completions "
+            "LEFT JOIN texts ON texts.id = completions.content_id WHERE key = ?",
+            (key,),
+        ).fetchone()
+        return None if row is None else completion_from_row(row, from_sql(row["body"]))
 
     def put_completion(
         self,
@@ -301,37 +257,33 @@ class Store:
         """Store a completion durably (committed before this returns) unless its key exists.
 
         Keys cover everything that determined the request (an imported call's: its file), so an
-        existing row is the same call and is kept.
+        existing row is the same call and is kept. The request's messages and the reply text
+        are stored once by content (`texts.py`): a call adds only what no earlier call held.
         """
-        row = completion_to_row(completion)
-        cursor = self._db.execute(
-            "INSERT OR IGNORE INTO completions (key, model_id, request_json, content, "
-            "tool_calls_json, reasoning, finish_reason, prompt_tokens, completion_tokens, "
-            "cost_usd, latency_s, served_by, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                key,
-                to_sql(model_id),
-                json_to_sql(request, sort_keys=True),
-                row["content"],
-                row["tool_calls_json"],
-                row["reasoning"],
-                row["finish_reason"],
-                row["prompt_tokens"],
-                row["completion_tokens"],
-                row["cost_usd"],
-                row["latency_s"],
-                row["served_by"],
-                _now_or(imported_at),
-            ),
-        )
-        return cursor.rowcount > 0
+        with atomic(self._db):
+            if self._db.execute("SELECT 1 FROM completions WHERE key = ?", (key,)).fetchone():
+                return False
+            created_at = _now_or(imported_at)
+            identity = {"key": key, "model_id": to_sql(model_id), "created_at": created_at}
+            write_completion(self._db, identity, request, completion)
+        return True
 
     def completion_request(self, key: str) -> dict[str, Any] | None:
+        """The exact request of a stored completion (its messages in order), or None."""
         row = self._db.execute(
-            "SELECT request_json FROM completions WHERE key = ?", (key,)
+            "SELECT message_ids, params_id FROM completions WHERE key = ?", (key,)
         ).fetchone()
-        return None if row is None else dict(json_from_sql(row[0]))
+        return None if row is None else read_request(self._db, row[0], row[1])
+
+    def cut_completions(self) -> set[str]:
+        """Keys of the completions whose reply the reply cap cut."""
+        rows = self._db.execute("SELECT key FROM completions WHERE cut_chars > 0")
+        return {str(key) for (key,) in rows}
+
+    def completion_keys(self) -> list[str]:
+        """Every stored completion's key, in the order written (by time, then key)."""
+        rows = self._db.execute("SELECT key FROM completions ORDER BY created_at, key")
+        return [str(key) for (key,) in rows]
 
     def completion_costs(self, keys: Sequence[str]) -> list[float | None]:
         out: list[float | None] = []
@@ -360,39 +312,54 @@ class Store:
         imported_at: float | None = None,
     ) -> bool:
         """Write an item. A run replaces the stored one (a retried failure); an import replaces
-        it only when its transcript, status or error differ."""
-        transcript = json_to_sql([t.__dict__ for t in turns])
+        it only when its transcript, status or error differ. Each turn's human text and reply
+        are stored once by content; the transcript holds their ids."""
         only_if_changed = (
             " WHERE items.status IS NOT excluded.status OR items.error IS NOT excluded.error "
             "OR items.transcript_json IS NOT excluded.transcript_json"
         )
-        cursor = self._db.execute(
-            "INSERT INTO items (id, run_id, variant, mode, scenario_id, kind, experiment, "
-            "status, error, transcript_json, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (id) DO UPDATE SET status = excluded.status, error = excluded.error, "
-            "transcript_json = excluded.transcript_json, updated_at = excluded.updated_at"
-            + ("" if imported_at is None else only_if_changed),
-            (
-                item_id,
-                run.id,
-                variant,
-                mode,
-                scenario_id,
-                kind,
-                experiment,
-                status,
-                to_sql(error),
-                transcript,
-                _now_or(imported_at),
-            ),
-        )
+        with atomic(self._db):
+            transcript = transcript_to_sql(self._db, turns)
+            cursor = self._db.execute(
+                "INSERT INTO items (id, run_id, variant, mode, scenario_id, kind, experiment, "
+                "status, error, transcript_json, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (id) DO UPDATE SET status = excluded.status, error = excluded.error, "
+                "transcript_json = excluded.transcript_json, updated_at = excluded.updated_at"
+                + ("" if imported_at is None else only_if_changed),
+                (
+                    item_id,
+                    run.id,
+                    variant,
+                    mode,
+                    scenario_id,
+                    kind,
+                    experiment,
+                    status,
+                    to_sql(error),
+                    transcript,
+                    _now_or(imported_at),
+                ),
+            )
         return cursor.rowcount > 0
 
     def get_item(self, item_id: str) -> ItemRecord | None:
         rows = self._item_rows("WHERE items.id = ?", (item_id,))
         return rows[0] if rows else None
 
-    def items(self, *, suite_id: str | None = None, status: str | None = None) -> list[ItemRecord]:
+    def items(
+        self,
+        *,
+        suite_id: str | None = None,
+        status: str | None = None,
+        model_label: str | None = None,
+        words: bool = True,
+    ) -> list[ItemRecord]:
+        """Stored items, by model, run and order written; narrowed by suite, status or model.
+
+        `words=False` leaves each turn's human text and reply empty: for readers that count
+        and score (reports, the leaderboard), so a store's transcripts stay on disk.
+        """
         clauses: list[str] = []
         params: list[Any] = []
         if suite_id is not None:
@@ -401,35 +368,24 @@ class Store:
         if status is not None:
             clauses.append("items.status = ?")
             params.append(status)
+        if model_label is not None:
+            clauses.append("runs.model_label = ?")
+            params.append(to_sql(model_label))
         where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
-        return self._item_rows(where, tuple(params))
+        return self._item_rows(where, tuple(params), words=words)
 
-    def _item_rows(self, where: str, params: tuple[Any, ...]) -> list[ItemRecord]:
+    def _item_rows(
+        self, where: str, params: tuple[Any, ...], *, words: bool = True
+    ) -> list[ItemRecord]:
         sql = (
             "SELECT items.*, runs.id AS r_id, runs.model_label, runs.model_id, runs.suite_id, "
             "runs.suite_version, runs.suite_hash, runs.run_index, runs.model_config_json, "
             "runs.package_version, runs.source FROM items JOIN runs ON runs.id = items.run_id "
             f"{where} ORDER BY runs.model_label, runs.run_index, items.rowid"
         )
-        out = []
-        for row in self._db.execute(sql, params):
-            run = run_from_row({**dict(row), "id": row["r_id"]})
-            turns = tuple(TurnRecord(**t) for t in json_from_sql(row["transcript_json"]))
-            out.append(
-                ItemRecord(
-                    id=row["id"],
-                    run=run,
-                    variant=row["variant"],
-                    mode=row["mode"],
-                    scenario_id=row["scenario_id"],
-                    kind=row["kind"],
-                    experiment=row["experiment"],
-                    status=row["status"],
-                    error=from_sql(row["error"]),
-                    turns=turns,
-                )
-            )
-        return out
+        rows = self._db.execute(sql, params).fetchall()
+        transcripts = transcripts_from_sql(self._db, [r["transcript_json"] for r in rows], words)
+        return [item_from_row(r, t) for r, t in zip(rows, transcripts, strict=True)]
 
     def item_status(self, item_id: str) -> str | None:
         row = self._db.execute("SELECT status FROM items WHERE id = ?", (item_id,)).fetchone()
@@ -438,12 +394,7 @@ class Store:
     # -- judgments --------------------------------------------------------------------------
 
     def has_judgment(self, item_id: str, judge_model: str, rubric_hash: str, repeat: int) -> bool:
-        row = self._db.execute(
-            "SELECT 1 FROM judgments WHERE item_id = ? AND judge_model = ? AND rubric_hash = ? "
-            "AND repeat = ?",
-            (item_id, to_sql(judge_model), rubric_hash, repeat),
-        ).fetchone()
-        return row is not None
+        return self.find_judgment(item_id, judge_model, rubric_hash, repeat) is not None
 
     def find_judgment(
         self, item_id: str, judge_model: str, rubric_hash: str, repeat: int

@@ -2,7 +2,8 @@
 
 It is a small HTTP/1.1 server on asyncio streams (keep-alive, Content-Length bodies, no
 dependencies) that answers `POST /v1/chat/completions` with the scripted behaviours of
-`mock_behaviours.py`, lists them at `GET /v1/models`, and counts calls at `GET /_stats`. Latency,
+`mock_behaviours.py`, lists them at `GET /v1/models`, and counts chat calls and model listings
+at `GET /_stats` (and records the calls in flight as each arrives, `in_flight_seen`). Latency,
 jitter and faults (HTTP errors, dropped connections, damaged completions) come from a frozen
 `MockConfig` and a seeded RNG, so resilience tests are repeatable. `GET /_answered` counts the
 cleanly answered chat requests by `request_fingerprint`, so a kill-and-resume test can tell a
@@ -69,7 +70,9 @@ class MockConfig:
     fault_kinds: tuple[str, ...] = ("429", "500", "502", "503")
     seed: int = 0
     fail_first: int = 0
-    """The first N chat requests get HTTP 500, whatever `fault_rate` says."""
+    """The first N chat requests get `fail_first_kind`, whatever `fault_rate` says."""
+    fail_first_kind: str = "500"
+    """The fault of the first `fail_first` requests (`"429"`: a provider throttling a burst)."""
     timeout_sleep_s: float = 60.0
     """How long a `timeout` fault holds the connection before dropping it."""
     strict_ids: bool = True
@@ -92,7 +95,7 @@ class MockConfig:
     """With `hostile`, the text put into every reply and error (property tests vary it)."""
 
     def __post_init__(self) -> None:
-        unknown = [kind for kind in self.fault_kinds if kind not in FAULT_KINDS]
+        unknown = [k for k in (*self.fault_kinds, self.fail_first_kind) if k not in FAULT_KINDS]
         if unknown:
             raise ValueError(f"unknown fault kinds {unknown}; choose from {list(FAULT_KINDS)}")
         if not 0.0 <= self.fault_rate <= 1.0:
@@ -142,7 +145,7 @@ class MockState:
         with self._lock:
             index = self._count
             self._count += 1
-            fault = "500" if index < config.fail_first else self._roll_fault(body)
+            fault = config.fail_first_kind if index < config.fail_first else self._roll_fault(body)
             first_sight = key is None or key not in self._judged
             if key is not None:
                 self._judged.add(key)
@@ -192,6 +195,11 @@ class MockService:
         self._in_flight = 0
         self.peak_in_flight = 0
         """The most chat requests ever in flight at once (tests check overlap by it)."""
+        self.model_lists = 0
+        """`GET /models` requests answered (a cached re-run must send none)."""
+        self.in_flight_seen: list[int] = []
+        """Per chat request in arrival order, the requests in flight when it arrived (itself
+        included): how a test sees a client back off and recover."""
 
     async def start(self, host: str, port: int) -> asyncio.Server:
         """Listen on host:port (0 picks a free port)."""
@@ -253,6 +261,7 @@ class MockService:
                 return error_reply(405, f"use POST for {path}")
             self._in_flight += 1
             self.peak_in_flight = max(self.peak_in_flight, self._in_flight)
+            self.in_flight_seen.append(self._in_flight)
             try:
                 reply = await self._answer_chat(request.body)
             finally:
@@ -261,9 +270,11 @@ class MockService:
                 reply = _echo_auth(reply, request.headers.get("authorization", ""))
             return reply
         if request.method == "GET" and path in MODELS_PATHS:
+            self.model_lists += 1
             return MockReply(200, models_payload())
         if request.method == "GET" and path == STATS_PATH:
-            return MockReply(200, {"requests": self.state.request_count})
+            stats = {"requests": self.state.request_count, "model_lists": self.model_lists}
+            return MockReply(200, stats)
         if request.method == "GET" and path == ANSWERED_PATH:
             return MockReply(200, {"answered": self.state.answered})
         return error_reply(404, f"no route for {request.method} {path} (mock server)")
@@ -360,6 +371,16 @@ class MockServer:
     def peak_in_flight(self) -> int:
         """The most chat requests the server has held at once."""
         return self._service.peak_in_flight
+
+    @property
+    def model_lists(self) -> int:
+        """`GET /models` requests answered so far."""
+        return self._service.model_lists
+
+    @property
+    def in_flight_seen(self) -> list[int]:
+        """Chat requests in flight as each chat request arrived, in arrival order."""
+        return list(self._service.in_flight_seen)
 
     def reset(self) -> None:
         """Forget recorded requests and restart fault dice, `fail_first` and the flaky judge."""

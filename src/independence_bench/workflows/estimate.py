@@ -50,7 +50,7 @@ async def estimate_benchmark_async(options: RunOptions) -> str:
             if options.fresh:
                 first_run = next_run_numbers(store, suite, specs)
             else:
-                done = {i.id for i in store.items(suite_id=suite.id, status="done")}
+                done = {i.id for i in store.items(suite_id=suite.id, status="done", words=False)}
                 if judge is not None:
                     judged = {j.item_id for j in store.judgments(judge_model=judge.display_label)}
     runs = {}

@@ -16,6 +16,7 @@ from independence_bench.clients.catalog import survey_endpoints
 from independence_bench.clients.config import ModelSpec
 from independence_bench.clients.endpoints import ClientFactory, ClientPool, RetryPolicy
 from independence_bench.clients.local.local_models import LocalModels
+from independence_bench.clients.open_files import raise_open_file_limit
 from independence_bench.engine.engine import Engine, RunSummary
 from independence_bench.engine.failures import EXIT_SOME_FAILED, render_failure_summary
 from independence_bench.engine.progress import RichProgress
@@ -33,7 +34,7 @@ class JudgeOptions:
     base_url: str | None = None
     suite_id: str | None = None
     repeats: int = 1
-    concurrency: int = 16
+    concurrency: int | None = None
     data_dir: Path = Path("aib-data")
     env: Mapping[str, str] = field(default_factory=dict)
     retry: RetryPolicy = field(default_factory=RetryPolicy)
@@ -66,6 +67,7 @@ def rubric_of_items(items: list[ItemRecord]) -> dict[str, str]:
 
 async def judge_stored_async(options: JudgeOptions) -> RunSummary:
     """Judge every finished stored transcript with `options.judge` (adding, never replacing)."""
+    raise_open_file_limit()
     named = ModelSpec(id=options.judge, label=options.judge, temperature=0.0)
     judge = on_chosen_endpoint(named, options.base_url)
     async with LocalModels((judge,), options.env, status_lines(options.show_progress)) as local:

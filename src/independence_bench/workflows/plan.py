@@ -30,6 +30,7 @@ from independence_bench.clients.endpoints import (
 from independence_bench.clients.local.local_models import LOCAL_RUNS, all_local, offline_defaults
 from independence_bench.clients.presets import load_preset
 from independence_bench.clients.redact import without_url_credentials
+from independence_bench.engine.reply_cap import REPLY_CAP_CHARS
 from independence_bench.errors import UserError
 from independence_bench.store.claims import LEASE_S
 from independence_bench.suites.selection import EVERYTHING, Selection
@@ -48,7 +49,8 @@ class RunOptions:
     runs: int | None = None
     base_url: str | None = None
     judge_base_url: str | None = None
-    concurrency: int = 16
+    concurrency: int | None = None
+    """Calls in flight per endpoint at most (`--concurrency`); None: adaptive (`ratelimit.py`)."""
     seed: int | None = None
     data_dir: Path = Path("aib-data")
     env: Mapping[str, str] = field(default_factory=dict, repr=False)
@@ -69,6 +71,8 @@ class RunOptions:
     """Overrides every tested model's reasoning effort (not the judge's)."""
     selection: Selection = EVERYTHING
     """Run only these experiments, prompt variants and delivery modes (own content hash)."""
+    reply_cap: int = REPLY_CAP_CHARS
+    """Characters kept of each text field of a reply; longer ones are cut and flagged."""
     claim_lease_s: float = LEASE_S
     """How long this process's claims on calls in flight outlive it if it is killed
     (`store/claims.py`); tests shorten it."""
@@ -158,7 +162,7 @@ def resolve_models(options: RunOptions) -> tuple[tuple[ModelSpec, ...], ModelSpe
 
 def make_pool(
     env: Mapping[str, str],
-    concurrency: int,
+    concurrency: int | None,
     factories: tuple[ClientFactory, ...],
     timeout_s: float = 300.0,
 ) -> ClientPool:

@@ -1,9 +1,11 @@
 """`aib run`: converse with every model, judge each transcript, and rank the models.
 
-`run_benchmark` (and `run_benchmark_async`) is the Python API: it checks every endpoint
-(`catalog.survey_endpoints`) and the `--max-cost` prices before the store is opened, so bad
-input never leaves a half-written store, then drives the engine and reads the leaderboard and
-spending back from the store. `run_command` adds what the terminal shows after a run.
+`run_benchmark` (and `run_benchmark_async`) is the Python API. It raises the open-file limit
+(`open_files.py`), reads from the store what is still to do (`engine/pending.py`),
+checks the endpoints that work needs (`catalog.survey_endpoints`) and the `--max-cost` prices
+before the store is opened for writing, so bad input never leaves a half-written store and a
+re-run with everything stored touches no endpoint, then drives the engine and reads the
+leaderboard and spending back from the store. `run_command` adds what the terminal shows.
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ from independence_bench.clients.catalog import Listing, resolve_prices, survey_e
 from independence_bench.clients.config import ModelSpec
 from independence_bench.clients.endpoints import ClientPool
 from independence_bench.clients.local.local_models import OFFLINE_NOTICE, LocalModels
+from independence_bench.clients.open_files import raise_open_file_limit
 from independence_bench.clients.ratelimit import describe_limits
 from independence_bench.engine.engine import Engine, RunPlan, RunSummary
 from independence_bench.engine.failures import EXIT_SOME_FAILED, render_failure_summary
+from independence_bench.engine.pending import PendingWork, everything, pending_work
 from independence_bench.engine.progress import RichProgress
 from independence_bench.errors import UserError
 from independence_bench.reports.leaderboard import load_leaderboard, render_table
@@ -27,7 +31,7 @@ from independence_bench.reports.spend import Spend, run_spend, spend_line
 from independence_bench.stats.analysis import Leaderboard
 from independence_bench.store.claims import Claims
 from independence_bench.store.run_status import reserve_fresh_runs
-from independence_bench.store.store import Store
+from independence_bench.store.store import STORE_FILENAME, Store
 from independence_bench.suites.suite import Suite, load_suite
 from independence_bench.workflows import Echo
 from independence_bench.workflows.plan import (
@@ -76,19 +80,42 @@ def _cost_guard(
 
 async def run_benchmark_async(options: RunOptions) -> RunResult:
     """Validate, run and judge everything `options` asks for; return the summary and ranking."""
+    raise_open_file_limit()
     suite = planned_suite(options)
     specs, judge = resolve_models(options)
-    everyone = specs + ((judge,) if judge else ())
     runs = runs_per_model(options, specs)
+    reached = stored_work(options, suite, specs, judge, runs).specs(specs, judge)
     notify = status_lines(options.show_progress)
-    async with LocalModels(everyone, options.env, notify) as local:
+    async with LocalModels(reached, options.env, notify) as local:
         factories = options.factories + local.factories()
         pool = make_pool(options.env, options.concurrency, factories, options.timeout_s)
         try:
-            await local.load_all(everyone)
-            return await _run_on_pool(options, suite, specs, judge, runs, pool)
+            await local.load_all(reached)
+            return await _run_on_pool(options, suite, specs, judge, runs, pool, reached)
         finally:
             await pool.aclose()
+
+
+def stored_work(
+    options: RunOptions,
+    suite: Suite,
+    specs: tuple[ModelSpec, ...],
+    judge: ModelSpec | None,
+    runs: int,
+) -> PendingWork:
+    """What the run still needs, read from the store: everything for `--fresh`, a new store, or
+    one that cannot be opened (the run's own opening then says why).
+
+    Only reads, on an ordinary connection like every store reader's: SQLite's read-only mode
+    would leave its `-wal` and `-shm` files behind in a store a failed survey must leave as it
+    was."""
+    if options.fresh or not (options.data_dir / STORE_FILENAME).exists():
+        return everything(specs, judge)
+    try:
+        with Store(options.data_dir, create=False) as store:
+            return pending_work(store, suite, specs, judge, range(1, runs + 1))
+    except UserError:
+        return everything(specs, judge)
 
 
 async def _run_on_pool(
@@ -98,15 +125,16 @@ async def _run_on_pool(
     judge: ModelSpec | None,
     runs: int,
     pool: ClientPool,
+    reached: tuple[ModelSpec, ...],
 ) -> RunResult:
-    everyone = specs + ((judge,) if judge else ())
-    listings = await survey_endpoints(pool, everyone)
-    guard = _cost_guard(options, everyone, listings, pool)
+    """The run itself; only the endpoints of `reached` (the specs with work) are surveyed."""
+    listings = await survey_endpoints(pool, reached)
+    guard = _cost_guard(options, reached, listings, pool)
     with Store(options.data_dir) as store:
         progress = (
             RichProgress(limits=lambda: _limits_text(pool)) if options.show_progress else None
         )
-        prices = resolve_prices(everyone, listings, pool)
+        prices = resolve_prices(reached, listings, pool)
         claims = Claims(store, lease_s=options.claim_lease_s)
         engine = Engine(
             store,
@@ -115,6 +143,7 @@ async def _run_on_pool(
             progress=progress,
             budget=guard,
             prices=prices,
+            reply_cap=options.reply_cap,
             claims=claims,
         )
         first_run = reserve_fresh_runs(store, suite, specs, runs) if options.fresh else {}
@@ -179,7 +208,9 @@ def run_command(options: RunOptions, *, echo: Echo) -> int:
         f"{summary.calls} API calls"
     )
     echo(render_table(result.leaderboard))
-    left_out = options.selection.left_out(load_suite(options.suite_id).experiments)
+    left_out: tuple[str, ...] = ()
+    if options.selection.experiments:  # only then can the selection leave any out
+        left_out = options.selection.left_out(load_suite(options.suite_id).experiments)
     if left_out and result.leaderboard is not None and result.leaderboard.rows:
         echo(
             f"No index (partial): the selection leaves out {', '.join(left_out)}, which the "

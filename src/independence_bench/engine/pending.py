@@ -1,0 +1,96 @@
+"""What a run still has to do, read from the store before any endpoint is touched.
+
+Running the same command again is how a run resumes, and once everything is stored it is how a
+user prints the leaderboard again. Such a re-run should cost nothing: no chat call (the engine
+finds every call in the store) and no `GET /models` either, which a survey of every endpoint
+would send, and which fails when a server is no longer up or a key no longer set. So before the
+endpoints are surveyed, `pending_work` reads from the store which models still have a
+conversation to run and whether any judgment is missing; only their endpoints are surveyed,
+priced and loaded. It reads the same item ids and judgment keys the engine writes and writes
+nothing, so the store is left as it was even when the run stops at the survey.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from independence_bench.clients.config import ModelSpec
+from independence_bench.engine.request_keys import item_id
+from independence_bench.judging.rubric import load_rubric
+from independence_bench.store.store import Store
+from independence_bench.suites.suite import Scenario, Suite
+
+
+@dataclass(frozen=True)
+class PendingWork:
+    """The model labels with a conversation not yet done, and whether a judgment is missing."""
+
+    models: frozenset[str]
+    judge: bool
+
+    def specs(
+        self, models: tuple[ModelSpec, ...], judge: ModelSpec | None
+    ) -> tuple[ModelSpec, ...]:
+        """The specs whose endpoints the run will call: models with work, the judge if needed."""
+        working = tuple(spec for spec in models if spec.display_label in self.models)
+        return working + ((judge,) if judge is not None and self.judge else ())
+
+
+def everything(models: tuple[ModelSpec, ...], judge: ModelSpec | None) -> PendingWork:
+    """All of it: nothing is stored yet (or the store cannot be read before the run)."""
+    return PendingWork(frozenset(spec.display_label for spec in models), judge is not None)
+
+
+def pending_work(
+    store: Store,
+    suite: Suite,
+    models: tuple[ModelSpec, ...],
+    judge: ModelSpec | None,
+    runs: range,
+    *,
+    judge_repeats: int = 1,
+    rubric_hash: Callable[[str], str] | None = None,
+) -> PendingWork:
+    """What runs `runs` of `suite` for `models`, judged by `judge`, still need.
+
+    A conversation that is missing or failed is work for its model, and for the judge, which
+    will judge it once it is done; a done conversation without this judge's judgment under its
+    rubric is work for the judge.
+    """
+    hashes: dict[str, str] = {}
+
+    def hash_of(rubric_id: str) -> str:
+        if rubric_id not in hashes:
+            hashes[rubric_id] = (rubric_hash or _loaded_rubric_hash)(rubric_id)
+        return hashes[rubric_id]
+
+    working: set[str] = set()
+    judging = False
+    for spec in models:
+        label = spec.display_label
+        for iid, scenario in _items(suite, label, runs):
+            if store.item_status(iid) != "done":
+                working.add(label)
+                judging = judge is not None
+                break
+            if judge is not None and not judging:
+                rubric = hash_of(scenario.rubric)
+                judging = not all(
+                    store.has_judgment(iid, judge.display_label, rubric, repeat)
+                    for repeat in range(judge_repeats)
+                )
+    return PendingWork(frozenset(working), judging)
+
+
+def _items(suite: Suite, label: str, runs: range) -> Iterator[tuple[str, Scenario]]:
+    """Every item id of `label`'s runs, with its scenario, in the engine's order."""
+    for run_index in runs:
+        for variant in suite.variants:
+            for mode in suite.delivery_modes:
+                for scenario in suite.scenarios:
+                    yield item_id(suite, label, run_index, variant.id, mode, scenario.id), scenario
+
+
+def _loaded_rubric_hash(rubric_id: str) -> str:
+    return load_rubric(rubric_id).hash
