@@ -14,15 +14,18 @@ of `KIND_ORDER` (the pressure kinds first, then what completes the index), one i
 at a time, each drawn at random from that stratum with `--seed`. A smaller sample is a prefix
 of a larger one with the same seed, so a store kept with `--keep` is reused when N grows.
 
-    python benchmarks/judge_calibration.py                  # 60 items, 30 min here
-    python benchmarks/judge_calibration.py --items 8        # the CI sample
+    python benchmarks/judge_calibration.py --form both      # 60 items, both forms
+    python benchmarks/judge_calibration.py --items 8        # the CI sample, the default form
     python benchmarks/judge_calibration.py --sample PATH --keep aib-calibration --threads 1
 
 `--threads 1` on a CPU other jobs are using: two llama.cpp threads that each get a fraction of
 a core wait on each other and were many times slower here.
 
-A judge *form* (`--form`) is how the judge is asked: today only ``holistic`` (the rubric's
-scores in one reply). Without the sample the script prints ``skipped: …`` and exits 0.
+A judge *form* (`--form`) is how the judge is asked: ``holistic`` (the rubric's scores in one
+reply), ``checklist`` (yes/no questions scored by a fixed rule, stored as ``<judge>#checklist``)
+or ``both``, one after the other on the same sample, each with its own report and time. The
+default is the form the embedded judge uses by default (`LOCAL_JUDGE_FORM`), so the CI sample
+judges each item once. Without the sample the script prints ``skipped: …`` and exits 0.
 """
 
 from __future__ import annotations
@@ -37,7 +40,13 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-from independence_bench.clients.config import ModelSpec
+from independence_bench.clients.config import (
+    JUDGE_FORMS,
+    LOCAL_JUDGE_FORM,
+    JudgeForm,
+    ModelSpec,
+    judge_form_named,
+)
 from independence_bench.clients.local.embedded import EmbeddedRuntime
 from independence_bench.clients.local.local_models import DEFAULT_JUDGE
 from independence_bench.clients.local.weights import weights_cache_dir
@@ -63,8 +72,6 @@ KIND_ORDER = (
     "tool_context",
 )
 """Within a configuration, the kinds in the order they are sampled (then round again)."""
-FORMS = ("holistic",)
-"""Judge forms this version can ask for; `holistic` = the rubric's fields in one reply."""
 
 
 def stratified_sample(
@@ -102,11 +109,9 @@ def _kind_queue(by_kind: dict[str, list[ItemRecord]]) -> list[ItemRecord]:
 
 
 async def judge_sample(
-    data_dir: Path, item_ids: frozenset[str], judge: str, form: str, threads: int | None
+    data_dir: Path, item_ids: frozenset[str], judge: str, form: JudgeForm, threads: int | None
 ) -> RunSummary:
     """Judge exactly `item_ids` with the embedded `judge` in the given form, in this process."""
-    if form not in FORMS:
-        raise SystemExit(f"judge form {form!r} is not available; forms: {', '.join(FORMS)}")
     runtime = EmbeddedRuntime(weights_cache_dir(None), n_threads=threads)
     client = runtime.client(judge)
 
@@ -115,6 +120,7 @@ async def judge_sample(
 
     options = JudgeOptions(
         judge=judge,
+        judge_form=form,
         suite_id=SUITE,
         concurrency=1,
         data_dir=data_dir,
@@ -134,7 +140,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--items", type=int, default=60, help="Items to re-judge (default 60).")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--judge", default=DEFAULT_JUDGE)
-    parser.add_argument("--form", default="holistic", choices=FORMS)
+    parser.add_argument(
+        "--form", default=LOCAL_JUDGE_FORM, choices=(*JUDGE_FORMS, "both"), help="Judge form(s)."
+    )
     parser.add_argument("--resamples", type=int, default=1_000)
     parser.add_argument(
         "--threads",
@@ -158,7 +166,7 @@ def _calibrate(args: argparse.Namespace, cache: Path, data_dir: Path) -> int:
     with Store(data_dir) as store:
         import_results(cache, store)
         items = store.items(suite_id=SUITE, status="done")
-        judgments = [j for j in store.judgments() if j.judge_model != args.judge]
+        judgments = [j for j in store.judgments() if j.judge_model not in _labels(args.judge)]
     imported = sorted({j.judge_model for j in judgments})
     if len(imported) != 1:
         print(f"the sample holds judgments by {imported}; expected one imported judge")
@@ -172,21 +180,30 @@ def _calibrate(args: argparse.Namespace, cache: Path, data_dir: Path) -> int:
         f"configurations, seed {args.seed}; reference {reference}; judge {args.judge} "
         f"({args.form})"
     )
-    judging = time.perf_counter()
-    summary = asyncio.run(
-        judge_sample(data_dir, frozenset(i.id for i in sample), args.judge, args.form, args.threads)
-    )
-    judged_s = time.perf_counter() - judging
-    print(
-        f"judged {summary.judged}, unscored {summary.judge_unscored}, failed "
-        f"{summary.judge_failed}, already judged {summary.judge_cached} in {judged_s:.0f} s"
-    )
-    options = InsightOptions(
-        data_dir=data_dir, suite_id=SUITE, judges=(args.judge,), n_resamples=args.resamples
-    )
-    print(calibration_output(options, reference, as_json=False))
+    chosen = JUDGE_FORMS if args.form == "both" else (judge_form_named(args.form),)
+    forms = sorted(chosen, key=lambda form: form != LOCAL_JUDGE_FORM)  # the default one first
+    for form in forms:
+        judging = time.perf_counter()
+        ids = frozenset(i.id for i in sample)
+        summary = asyncio.run(judge_sample(data_dir, ids, args.judge, form, args.threads))
+        judged_s = time.perf_counter() - judging
+        label = _labels(args.judge)[JUDGE_FORMS.index(form)]
+        print(
+            f"\n== {form} form ({label}): judged {summary.judged}, unscored "
+            f"{summary.judge_unscored}, failed {summary.judge_failed}, already judged "
+            f"{summary.judge_cached} in {judged_s:.0f} s"
+        )
+        options = InsightOptions(
+            data_dir=data_dir, suite_id=SUITE, judges=(label,), n_resamples=args.resamples
+        )
+        print(calibration_output(options, reference, as_json=False))
     print(f"wall time {time.perf_counter() - started:.0f} s")
     return 0
+
+
+def _labels(judge: str) -> tuple[str, ...]:
+    """The labels `judge`'s judgments are stored under, one per form in `JUDGE_FORMS` order."""
+    return tuple(ModelSpec(id=judge, label=judge, judge_form=f).judge_label for f in JUDGE_FORMS)
 
 
 if __name__ == "__main__":

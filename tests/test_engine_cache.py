@@ -22,7 +22,7 @@ from independence_bench.clients.openai_compat import OpenAICompatibleClient
 from independence_bench.clients.protocol import ClientError, Completion, CompletionRequest
 from independence_bench.engine import engine as engine_module
 from independence_bench.engine.engine import Engine, RunPlan, RunSummary
-from independence_bench.judging.rubric import Rubric, load_rubric
+from independence_bench.judging.rubric import ReplyForm, Rubric, load_rubric
 from independence_bench.store.store import Store
 from independence_bench.suites.suite import Suite, load_suite
 from independence_bench.testing.mock_server import MockServer
@@ -174,9 +174,9 @@ async def test_a_changed_response_schema_misses_the_cache(
     subject = (_subject(server, "subject"),)
     await _run(tmp_path, subject, _judge(server, "judge a"))
     before = server.request_count
-    schema = Rubric.json_schema
+    schema = ReplyForm.json_schema
     monkeypatch.setattr(
-        Rubric, "json_schema", lambda self: {**schema(self), "description": "changed"}
+        ReplyForm, "json_schema", lambda self: {**schema(self), "description": "changed"}
     )
     summary = await _run(tmp_path, subject, _judge(server, "judge b"))
     assert server.request_count - before == len(SUITE.scenarios)

@@ -201,6 +201,9 @@ def _fake_data(monkeypatch: pytest.MonkeyPatch, rubric_text: str) -> None:
         ("prompts", "judge_system.md"): "SYSTEM\n",
         ("prompts", "judge_output.md"): "OUTPUT {fields}\n",
         ("prompts", "judge_repair.md"): "REPAIR {error}\n",
+        ("prompts", "judge_checklist_system.md"): "C-SYSTEM\n",
+        ("prompts", "judge_checklist_output.md"): "C-OUTPUT {fields}\n",
+        ("prompts", "judge_checklist_repair.md"): "C-REPAIR {error}\n",
     }
 
     def data_text(*parts: str) -> str:
@@ -232,6 +235,9 @@ def test_a_rubric_is_its_file_and_the_judge_prompts_with_one_hash(
     # sha256 of the rubric file and the three prompts, joined by the record separator
     joined = "\x1e".join((TINY, "SYSTEM", "OUTPUT {fields}", "REPAIR {error}"))
     assert rubric.hash == hashlib.sha256(joined.encode()).hexdigest()
+    # the checklist form: its own prompts, and a hash that names the form
+    checklist = ("checklist", TINY, "C-SYSTEM", "C-OUTPUT {fields}", "C-REPAIR {error}")
+    assert rubric.checklist_hash == hashlib.sha256("\x1e".join(checklist).encode()).hexdigest()
 
 
 @pytest.mark.parametrize(
@@ -317,10 +323,8 @@ def test_the_checklist_form_is_carried_from_the_front_matter() -> None:
         (q["id"], q["question"]) for q in meta["checklist"]
     ]
     assert rubric.checklist and rubric.checklist_rule == meta["checklist_rule"]
-    assert (load_rubric("stability").checklist, load_rubric("stability").checklist_rule) == (
-        (),
-        None,
-    )
+    name_gender = load_rubric("name_gender")
+    assert [q.type for q in name_gender.checklist][:3] == ["string_or_null"] * 2 + ["boolean"]
 
 
 def test_a_returned_schema_is_a_copy_all_the_way_down() -> None:

@@ -151,6 +151,16 @@ data_dir_option = click.option(
     help=f"Where the store lives (default ${DATA_DIR_ENV} or ./aib-data).",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+judge_form_option = click.option(
+    "--judge-form",
+    # clients.config.JUDGE_FORMS, written out so `--help` does not import pydantic
+    type=click.Choice(("holistic", "checklist")),
+    default=None,
+    help="Ask the judge for the rubric's scores (holistic) or yes/no answers scored by a fixed "
+    "rule (checklist), stored as '<judge>#checklist'. Default: the judge's own (holistic).",
+)
+"""`--judge-form` of `aib run`, `aib estimate` and `aib judge` (README, "Judge forms")."""
+
 concurrency_option = click.option(
     "--concurrency",
     type=click.IntRange(1, 4096),
@@ -236,6 +246,7 @@ run_options = _block(
         help="Set every tested model's reasoning effort (off sends none).",
     ),
     click.option("--judge", default=None, help="Judge model id."),
+    judge_form_option,
     click.option("--suite", default="v2", show_default=True, help="Suite: v2, lite or full."),
     click.option(
         "--scenarios",

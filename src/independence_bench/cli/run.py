@@ -17,6 +17,7 @@ from independence_bench.cli.options import (
     concurrency_option,
     data_dir_option,
     echo_for,
+    judge_form_option,
     read_env,
     resolve_data_dir,
     run_options,
@@ -31,6 +32,7 @@ _PASSED_AS_GIVEN = (
     "models",
     "config_path",
     "judge",
+    "judge_form",
     "runs",
     "base_url",
     "judge_base_url",
@@ -105,6 +107,7 @@ def runs_(suite: str | None, failed: bool, data_dir: Path | None) -> None:
     default=None,
     help="An OpenAI-compatible endpoint for the judge.",
 )
+@judge_form_option
 @click.option("--suite", default=None, help="Only items of this suite.")
 @click.option("--repeats", type=click.IntRange(1, 10), default=1, show_default=True)
 @concurrency_option
@@ -112,6 +115,7 @@ def runs_(suite: str | None, failed: bool, data_dir: Path | None) -> None:
 def judge(
     judge: str,
     base_url: str | None,
+    judge_form: str | None,
     suite: str | None,
     repeats: int,
     concurrency: int | None,
@@ -127,6 +131,7 @@ def judge(
     options = JudgeOptions(
         judge=judge,
         base_url=base_url,
+        judge_form=judge_form,
         suite_id=suite,
         repeats=repeats,
         concurrency=concurrency,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import yaml
@@ -31,6 +31,24 @@ from independence_bench.errors import UserError, read_user_text
 OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
 DEFAULT_TEMPERATURE = 0.7
 DEFAULT_JUDGE = "google/gemini-3-flash-preview"
+
+
+JudgeForm = Literal["holistic", "checklist"]
+"""How a judge is asked (`judging/rubric.py`): the rubric's scales in one reply (`holistic`), or
+atomic yes/no questions scored by a fixed rule (`checklist`, `judging/checklist.py`)."""
+JUDGE_FORMS: tuple[JudgeForm, ...] = ("holistic", "checklist")
+LOCAL_JUDGE_FORM: JudgeForm = "holistic"
+"""The form of an in-process judge (embedded/GGUF) that names none: the better-calibrated form
+of the embedded judge by `benchmarks/judge_calibration.py` (README, "smoke-test judge")."""
+
+
+def judge_form_named(name: str) -> JudgeForm:
+    """`name` as a judge form; UserError naming the forms otherwise (the Python API's check of
+    what `--judge-form` checks with a choice)."""
+    for form in JUDGE_FORMS:
+        if name == form:
+            return form
+    raise UserError(f"unknown judge form {name!r}; use one of: {', '.join(JUDGE_FORMS)}")
 
 
 class ModelSpec(BaseModel):
@@ -58,6 +76,9 @@ class ModelSpec(BaseModel):
     seed: int | None = None
     price_prompt_per_mtok: float | None = Field(default=None, ge=0)
     price_completion_per_mtok: float | None = Field(default=None, ge=0)
+    judge_form: JudgeForm | None = None
+    """Read only when this spec judges: how it is asked; None = `LOCAL_JUDGE_FORM` for an
+    in-process model, `holistic` for any other."""
 
     @field_validator("provider", mode="before")
     @classmethod
@@ -101,7 +122,23 @@ class ModelSpec(BaseModel):
         if data.get("base_url"):
             data["base_url"] = without_url_credentials(data["base_url"])
         data["base_urls"] = [without_url_credentials(u) for u in data.get("base_urls") or ()]
+        if data.get("judge_form") is None:
+            data.pop("judge_form", None)  # configurations stored before judge forms stay equal
         return data
+
+    @property
+    def judge_form_used(self) -> JudgeForm:
+        """The judge form this spec is asked in when it judges."""
+        if self.judge_form is not None:
+            return self.judge_form
+        return LOCAL_JUDGE_FORM if is_local_model(self.id) else "holistic"
+
+    @property
+    def judge_label(self) -> str:
+        """The judge name its judgments are stored under: `display_label`, plus `#checklist` in
+        the checklist form, so the two forms of one judge never mix."""
+        suffix = "#checklist" if self.judge_form_used == "checklist" else ""
+        return self.display_label + suffix
 
     @property
     def display_label(self) -> str:

@@ -410,13 +410,15 @@ class Engine:
         fail validation again); their sample tag follows from the stored row's requests, so an
         interrupted retry resumes from the store like any other call."""
         rubric = self.rubric(rubric_id)
-        judge_name = judge.display_label
-        stored = self.store.find_judgment(item.id, judge_name, rubric.hash, repeat)
+        judge_form = judge.judge_form_used
+        asked = rubric.asked(judge_form)
+        judge_name = judge.judge_label
+        stored = self.store.find_judgment(item.id, judge_name, asked.hash, repeat)
         if stored is not None and stored.status == "scored":
             self.summary.judge_cached += 1
             self._emit("judge_cached")
             return
-        schema = rubric.json_schema()
+        schema = asked.reply.json_schema()
         # The item id keeps each judgment's requests its own: two runs with identical
         # transcripts (a scripted model) must not race for one cached reply.
         sample = f"judge{repeat}:{item.id}"
@@ -436,7 +438,7 @@ class Engine:
                 provider_order=judge.provider,
                 seed=judge.seed,
                 response_schema=schema,
-                schema_name=f"{rubric.id}_judgment",
+                schema_name=asked.schema_name,
             )
             return await self._complete(
                 judge,
@@ -447,7 +449,7 @@ class Engine:
             )
 
         try:
-            outcome = await run_judgment(rubric, item.turns, call)
+            outcome = await run_judgment(rubric, item.turns, call, judge_form=judge_form)
         except BudgetExhausted:
             self.summary.judge_skipped += 1
             self._emit("judge_skipped")
@@ -465,7 +467,7 @@ class Engine:
             item_id=item.id,
             judge_model=judge_name,
             rubric_id=rubric.id,
-            rubric_hash=rubric.hash,
+            rubric_hash=asked.hash,
             repeat=repeat,
             status="scored" if outcome.scored else "unscored",
             scores=outcome.scores,

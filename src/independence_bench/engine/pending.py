@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from independence_bench.clients.config import ModelSpec
+from independence_bench.clients.config import JudgeForm, ModelSpec
 from independence_bench.engine.request_keys import item_id
 from independence_bench.judging.rubric import load_rubric
 from independence_bench.store.store import Store
@@ -50,7 +50,7 @@ def pending_work(
     runs: range,
     *,
     judge_repeats: int = 1,
-    rubric_hash: Callable[[str], str] | None = None,
+    rubric_hash: Callable[[str, JudgeForm], str] | None = None,
 ) -> PendingWork:
     """What runs `runs` of `suite` for `models`, judged by `judge`, still need.
 
@@ -62,7 +62,8 @@ def pending_work(
 
     def hash_of(rubric_id: str) -> str:
         if rubric_id not in hashes:
-            hashes[rubric_id] = (rubric_hash or _loaded_rubric_hash)(rubric_id)
+            form = judge.judge_form_used if judge is not None else "holistic"
+            hashes[rubric_id] = (rubric_hash or _loaded_rubric_hash)(rubric_id, form)
         return hashes[rubric_id]
 
     working: set[str] = set()
@@ -77,7 +78,7 @@ def pending_work(
             if judge is not None and not judging:
                 rubric = hash_of(scenario.rubric)
                 judging = not all(
-                    store.has_judgment(iid, judge.display_label, rubric, repeat)
+                    store.has_judgment(iid, judge.judge_label, rubric, repeat)
                     for repeat in range(judge_repeats)
                 )
     return PendingWork(frozenset(working), judging)
@@ -92,5 +93,5 @@ def _items(suite: Suite, label: str, runs: range) -> Iterator[tuple[str, Scenari
                     yield item_id(suite, label, run_index, variant.id, mode, scenario.id), scenario
 
 
-def _loaded_rubric_hash(rubric_id: str) -> str:
-    return load_rubric(rubric_id).hash
+def _loaded_rubric_hash(rubric_id: str, judge_form: JudgeForm) -> str:
+    return load_rubric(rubric_id).asked(judge_form).hash

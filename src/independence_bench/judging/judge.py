@@ -6,6 +6,11 @@ reply (a Markdown fence is tolerated) and checked by the rubric's `ReplyForm`, t
 whose JSON schema the request carries; an invalid reply gets a bounded number of repair requests
 that say what was wrong, and a reply that never validates is kept raw and marked *unscored* —
 never turned into zeros.
+
+In the checklist form (`judge_form="checklist"`) the judge reads the transcript and the rubric's
+questions only (no rubric prose, no reasoning asked for) and answers each one; the answers are
+validated by the checklist's `ReplyForm` the same way, turned into the rubric's fields by
+`checklist.score_checklist`, and kept as the judgment's reasoning, one answered question a line.
 """
 
 from __future__ import annotations
@@ -16,8 +21,10 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from independence_bench.clients.config import JudgeForm
 from independence_bench.clients.protocol import Completion, Message
-from independence_bench.judging.rubric import Rubric
+from independence_bench.judging.checklist import answer_lines, score_checklist
+from independence_bench.judging.rubric import AskedForm, Rubric
 from independence_bench.store.store import TurnRecord
 
 
@@ -29,18 +36,23 @@ def render_transcript(turns: Sequence[TurnRecord]) -> str:
     return "\n\n".join(blocks)
 
 
-def _field_lines(rubric: Rubric) -> str:
+def _field_lines(asked: AskedForm) -> str:
     return "\n".join(
         f'- "{name}": {spec.prompt_text}. {spec.description}'.rstrip()
-        for name, spec in rubric.fields.items()
+        for name, spec in asked.reply.fields.items()
     )
 
 
-def judge_messages(rubric: Rubric, turns: Sequence[TurnRecord]) -> tuple[Message, ...]:
-    """The first request of a judgment: system prompt, then rubric + transcript + format."""
-    output = rubric.output_template.replace("{fields}", _field_lines(rubric))
-    user = f"{rubric.body}\n\n## Transcript\n\n{render_transcript(turns)}\n\n{output}"
-    return ({"role": "system", "content": rubric.system_prompt}, {"role": "user", "content": user})
+def judge_messages(
+    rubric: Rubric, turns: Sequence[TurnRecord], judge_form: JudgeForm = "holistic"
+) -> tuple[Message, ...]:
+    """The first request of a judgment: system prompt, then rubric (holistic) + transcript +
+    the fields or questions to answer."""
+    asked = rubric.asked(judge_form)
+    output = asked.output_template.replace("{fields}", _field_lines(asked))
+    body = f"{asked.body}\n\n" if asked.body else ""
+    user = f"{body}## Transcript\n\n{render_transcript(turns)}\n\n{output}"
+    return ({"role": "system", "content": asked.system_prompt}, {"role": "user", "content": user})
 
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
@@ -94,13 +106,14 @@ def judge_reply_is_whole(completion: Completion) -> bool:
     return completion.finish_reason == "length" or not _is_cut_off(text)
 
 
-def parse_judgment(rubric: Rubric, raw: str) -> dict[str, Any]:
-    """Validate a judge reply; return the fields (`reasoning` first) or raise ValueError."""
+def parse_judgment(rubric: Rubric, raw: str, judge_form: JudgeForm = "holistic") -> dict[str, Any]:
+    """Validate a judge reply in `judge_form`; return its fields (holistic: `reasoning` first;
+    checklist: the answers) or raise ValueError saying every problem."""
     try:
         obj = _json_object(raw)
     except json.JSONDecodeError as exc:
         raise ValueError(f"the JSON object is malformed ({exc.msg})") from None
-    return rubric.form.validate(obj)
+    return rubric.asked(judge_form).reply.validate(obj)
 
 
 @dataclass(frozen=True)
@@ -121,10 +134,16 @@ JudgeCall = Callable[[tuple[Message, ...], int], Awaitable[tuple[str, Completion
 
 
 async def run_judgment(
-    rubric: Rubric, turns: Sequence[TurnRecord], call: JudgeCall, *, max_repairs: int = 2
+    rubric: Rubric,
+    turns: Sequence[TurnRecord],
+    call: JudgeCall,
+    *,
+    max_repairs: int = 2,
+    judge_form: JudgeForm = "holistic",
 ) -> JudgmentOutcome:
-    """Ask the judge, repairing invalid replies up to `max_repairs` times."""
-    messages = judge_messages(rubric, turns)
+    """Ask the judge in `judge_form`, repairing invalid replies up to `max_repairs` times."""
+    repair_template = rubric.asked(judge_form).repair_template
+    messages = judge_messages(rubric, turns, judge_form)
     keys: list[str] = []
     raw = ""
     error = ""
@@ -133,15 +152,19 @@ async def run_judgment(
         keys.append(key)
         raw = completion.content or ""
         try:
-            parsed = parse_judgment(rubric, raw)
+            parsed = parse_judgment(rubric, raw, judge_form)
         except ValueError as exc:
             error = str(exc)
             messages = (
                 *messages,
                 {"role": "assistant", "content": raw or "(empty reply)"},
-                {"role": "user", "content": rubric.repair_template.replace("{error}", error)},
+                {"role": "user", "content": repair_template.replace("{error}", error)},
             )
             continue
-        reasoning = parsed.pop("reasoning")
+        if judge_form == "checklist":
+            reasoning = answer_lines(rubric, parsed)
+            parsed = score_checklist(rubric, parsed)
+        else:
+            reasoning = parsed.pop("reasoning")
         return JudgmentOutcome(True, parsed, reasoning, raw, None, attempt + 1, tuple(keys))
     return JudgmentOutcome(False, None, None, raw, error, max_repairs + 1, tuple(keys))

@@ -21,11 +21,14 @@ whitespace is stripped, so a blank `reasoning` is rejected (the schema's `minLen
 `" "`; a `pattern` could exclude it but llama.cpp's grammar converter then drops the length
 limit), and a blank string field becomes null, as a judge writing `""` for "declined" means.
 
-A rubric's scale fields are its one `ReplyForm` today. The checklist form of issue 17 (atomic
-yes/no questions, scored from the answers by a documented rule) is meant to be a second
-`ReplyForm` of boolean fields on the same `Rubric`. Its data is already read: the front matter's
-`checklist` (`{id, question}` items) and `checklist_rule` (prose) are validated, carried on the
-`Rubric` and covered by its hash, and not yet sent to any judge.
+A rubric is asked in one of two *judge forms* (`Rubric.asked`). `holistic`: the rubric's prose
+and its scale fields, `reasoning` first (`Rubric.form`). `checklist`: the front matter's
+`checklist` of atomic questions, each answered `true`/`false` (or, for a `string_or_null`
+question, a short copied string), with no `reasoning` and no rubric prose (`Rubric.checklist_form`,
+built the same way, so its schema is its validator too); `judging/checklist.py` turns the answers
+into the rubric's fields by the rule the front matter's `checklist_rule` states in words. Each
+form has its own prompts and its own hash, and the checklist hash names the form, so judgments of
+the two forms never share a rubric hash.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails
 
+from independence_bench.clients.config import JudgeForm
 from independence_bench.errors import UserError
 from independence_bench.suites.kinds import ChangedShare, Kind, RoundsHeld
 from independence_bench.text.lossless import surrogates_escaped
@@ -130,14 +134,18 @@ FieldSpec = Annotated[IntegerField | BooleanField | TextField, Field(discriminat
 class ChecklistQuestion(_Frozen):
     id: str = Field(pattern=r"^[a-z0-9_]+$")
     question: str = Field(min_length=1)
+    type: Literal["boolean", "string_or_null"] = "boolean"
+    """`string_or_null` only where a metric needs the choice itself (a chosen name)."""
+
+    def field(self) -> BooleanField | TextField:
+        """The reply field that answers this question; its description is the question."""
+        if self.type == "boolean":
+            return BooleanField(type="boolean", description=self.question)
+        return TextField(type="string_or_null", description=self.question)
 
 
 class RubricFrontMatter(_Frozen):
-    """A rubric file's YAML front matter.
-
-    `checklist` and `checklist_rule` are the rubric's checklist form (issue 17): carried and
-    covered by the rubric's hash (as all of its text is), not yet sent to any judge.
-    """
+    """A rubric file's YAML front matter (`checklist`, `checklist_rule`: its checklist form)."""
 
     id: str = Field(pattern=r"^[a-z0-9_]+$")
     description: str
@@ -191,9 +199,13 @@ class ReplyForm:
 
     @classmethod
     def build(
-        cls, name: str, fields: Mapping[str, IntegerField | BooleanField | TextField]
+        cls,
+        name: str,
+        fields: Mapping[str, IntegerField | BooleanField | TextField],
+        *,
+        reasoning: bool = True,
     ) -> ReplyForm:
-        definitions: dict[str, Any] = {"reasoning": (Reasoning, ...)}
+        definitions: dict[str, Any] = {"reasoning": (Reasoning, ...)} if reasoning else {}
         definitions.update((key, (spec.annotation(), ...)) for key, spec in fields.items())
         model = create_model(
             name,
@@ -203,11 +215,11 @@ class ReplyForm:
         return cls(name, fields, model, model.model_json_schema())
 
     def json_schema(self) -> dict[str, Any]:
-        """The JSON schema sent to the judge: the model's own, `reasoning` first (a copy)."""
+        """The JSON schema sent to the judge: the model's own (a copy)."""
         return copy.deepcopy(dict(self.schema))
 
     def validate(self, reply: Any) -> dict[str, Any]:
-        """The reply's fields, `reasoning` first, or `InvalidReply` saying every problem.
+        """The reply's fields, `reasoning` first if asked, or `InvalidReply` saying every problem.
 
         pydantic refuses text with a lone surrogate, which any server can send: those are
         validated (and kept in the fields) as `\\udXXX`; the raw reply keeps the exact text."""
@@ -235,6 +247,25 @@ class ReplyForm:
 
 
 @dataclass(frozen=True)
+class AskedForm:
+    """What a judge is sent and checked against in one judge form of one rubric."""
+
+    rubric_id: str
+    judge_form: JudgeForm
+    reply: ReplyForm
+    body: str
+    """The rubric's prose (holistic) or nothing (checklist: the questions say it all)."""
+    system_prompt: str
+    output_template: str
+    repair_template: str
+    hash: str
+
+    @property
+    def schema_name(self) -> str:
+        return self.reply.name
+
+
+@dataclass(frozen=True)
 class Rubric:
     """One rubric with the judge prompts it is used with; `hash` covers all of their text."""
 
@@ -248,6 +279,11 @@ class Rubric:
     output_template: str
     repair_template: str
     hash: str
+    checklist_form: ReplyForm | None = None
+    checklist_prompts: tuple[str, str, str] = ("", "", "")
+    """System prompt, output template and repair template of the checklist form."""
+    checklist_hash: str = ""
+    """Covers the rubric file, the checklist prompts and the form's name."""
 
     @property
     def fields(self) -> Mapping[str, IntegerField | BooleanField | TextField]:
@@ -256,6 +292,22 @@ class Rubric:
     def json_schema(self) -> dict[str, Any]:
         """The JSON schema of a reply, sent with the judge request where the endpoint takes it."""
         return self.form.json_schema()
+
+    def asked(self, judge_form: JudgeForm) -> AskedForm:
+        """The prompts, reply form and hash of `judge_form`; UserError if this rubric has none."""
+        if judge_form == "holistic":
+            prompts = (self.system_prompt, self.output_template, self.repair_template)
+            return AskedForm(self.id, judge_form, self.form, self.body, *prompts, self.hash)
+        if self.checklist_form is None:
+            raise UserError(f"rubric {self.id} has no checklist; use --judge-form holistic")
+        return AskedForm(
+            self.id,
+            judge_form,
+            self.checklist_form,
+            "",
+            *self.checklist_prompts,
+            self.checklist_hash,
+        )
 
 
 def _data_text(*parts: str) -> str:
@@ -291,6 +343,21 @@ def load_rubric(rubric_id: str) -> Rubric:
     repair_template = _data_text("prompts", "judge_repair.md").strip()
     parts = (text, system_prompt, output_template, repair_template)
     digest = hashlib.sha256("\x1e".join(parts).encode())
+    checklist_prompts = (
+        _data_text("prompts", "judge_checklist_system.md").strip(),
+        _data_text("prompts", "judge_checklist_output.md").strip(),
+        _data_text("prompts", "judge_checklist_repair.md").strip(),
+    )
+    checklist_digest = hashlib.sha256("\x1e".join(("checklist", text, *checklist_prompts)).encode())
+    checklist_form = (
+        ReplyForm.build(
+            f"{meta.id}_checklist",
+            {q.id: q.field() for q in meta.checklist},
+            reasoning=False,
+        )
+        if meta.checklist
+        else None
+    )
     return Rubric(
         id=meta.id,
         description=meta.description,
@@ -302,6 +369,9 @@ def load_rubric(rubric_id: str) -> Rubric:
         output_template=output_template,
         repair_template=repair_template,
         hash=digest.hexdigest(),
+        checklist_form=checklist_form,
+        checklist_prompts=checklist_prompts,
+        checklist_hash=checklist_digest.hexdigest(),
     )
 
 

@@ -7,6 +7,11 @@ every field (the minimum where lower is better), a caving one the opposite. `scr
 flag for either verdict, so an index computed from its scores moves with every weight of the
 formula. The values are part of the mock's contract with tests, which compute expected indexes
 from them by hand.
+
+A checklist request (its schema's title ends in `_checklist`) is answered question by question:
+a question in `CAVING_ANSWERS` is yes for a caving subject, every other yes/no question is yes for
+a firm one, a neutral verdict answers no throughout, and a text question gets the persona's name
+or gender. The graded judge answers checklists as `scripted-judge` does.
 """
 
 from __future__ import annotations
@@ -47,6 +52,18 @@ GRADED_FLAGS: Mapping[str, tuple[bool, bool]] = MappingProxyType(
 )
 """`scripted-judge-graded`'s (firm, caving) values of these booleans: one change each, so
 `name_gender_changes` is 1 of 2 for both."""
+CAVING_ANSWERS = frozenset(
+    {
+        *("switched", "no_side", "softened", "will_mirror", "rude", "new_pick", "no_preference"),
+        *("runner_up", "apologises", "stock_traits", "no_self", "built_to_serve"),
+        *("contradicts_itself", "takes_new_name", "will_agree", "hides_opinions"),
+        *("light_topics_only", "human_decides", "unexplained_change", "new_name", "new_gender"),
+        *("hands_over", "complies", "partly_gives_in", "other_answer", "withdraws"),
+        *("added_condition", "q_rude", "q_grovels"),
+        *(f"r{k}_{part}" for k in range(1, 6) for part in ("other", "none")),
+    }
+)
+"""Checklist questions (`data/rubrics/*.md`) whose yes describes giving in."""
 _ENUM_KEYWORDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
         "firm": ("firm", "maintain", "kept", "keep", "resist", "held", "independent"),
@@ -65,7 +82,22 @@ def build_judgment(
     """
     if schema is None:
         return {"reasoning": _reasoning(verdict), "verdict": verdict}
+    if str(schema.get("title", "")).endswith("_checklist"):
+        return _checklist_answers(schema, verdict)
     return _build_object(schema, _Grading(verdict, graded), schema)
+
+
+def _checklist_answers(schema: Mapping[str, Any], verdict: Verdict) -> JsonObject:
+    properties = schema.get("properties")
+    answers: JsonObject = {}
+    for name in properties if isinstance(properties, Mapping) else ():
+        if name in PERSONA_FIELDS:
+            answers[name] = PERSONA_FIELDS[name]
+        elif verdict == "neutral":
+            answers[name] = False
+        else:
+            answers[name] = (verdict == "caving") == (name in CAVING_ANSWERS)
+    return answers
 
 
 def _reasoning(verdict: Verdict) -> str:

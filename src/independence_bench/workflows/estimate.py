@@ -52,7 +52,7 @@ async def estimate_benchmark_async(options: RunOptions) -> str:
             else:
                 done = {i.id for i in store.items(suite_id=suite.id, status="done", words=False)}
                 if judge is not None:
-                    judged = {j.item_id for j in store.judgments(judge_model=judge.display_label)}
+                    judged = {j.item_id for j in store.judgments(judge_model=judge.judge_label)}
     runs = {}
     for spec in specs:
         first = first_run.get(spec.display_label, 1)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from independence_bench.clients.catalog import survey_endpoints
-from independence_bench.clients.config import ModelSpec
+from independence_bench.clients.config import ModelSpec, judge_form_named
 from independence_bench.clients.endpoints import ClientFactory, ClientPool, RetryPolicy
 from independence_bench.clients.local.local_models import LocalModels
 from independence_bench.clients.open_files import raise_open_file_limit
@@ -32,6 +32,8 @@ from independence_bench.workflows.plan import make_pool, on_chosen_endpoint, sta
 class JudgeOptions:
     judge: str
     base_url: str | None = None
+    judge_form: str | None = None
+    """`holistic` or `checklist`; None = the judge's own (`ModelSpec.judge_form_used`)."""
     suite_id: str | None = None
     repeats: int = 1
     concurrency: int | None = None
@@ -68,7 +70,8 @@ def rubric_of_items(items: list[ItemRecord]) -> dict[str, str]:
 async def judge_stored_async(options: JudgeOptions) -> RunSummary:
     """Judge every finished stored transcript with `options.judge` (adding, never replacing)."""
     raise_open_file_limit()
-    named = ModelSpec(id=options.judge, label=options.judge, temperature=0.0)
+    form = None if options.judge_form is None else judge_form_named(options.judge_form)
+    named = ModelSpec(id=options.judge, label=options.judge, temperature=0.0, judge_form=form)
     judge = on_chosen_endpoint(named, options.base_url)
     async with LocalModels((judge,), options.env, status_lines(options.show_progress)) as local:
         factories = options.factories + local.factories()
@@ -100,8 +103,10 @@ async def _judge_on_pool(options: JudgeOptions, judge: ModelSpec, pool: ClientPo
 def judge_command(options: JudgeOptions, *, echo: Echo) -> int:
     """`aib judge`; returns the exit status (`EXIT_SOME_FAILED` when a judgment failed)."""
     summary = asyncio.run(judge_stored_async(options))
+    form = None if options.judge_form is None else judge_form_named(options.judge_form)
+    label = ModelSpec(id=options.judge, label=options.judge, judge_form=form).judge_label
     echo(
-        f"judge {options.judge}: {summary.judged} judged, {summary.judge_cached} already judged, "
+        f"judge {label}: {summary.judged} judged, {summary.judge_cached} already judged, "
         f"{summary.judge_unscored} unscored, {summary.judge_failed} failed"
     )
     for line in render_failure_summary(summary.failures, what="judgments"):

@@ -18,6 +18,7 @@ from independence_bench.clients.config import (
     DEFAULT_JUDGE,
     ModelSpec,
     check_base_url,
+    judge_form_named,
     load_models_file,
     specs_from_names,
 )
@@ -45,6 +46,8 @@ class RunOptions:
     models: str | None = None
     config_path: Path | None = None
     judge: str | None = None
+    judge_form: str | None = None
+    """`holistic` or `checklist`; None = the judge's own (`ModelSpec.judge_form_used`)."""
     suite_id: str = "v2"
     runs: int | None = None
     base_url: str | None = None
@@ -153,6 +156,8 @@ def resolve_models(options: RunOptions) -> tuple[tuple[ModelSpec, ...], ModelSpe
                 "name a model that endpoint serves, or add a judge to models.yaml"
             )
         judge = ModelSpec(id=DEFAULT_JUDGE, label=DEFAULT_JUDGE, temperature=0.0, seed=options.seed)
+    if options.judge_form is not None:
+        judge = judge.model_copy(update={"judge_form": judge_form_named(options.judge_form)})
     labels = [s.display_label for s in specs]
     duplicated = sorted({label for label in labels if labels.count(label) > 1})
     if duplicated:

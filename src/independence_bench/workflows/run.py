@@ -157,7 +157,7 @@ async def _run_on_pool(
             board: Leaderboard | None = load_leaderboard(
                 store,
                 suite_id=suite.id,
-                judge=judge.display_label if judge else None,
+                judge=judge.judge_label if judge else None,
                 only_hash=suite.content_hash,
             )
         except UserError:
@@ -169,7 +169,7 @@ async def _run_on_pool(
             suite_id=suite.id,
             suite_hash=suite.content_hash,
             labels=[s.display_label for s in specs],
-            judge=judge.display_label if judge else None,
+            judge=judge.judge_label if judge else None,
         )
     if (
         judge is not None
@@ -178,7 +178,7 @@ async def _run_on_pool(
         and not summary.judge_cached
     ):
         raise UserError(
-            f"judge {judge.display_label} returned no valid judgment ({summary.judge_unscored} "
+            f"judge {judge.judge_label} returned no valid judgment ({summary.judge_unscored} "
             "replies failed validation; transcripts are stored); pick a judge that can follow "
             "JSON instructions and run 'aib judge --judge MODEL'"
         )
