@@ -40,8 +40,8 @@ declare -A TESTS=(
   [scoring]="tests/test_scoring.py tests/test_scoring_v3.py tests/test_results.py tests/test_kinds.py tests/test_stats.py tests/test_golden.py"
   [judging]="tests/test_judge.py tests/test_rubric.py tests/test_kinds.py tests/test_engine_cache.py"
   [store]="tests/test_store.py tests/test_claims.py tests/test_run_status.py tests/test_results.py tests/test_engine_cache.py tests/test_judge.py tests/test_launch.py tests/test_importer.py"
-  [engine]="tests/test_engine_cache.py tests/test_engine_judging.py tests/test_estimate.py tests/test_keys.py tests/test_launch.py tests/test_failure_summary.py"
-  [conversations]="tests/test_conversation.py tests/test_keys.py tests/test_engine_cache.py tests/test_engine_judging.py tests/test_estimate.py"
+  [engine]="tests/test_engine_cache.py tests/test_engine_judging.py tests/test_engine_turns.py tests/test_engine_outcomes.py tests/test_progress.py tests/test_estimate.py tests/test_keys.py tests/test_launch.py tests/test_failure_summary.py"
+  [conversations]="tests/test_conversation.py tests/test_keys.py tests/test_engine_turns.py tests/test_engine_cache.py tests/test_engine_judging.py tests/test_estimate.py"
   [suites]="tests/test_suite.py tests/test_suite_v3.py tests/test_suite_files.py tests/test_selection.py tests/test_kinds.py tests/test_selectors.py tests/test_results.py tests/test_conversation.py tests/test_keys.py"
   [bootstrap]="tests/test_stats.py tests/test_bootstrap_reference.py"
 )

@@ -32,7 +32,7 @@ BUGS = [
     ("schema dropped from the reply-cache key", KEYS,
      'fields["schema"] = fields.pop("response_schema")', 'fields.pop("response_schema")',
      ["tests/test_engine_cache.py"]),
-    ("has_judgment ignores the rubric hash", STORE,
+    ("the judgment lookup (find_judgment) ignores the rubric hash", STORE,
      'AND rubric_hash = ? "\n            "AND repeat = ?",\n'
      "            (item_id, to_sql(judge_model), rubric_hash, repeat)",
      '"\n            "AND repeat = ?",\n            (item_id, to_sql(judge_model), repeat)',

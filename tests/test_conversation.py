@@ -195,6 +195,11 @@ def _tool_reply(*arguments: str) -> object:
         ('{"message": "\\nHello', "Hello"),  # an escape at the start is decoded
         ('{"message": "I like the letter X', "I like the letter X"),
         ('{"message": "caf\\u00e9 or t\\u00', "café or t"),  # a cut \\u escape is dropped
+        # the model wrote one backslash (`\\\\` in JSON), then the cut: the backslash stays
+        ('{"message": "the path C:\\\\', "the path C:\\"),
+        # an escaped backslash, then an escape cut in half: only the half escape goes
+        ('{"message": "C:\\\\\\', "C:\\"),
+        ('{"message": "say \\', "say"),  # a lone backslash opens a cut escape
     ],
 )
 def test_the_text_of_a_cut_off_message_is_recovered_as_far_as_it_decodes(

@@ -85,7 +85,7 @@ async def test_retries_move_off_a_dead_server() -> None:
     group = _group(dead, alive, limit=8)
     endpoint = Endpoint(group.name, group, AdaptiveLimiter(group.capacity))
     for _ in range(20):
-        completion = await call_with_retry(endpoint, REQUEST, FAST)
+        _, completion = await call_with_retry(endpoint, REQUEST, FAST)
         assert completion.content == "ok"
     assert alive.calls == 20
     assert dead.calls == 1  # then it cools down for longer than this test runs

@@ -10,13 +10,18 @@ from rich.console import Console
 from independence_bench.clients.budget import Price, prompt_tokens_of
 from independence_bench.clients.config import ModelSpec
 from independence_bench.clients.protocol import CompletionRequest
+from independence_bench.conversations.conversation import (
+    build_messages,
+    system_prompt,
+    tool_definition,
+)
 from independence_bench.engine.engine import item_id
 from independence_bench.engine.estimate import CostLine, estimate_run, render_estimate
 from independence_bench.engine.progress import RichProgress
 from independence_bench.judging.judge import judge_messages
 from independence_bench.judging.rubric import load_rubric
 from independence_bench.store.store import TurnRecord
-from independence_bench.suites.suite import load_suite
+from independence_bench.suites.suite import Suite, load_suite
 
 SUITE = load_suite("v2")
 CELLS = len(SUITE.variants) * len(SUITE.delivery_modes)
@@ -62,8 +67,13 @@ def test_calls_and_reply_tokens_count_every_turn_and_judgment_not_yet_stored() -
     assert line_j.cost_max == pytest.approx(line_j.prompt_tokens * 1e-6 + judge_calls * 1500 * 2e-6)
 
 
-def test_prompt_tokens_are_those_of_the_exact_requests() -> None:
-    one = SUITE.subset([SUITE.scenarios[0].id])
+@pytest.mark.parametrize(
+    "modes", [("tool_role",), ("user_role",), ("tool_role", "user_role")], ids="+".join
+)
+def test_prompt_tokens_are_those_of_the_exact_requests(modes: tuple[str, ...]) -> None:
+    # one scenario of two turns (tool_role adds the tool definition to every request)
+    negotiation = SUITE.subset(["negotiation"]).model_dump()
+    one = Suite(**{**negotiation, "delivery_modes": modes})
     scenario = one.scenarios[0]
     lines = estimate_run(one, [ModelSpec(id="a")], ModelSpec(id="j"), {"a": [1]}, {})
     reply = ("word " * (250 * 4 // 5 + 1)).strip()
@@ -71,8 +81,24 @@ def test_prompt_tokens_are_those_of_the_exact_requests() -> None:
     judge_request = CompletionRequest("j", judge_messages(load_rubric(scenario.rubric), turns))
     cells = len(one.variants) * len(one.delivery_modes)
     assert lines[1].prompt_tokens == cells * prompt_tokens_of(judge_request)
-    # each later turn resends the whole conversation so far: prompts grow turn by turn
-    assert lines[0].prompt_tokens > cells * len(scenario.turns) * 50
+    # each later turn resends the whole conversation so far, replies stood in by the placeholder
+    subject = 0
+    for variant in one.variants:
+        for mode in one.delivery_modes:
+            system = system_prompt(variant.system_prompt, one.delivery, mode)
+            tools = (tool_definition(one.delivery),) if mode == "tool_role" else ()
+            key = item_id(one, "a", 1, variant.id, mode, scenario.id)
+            for turn in range(len(scenario.turns)):
+                messages = build_messages(
+                    system=system,
+                    delivery=one.delivery,
+                    mode=mode,
+                    human_turns=scenario.turns,
+                    replies=[reply] * turn,
+                    conversation_key=key,
+                )
+                subject += prompt_tokens_of(CompletionRequest("a", messages, tools))
+    assert lines[0].prompt_tokens == subject
     without_judge = estimate_run(one, [ModelSpec(id="a")], None, {"a": [1]}, {})
     assert [x.role for x in without_judge] == ["model"]
     assert without_judge[0] == lines[0]
@@ -105,6 +131,9 @@ def test_the_table_totals_known_prices_and_says_how_many_are_unknown() -> None:
             "(1 price unknown)",
         ]
     )
+    free = CostLine("local", "model", 10, 400, 30, 90, Price(0.0, 0.0, "local model"))
+    with_free = render_estimate(SUITE, [lines[0], free], "x").split("\n")[-1]
+    assert with_free.endswith("$0.0560       $0.0680")  # a free model adds $0
     two_unknown = render_estimate(SUITE, [lines[1], lines[1]], "x").split("\n")[-1]
     assert two_unknown.endswith("≥ $0.0000  (2 prices unknown)")
     all_known = render_estimate(SUITE, [lines[0]], "x").split("\n")[-1]
@@ -121,8 +150,9 @@ def test_progress_off_a_terminal_prints_plain_lines_of_counts() -> None:
             progress.advance(event)
         progress.advance("something else")
     assert out.getvalue().splitlines() == [
-        "progress: conversations 1/3; judgments 0/2",
-        "progress: conversations 3/3; judgments 2/2",
+        "progress: conversations 1/3 (done 1); judgments 0/2",
+        "progress: conversations 3/3 (cached 1, done 1, failed 1); "
+        "judgments 2/2 (done 1, unscored 1)",
     ]
 
 
@@ -133,7 +163,10 @@ def test_progress_without_conversations_shows_only_judgments() -> None:
         progress.planned(0, 1)
         progress.advance("item_done")  # no bar to move: nothing shown, nothing raised
         progress.advance("judge_skipped")
-    assert out.getvalue().splitlines() == ["progress: judgments 0/1", "progress: judgments 1/1"]
+    assert out.getvalue().splitlines() == [
+        "progress: judgments 0/1",
+        "progress: judgments 1/1 (skipped 1)",
+    ]
 
 
 def test_the_call_eta_is_wall_time_per_answered_call_times_calls_left() -> None:

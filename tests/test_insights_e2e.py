@@ -223,10 +223,17 @@ def test_item_difficulty_per_scenario(stores: Stores, aib: Any) -> None:
         assert row["models"] == 4 and row["mean_score"] == 0.75
         assert (row["lowest"], row["highest"]) == (0.0, 1.0)
         assert row["discrimination"] == 1.0 and not row["ceiling"] and not row["floor"]
+        assert row["metrics"], row["scenario"]
+        for metric in row["metrics"]:  # 1, 1, 1 and 0: three of four at the maximum
+            assert (metric["models"], metric["share_at_max"], metric["spread"]) == (4, 0.75, 1.0)
+            assert metric["sd"] == 0.433 and metric["item_rest_correlation"] == 1.0
+            assert not metric["ceiling"]
+    assert result.json()["ceiling_share"] == 0.8
     table = aib("items", "--data-dir", str(stores.v2), "--judge", FLAKY)
     assert table.code == 0, table.err
     assert "Item difficulty" in table.out and "boundary_soft_social_proof" in table.out
     assert "ceiling: every model scores at least 0.9" in table.out
+    assert "Discrimination per metric" in table.out and "Item–rest r" in table.out
 
 
 def test_ceiling_and_floor_flags() -> None:

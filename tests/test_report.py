@@ -92,6 +92,13 @@ def test_report_of_a_loopback_run(server: MockServer, aib: Any) -> None:
     assert "| Rank | Model | Index | 95% interval | Runs |" in markdown
     assert "hierarchical bootstrap" in markdown and "200 resamples" in markdown
     assert "### scripted-caving" in markdown and "### Item difficulty" in markdown
+    assert (
+        "| Scenario | Metric | Models | At max | SD | Max − min | Item–rest r | Flag |" in markdown
+    )
+    per_metric = [m for d in suite["item_difficulty"] for m in d["metrics"]]
+    assert len(per_metric) >= len(load_suite("v2").scenarios)
+    # two models: a correlation needs three, so it is undefined (null, "–"), never NaN
+    assert all(m["models"] == 2 and m["item_rest_correlation"] is None for m in per_metric)
     assert "Prompt variant × delivery mode" not in markdown  # v2 has one cell
     charts = out / "charts" / safe_name("v2")
     for name in ("index", "profile", "pressure"):

@@ -218,3 +218,36 @@ def test_a_run_of_a_suite_this_version_does_not_ship_has_no_expected_count(
         None,
         1,
     )
+
+
+def test_an_imported_run_of_an_unshipped_suite_is_complete_only_when_it_holds_judged_items(
+    tmp_path: Path,
+) -> None:
+    with Store(tmp_path) as store:
+        for number in (1, 2, 3):
+            store.ensure_run(
+                model_label="m",
+                model_id="m",
+                suite_id="legacy-v2",
+                suite_version=1,
+                suite_hash="h",
+                run_index=number,
+                model_config={},
+                package_version="0",
+                imported_at=1.0,
+            )
+        _nothing, unjudged, judged = store.runs()
+        _item(store, unjudged, "u")
+        _item(store, judged, "j")
+        _judge(store, "j", "scored")
+        states = run_states(store)
+        text = render_run_states(states)
+    # nothing stored is not a complete run, even when the suite's size is unknown
+    assert [(s.run_index, s.done, s.state) for s in states] == [
+        (1, 0, "partial"),
+        (2, 1, "partial"),
+        (3, 1, "complete"),
+    ]
+    assert text.split("\n")[-1] == (
+        "3 runs: 1 complete, 2 partial; the same 'aib run' command completes the partial ones"
+    )

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 import independence_bench.workflows.plan as plan
+from independence_bench.reports.viewer_model import unpack_model_data
 from independence_bench.suites.suite import Suite, load_suite
 from independence_bench.testing.mock_server import MockServer
 from independence_bench.workflows.view import ViewOptions, build_viewer
@@ -101,10 +102,15 @@ def test_v3_orders_the_archetypes_in_tool_role(server: MockServer, aib: Any) -> 
     assert lines["judge"][2] == str(len(SUBJECTS) * len(suite.scenarios))
     # The viewer's trajectory data carries each escalation item's flip round.
     viewer = build_viewer(ViewOptions(data_dir=Path("store"), n_resamples=50))
+
+    def data_of(path: Path) -> Any:
+        (match,) = re.findall(r'JSON\.parse\((".*")\);?\s*$', path.read_text(), re.DOTALL)
+        return json.loads(json.loads(match))
+
+    shared = data_of(viewer.parent / "data" / "shared.js")
     late = [
-        json.loads(json.loads(match))
+        unpack_model_data(data_of(path), shared)
         for path in (viewer.parent / "data" / "models").glob("*.js")
-        for match in re.findall(r'JSON\.parse\((".*")\);?\s*$', path.read_text(), re.DOTALL)
     ]
     (caver,) = [m for m in late if m["model"] == "scripted-late-caver"]
     flips = [

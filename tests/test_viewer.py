@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from independence_bench.conversations.conversation import system_prompt
 from independence_bench.reports.viewer import (
     ASSETS,
     SLUG_PATTERN,
@@ -20,6 +21,9 @@ from independence_bench.reports.viewer import (
     make_server,
     model_slug,
 )
+from independence_bench.reports.viewer_model import unpack_model_data
+from independence_bench.store.store import Store
+from independence_bench.suites.suite import load_suite
 from independence_bench.workflows.view import ViewOptions, build_viewer
 from report_fixtures import HOSTILE_REPLY, build_store
 
@@ -68,7 +72,7 @@ def test_viewer_files_hold_the_data_escaped(viewer: Path) -> None:
     assert [p.name for p in models] == sorted(
         f"{model_slug('v2', label)}.js" for label in ("steady", HOSTILE_LABEL)
     )
-    for path in [viewer / "data" / "index.js", *models]:
+    for path in [viewer / "data" / "index.js", viewer / "data" / "shared.js", *models]:
         script = path.read_text("utf-8")
         assert not re.search("[<>\u2028\u2029]", script), path
     index = _parse_js_data((viewer / "data" / "index.js").read_text(), "window.AIB_INDEX = ")
@@ -82,7 +86,8 @@ def test_viewer_files_hold_the_data_escaped(viewer: Path) -> None:
 
     slug = rows[HOSTILE_LABEL]["slug"]
     path = viewer / "data" / "models" / f"{slug}.js"
-    data = _parse_js_data(path.read_text(), f'window.AIB_MODELS["{slug}"] = ')
+    packed = _parse_js_data(path.read_text(), f'window.AIB_MODELS["{slug}"] = ')
+    data = unpack_model_data(packed, _shared(viewer))
     assert data["model"] == HOSTILE_LABEL and [r["run"] for r in data["runs"]] == [1, 2]
     assert len(data["items"]) == 2 * 15
     item = next(i for i in data["items"] if i["scenario"] == "boundary_gradual_erosion")
@@ -93,6 +98,55 @@ def test_viewer_files_hold_the_data_escaped(viewer: Path) -> None:
     assert item["request"]["messages"][0]["role"] == "system"
     assert item["request"]["final"]["tool_calls"][0]["name"] == "send_message_to_human"
     assert 0 <= item["score"] <= 10
+
+
+def _shared(viewer: Path) -> Any:
+    return _parse_js_data((viewer / "data" / "shared.js").read_text(), "window.AIB_SHARED = ")
+
+
+def test_each_text_is_written_once_per_file_and_shared_texts_once_for_all(
+    viewer: Path, tmp_path: Path
+) -> None:
+    shared = _shared(viewer)
+    files = {
+        label: _parse_js_data(
+            (viewer / "data" / "models" / f"{model_slug('v2', label)}.js").read_text(),
+            f'window.AIB_MODELS["{model_slug("v2", label)}"] = ',
+        )
+        for label in ("steady", HOSTILE_LABEL)
+    }
+    suite = load_suite("v2")
+    prompt = system_prompt(
+        suite.variant("strong_independence").system_prompt, suite.delivery, "tool_role"
+    )
+    for packed in files.values():
+        assert len(set(packed["texts"])) == len(packed["texts"])
+    assert len(set(shared["texts"])) == len(shared["texts"])
+    # the suite's words: the first model written keeps its own copy, the second refers to
+    # data/shared.js, which holds them once
+    first, second = files["steady"], files[HOSTILE_LABEL]
+    assert prompt in first["texts"] and prompt not in second["texts"]
+    assert prompt in shared["texts"]
+    assert set(suite.scenario("negotiation").turns) <= set(shared["texts"])
+    assert not set(suite.scenario("negotiation").turns) & set(second["texts"])
+    assert (
+        unpack_model_data(first, shared)["items"]
+        == unpack_model_data(first, {"texts": [], "messages": []})["items"]
+    )
+    data = unpack_model_data(second, shared)
+    requests = [item["request"] for item in data["items"]]
+    assert len(requests) == 30 and all(r["messages"][0]["content"] == prompt for r in requests)
+    # the scripted greeting is a tool call without content: stored exactly as it was sent
+    greeting = requests[0]["messages"][2]
+    assert greeting["role"] == "assistant" and greeting["content"] is None
+    assert greeting["tool_calls"][0]["function"]["name"] == "send_message_to_human"
+    with Store(tmp_path / "store", create=False) as store:
+        item = next(i for i in data["items"] if i["scenario"] == "boundary_gradual_erosion")
+        request = store.completion_request(item["turns"][-1]["key"])
+        assert request is not None and item["request"]["messages"] == request["messages"]
+    assert [t["human"] for t in item["turns"]] == list(suite.scenario(item["scenario"]).turns)
+    with pytest.raises(ValueError, match="different builds"):
+        unpack_model_data(second, {"texts": [], "messages": []})
 
 
 def test_page_never_parses_data_as_html(viewer: Path) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from independence_bench.clients.config import OPENROUTER_BASE_URL, ModelSpec, check_base_url
 from independence_bench.clients.endpoint_group import EndpointGroup
@@ -192,6 +192,19 @@ class ClientPool:
         self._of_spec.clear()
 
 
+def reseeded(request: CompletionRequest, rejected: int) -> CompletionRequest:
+    """The request to send after `rejected` replies were turned down as empty or damaged.
+
+    A seeded model answers the same request with the same reply, so asking again with the
+    same seed would bring the same empty reply back: each rejected reply moves the seed on by
+    one (seed + rejected). A failed call (an error, no reply) is retried unchanged, so the seed
+    sent depends only on what the model answered, and the same run sends the same seeds.
+    """
+    if request.seed is None or rejected == 0:
+        return request
+    return replace(request, seed=request.seed + rejected)
+
+
 async def call_with_retry(
     endpoint: Endpoint,
     request: CompletionRequest,
@@ -199,27 +212,32 @@ async def call_with_retry(
     *,
     accept: Callable[[Completion], bool] = lambda _: True,
     salvage: Callable[[Completion], bool] = lambda _: False,
-) -> Completion:
+) -> tuple[CompletionRequest, Completion]:
     """Send `request`, retrying retryable failures and unacceptable (e.g. empty) replies.
 
     A reply `accept` rejects but `salvage` still finds usable (e.g. a tool call whose JSON was
     cut off but whose text can be recovered) is kept and returned only if no attempt succeeds.
-    Raises the last `ClientError` when every attempt failed.
+    Returns the reply with the request that produced it: after a rejected reply a seeded
+    request is sent with the next seed (`reseeded`). Raises the last `ClientError` when every
+    attempt failed.
     """
     last_error: ClientError | None = None
-    kept: Completion | None = None
+    kept: tuple[CompletionRequest, Completion] | None = None
+    rejected = 0
     for attempt in range(1, policy.max_attempts + 1):
+        sent = reseeded(request, rejected)
         try:
-            completion = await endpoint.send(request)
+            completion = await endpoint.send(sent)
         except ClientError as exc:
             if not exc.retryable:
                 raise
             last_error = exc
         else:
             if accept(completion):
-                return completion
+                return sent, completion
+            rejected += 1
             if salvage(completion):
-                kept = completion
+                kept = (sent, completion)
                 last_error = ClientError("the reply was damaged", retryable=True)
             else:
                 last_error = ClientError("the model returned an empty reply", retryable=True)

@@ -128,11 +128,12 @@ def _recover_truncated_message(arguments: str) -> str | None:
     if match is None:
         return None
     body = arguments[match.end() :]
-    # Decode the JSON string escapes that survive truncation; stop at the closing quote if any.
+    # The longest prefix that decodes as a JSON string: an escape the cut left unfinished (a
+    # lone `\` or `\u00` at the end) fails to decode and is shortened away, while `\\` (one
+    # backslash the model wrote) decodes and stays; a closing quote ends the text there.
     for end in range(len(body), 0, -1):
-        candidate = body[:end].rstrip("\\")
         try:
-            text = json.loads(f'"{candidate}"')
+            text = json.loads(f'"{body[:end]}"')
         except json.JSONDecodeError:
             continue
         return str(text).strip() or None

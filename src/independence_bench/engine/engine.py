@@ -177,17 +177,18 @@ class Engine:
         request: CompletionRequest,
         *,
         sample: str,
-        needs_text: bool,
-        whole: Callable[[Completion], bool] | None = None,
-        usable: Callable[[Completion], bool] | None = None,
+        whole: Callable[[Completion], bool],
+        usable: Callable[[Completion], bool],
     ) -> tuple[str, Completion]:
         """A completion from the store, or from the endpoint (then stored before returning).
 
-        With `whole`, only a reply it accepts is kept; a damaged one (a tool call or judge
-        JSON cut off in transit) is retried, and kept only if every attempt fails and `usable`
-        still finds it usable. Nothing empty is ever stored. An endpoint that does not know
-        the model or rejects the key aborts the whole run (`catalog.rejection_of`) instead of
-        failing item after item. A reply over the cap is cut (`reply_cap.py`) before any use.
+        Only a reply `whole` accepts is kept; a damaged one (a tool call or judge JSON cut off
+        in transit) is retried, and kept only if every attempt fails and `usable` still finds
+        it usable. Nothing empty is ever stored. The reply is stored under the key of
+        `request`, with the request actually sent (a retried seeded request carries its own
+        seed, `endpoints.call_with_retry`). An endpoint that does not know the model or
+        rejects the key aborts the whole run (`catalog.rejection_of`) instead of failing item
+        after item. A reply over the cap is cut (`reply_cap.py`) before any use.
         """
         key = request_key(request, sample=sample)
         cached = self.store.get_completion(key)
@@ -199,8 +200,8 @@ class Engine:
             self._emit("call_cached")
             return key, cached
         try:
-            completion = await self._send(spec, request, needs_text, whole, usable)
-            self.store.put_completion(key, spec.id, request_record(request), completion)
+            sent, completion = await self._send(spec, request, whole, usable)
+            self.store.put_completion(key, spec.id, request_record(sent), completion)
         finally:
             self.claims.release(key)
         return key, completion
@@ -209,29 +210,19 @@ class Engine:
         self,
         spec: ModelSpec,
         request: CompletionRequest,
-        needs_text: bool,
-        whole: Callable[[Completion], bool] | None,
-        usable: Callable[[Completion], bool] | None,
-    ) -> Completion:
-        """Send a claimed call within the cost cap, with retries; the reply, priced."""
+        whole: Callable[[Completion], bool],
+        usable: Callable[[Completion], bool],
+    ) -> tuple[CompletionRequest, Completion]:
+        """Send a claimed call within the cost cap, with retries; the request sent (its seed
+        moved on after rejected replies) and the reply, priced."""
         endpoint = self.pool.endpoint_for(spec)
-
-        def acceptable(completion: Completion) -> bool:
-            if whole is not None:
-                return whole(completion)
-            has_call = any(c.arguments.strip() for c in completion.tool_calls)
-            return not needs_text or bool((completion.content or "").strip()) or has_call
-
-        def salvageable(completion: Completion) -> bool:
-            return usable is not None and usable(completion)
-
         reservation = None
         if self.budget is not None:
             reservation = await self.budget.reserve(spec.display_label, request)
         self._emit("call_started")
         try:
-            completion = await call_with_retry(
-                endpoint, request, self.retry, accept=acceptable, salvage=salvageable
+            sent, completion = await call_with_retry(
+                endpoint, request, self.retry, accept=whole, salvage=usable
             )
         except BaseException as exc:
             self._emit("call_failed")
@@ -250,7 +241,7 @@ class Engine:
             completion = replace(completion, cost_usd=self._cost_of(spec, completion))
         if self.budget is not None and reservation is not None:
             self.budget.settle(reservation, completion)
-        return completion
+        return sent, completion
 
     def _cost_of(self, spec: ModelSpec, completion: Completion) -> float | None:
         """A reply's cost from its token counts at the model's known price; None if unknown."""
@@ -371,7 +362,6 @@ class Engine:
                     spec,
                     request,
                     sample=f"run{run.run_index}",
-                    needs_text=True,
                     whole=lambda c: reply_is_whole(c, mode),
                     usable=lambda c: extract_reply(c, mode) is not None,
                 )
@@ -454,7 +444,6 @@ class Engine:
                 judge,
                 request,
                 sample=sample,
-                needs_text=True,
                 whole=judge_reply_is_whole,
                 usable=lambda c: bool((c.content or "").strip()),
             )

@@ -90,8 +90,14 @@ class RichProgress:
     """
 
     def __init__(
-        self, console: Console | None = None, *, limits: Callable[[], str] | None = None
+        self,
+        console: Console | None = None,
+        *,
+        limits: Callable[[], str] | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        self._clock = clock
+        """Seconds, for the ETA and the intervals between updates (tests pass a fake one)."""
         self._console = console or Console(stderr=True)
         self._progress = Progress(
             TextColumn("{task.description:<14}"),
@@ -105,7 +111,8 @@ class RichProgress:
             disable=not self._console.is_terminal,
         )
         self._plain = not self._console.is_terminal
-        self._last_line = 0.0
+        self._last_line: float | None = None
+        """When the last plain line was printed; None: none yet, the next event prints one."""
         self._last_render = 0.0
         self._items: TaskID | None = None
         self._judgments: TaskID | None = None
@@ -130,35 +137,38 @@ class RichProgress:
             self._plain_line()
 
     def _plain_line(self) -> None:
-        self._last_line = time.monotonic()
+        self._last_line = self._clock()
         parts = [f"calls: {self._call_text()}"] if self._planned_calls else []
         for group, task in (("conversations", self._items), ("judgments", self._judgments)):
             if task is not None:
-                done = sum(self._counts["items" if group == "conversations" else group].values())
+                counts = self._counts["items" if group == "conversations" else group]
                 total = self._progress.tasks[task].total
-                parts.append(f"{group} {done}/{total:g}" if total else f"{group} {done}")
+                part = f"{group} {sum(counts.values())}/{total:g}"
+                if counts:
+                    part += f" ({_outcomes(counts, ', ')})"
+                parts.append(part)
         if parts:
             self._console.print("progress: " + "; ".join(parts), soft_wrap=True, markup=False)
 
     def _maybe_show(self) -> None:
-        now = time.monotonic()
+        now = self._clock()
         if self._plain:
-            if now - self._last_line >= PLAIN_INTERVAL_S:
+            if self._last_line is None or now - self._last_line >= PLAIN_INTERVAL_S:
                 self._plain_line()
         elif now - self._last_render >= RENDER_INTERVAL_S:
             self._render()
 
     def _render(self) -> None:
         """Bring the bars up to date with the counts."""
-        self._last_render = time.monotonic()
+        self._last_render = self._clock()
         if self._calls is not None:
             finished = self._answered + self._cached
             self._progress.update(self._calls, completed=finished, counts=self._call_text())
         for task, group in ((self._items, "items"), (self._judgments, "judgments")):
             if task is not None:
                 counts = self._counts[group]
-                text = "  ".join(f"{name} {n}" for name, n in sorted(counts.items()))
-                self._progress.update(task, completed=sum(counts.values()), counts=text)
+                total = sum(counts.values())
+                self._progress.update(task, completed=total, counts=_outcomes(counts, "  "))
 
     def planned(self, items: int, judgments: int, calls: int = 0) -> None:
         self._planned_calls = calls
@@ -183,7 +193,8 @@ class RichProgress:
     def _call_event(self, event: str) -> None:
         if event == "call_started":
             self._in_flight += 1
-            self._started = self._started or time.monotonic()
+            if self._started is None:
+                self._started = self._clock()
         elif event == "call_cached":
             self._cached += 1
         else:
@@ -194,7 +205,7 @@ class RichProgress:
                 self._failed += 1
 
     def _call_text(self) -> str:
-        elapsed = time.monotonic() - self._started if self._started is not None else 0.0
+        elapsed = self._clock() - self._started if self._started is not None else 0.0
         remaining = self._planned_calls - self._answered - self._cached
         eta = call_eta(elapsed, self._answered, remaining)
         text = f"{self._in_flight} pending  {self._answered} answered  {self._cached} cached"
@@ -205,3 +216,8 @@ class RichProgress:
     def _bump(self, group: str, outcome: str) -> None:
         counts = self._counts[group]
         counts[outcome] = counts.get(outcome, 0) + 1
+
+
+def _outcomes(counts: dict[str, int], separator: str) -> str:
+    """`cached 1  done 2`: each outcome seen so far with its count, by name."""
+    return separator.join(f"{name} {n}" for name, n in sorted(counts.items()))

@@ -63,9 +63,13 @@ class LegacyConfig:
     """A configuration folder's name read as model id, provider pin, effort and temperature."""
 
     folder: str
+    """The folder's name as it stands on disk."""
     label: str
+    """The leaderboard label (`label_of_folder`), e.g. ``x-ai/grok+fireworks@low-t0.7``."""
     model_id: str
+    """The model id sent to the API: the label without pin, effort and temperature."""
     provider: tuple[str, ...] = ()
+    """The provider pin after ``+``, as a one-name provider order; empty when unpinned."""
     reasoning_effort: str | None = None
     """``off`` for the folder's ``none``; None when the folder name does not say."""
     temperature: float | None = None
@@ -365,10 +369,16 @@ def _valid_field(name: str, value: Any) -> bool:
 
 @dataclass(frozen=True)
 class JudgmentDraft:
+    """An imported verdict as the store will record it (see `judgment_of`)."""
+
     status: str
+    """``scored`` or ``unscored``."""
     scores: dict[str, Any] | None
+    """The judge fields but ``reasoning``, as stored; None when unscored."""
     reasoning: str | None
+    """The judge's ``reasoning`` field when it was text."""
     error: str | None
+    """Why the verdict is unscored; None when scored."""
 
 
 def judgment_of(kind: str, judge_scores: Any) -> JudgmentDraft:

@@ -36,7 +36,7 @@ from independence_bench.scoring.scoring import (
     ModelIndex,
     ScoredItem,
     index_or_missing,
-    mean_over_runs,
+    index_over_runs,
     run_means,
 )
 from independence_bench.stats.analysis import Leaderboard, LeaderboardRow, sort_rows
@@ -143,22 +143,17 @@ def score_legacy_model(
         for key, value in metrics.items():
             values[key].append(value)
     per_run = run_means(by_run)
-    metrics = mean_over_runs(per_run)
-    index, missing = index_or_missing(metrics, formula)
+    overall = index_over_runs(model, per_run, formula, any_declined=False)
     run_indexes: dict[int, float] = {}
     for run, means in per_run.items():
         run_index, _ = index_or_missing({**dict.fromkeys(_DRIFT_PARTS, 0.0), **means}, formula)
         if run_index is not None:
             run_indexes[run] = run_index
     interval = (
-        run_interval(list(run_indexes.values()), resamples=resamples) if index is not None else None
+        run_interval(list(run_indexes.values()), resamples=resamples) if overall.complete else None
     )
     return LegacyScore(
-        model=model,
-        runs=tuple(per_run),
-        metrics=metrics,
-        index=index,
-        missing=missing,
+        **vars(overall),
         run_indexes=run_indexes,
         interval=interval,
         n_items=n_items,

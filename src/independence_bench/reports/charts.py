@@ -30,8 +30,16 @@ from textwrap import fill
 from typing import Any
 
 from independence_bench.errors import UserError
+from independence_bench.reports.chart_layout import (
+    EDGE,
+    Margins,
+    colour_bar_axes,
+    label_rows,
+    place_title,
+    row_axes,
+)
 from independence_bench.reports.escalation_charts import escalation_drawers
-from independence_bench.reports.report import SuiteReport, index_terms, pressure_levels
+from independence_bench.reports.report import ChartData, index_terms, pressure_levels
 from independence_bench.scoring.scoring import get_formula
 from independence_bench.text.lossless import utf8
 from independence_bench.text.outputs import xml_text
@@ -92,7 +100,7 @@ def _short(label: str) -> str:
     return label if len(label) <= 48 else label[:47] + "…"
 
 
-def _rows(report: SuiteReport) -> list[_Row]:
+def _rows(report: ChartData) -> list[_Row]:
     rows = []
     for model in report.models:
         row = model.row
@@ -110,38 +118,30 @@ def _style() -> Iterator[None]:
         yield
 
 
-def _figure(n_rows: int, width: float = 9.0) -> Any:
-    from matplotlib.figure import Figure
-
-    return Figure(figsize=(width, 1.6 + 0.3 * max(n_rows, 1)), layout="constrained")
-
-
-def _title(figure: Any, title: str, report: SuiteReport, note: str = "") -> None:
+def _title(figure: Any, title: str, report: ChartData, note: str = "") -> None:
     """A left-aligned figure title over the whole width (a long model label cannot push it off)."""
     sub = xml_text(f"suite {report.suite_id} · judge {report.judge or 'none'}{note}")
-    figure.suptitle(f"{title}\n{sub}", x=0.01, ha="left", fontsize=10)
+    place_title(figure, f"{title}\n{sub}")
 
 
-def _empty(report: SuiteReport, title: str, message: str) -> Any:
+def _empty(report: ChartData, title: str, message: str) -> Any:
     """A small figure that says why there is nothing to draw, instead of an empty plot."""
     from matplotlib.figure import Figure
 
-    figure = Figure(figsize=(7.0, 1.8), layout="constrained")
+    figure = Figure(figsize=(7.0, 1.8))
     _title(figure, title, report)
-    ax = figure.add_subplot()
-    ax.set_axis_off()
-    ax.text(0.0, 0.5, message, ha="left", va="center", color="#555555")
+    figure.text(EDGE / 7.0, 0.4, message, ha="left", va="center", color="#555555")
     return figure
 
 
-def draw_index(report: SuiteReport) -> Any:
+def draw_index(report: ChartData) -> Any:
     """Index per complete model, best on top, with 95% interval whiskers."""
     rows = [r for r in _rows(report) if r.index is not None]
     rows.sort(key=lambda r: (-(r.index or 0.0), r.model))
     if not rows:
         return _empty(report, "Independence Index", "No model is complete yet: nothing to rank.")
-    figure = _figure(len(rows))
-    ax = figure.add_subplot()
+    labels = [r.label for r in rows]
+    figure, ax = row_axes(labels, 9.0, Margins(top=0.65, bottom=0.55, right=0.25))
     blue = OKABE_ITO["blue"]
     # one errorbar and one plot call for all rows: an artist per row made 150 models slow
     spans = [(y, r) for y, r in enumerate(rows) if r.low is not None and r.high is not None]
@@ -172,8 +172,7 @@ def draw_index(report: SuiteReport) -> Any:
             text = f"{value:.1f}  ({row.low:.1f}–{row.high:.1f})"
         ax.annotate(text, (min((row.high or value), 100.0), y), xytext=(6, 0),
                     textcoords="offset points", va="center", fontsize=8)  # fmt: skip
-    ax.set_yticks(range(len(rows)), [r.label for r in rows])
-    ax.invert_yaxis()
+    label_rows(ax, labels)
     # v3's index can fall below 0 (a model that moves more for pressure than for evidence).
     lowest = min([0.0, *(r.low if r.low is not None else (r.index or 0.0) for r in rows)])
     ax.set_xlim(lowest - (5 if lowest < 0 else 0), 118)
@@ -188,7 +187,7 @@ def draw_index(report: SuiteReport) -> Any:
     return figure
 
 
-def draw_profile(report: SuiteReport) -> Any:
+def draw_profile(report: ChartData) -> Any:
     """Heatmap of the index's terms (0–10) per model, in leaderboard order."""
     from matplotlib import colormaps
 
@@ -204,11 +203,18 @@ def draw_profile(report: SuiteReport) -> Any:
         metrics = {k: v.value for k, v in found.metrics.items()} if found else {}
         terms_of_model = index_terms(report.formula, metrics)
         grid.append([None if v is None else 10.0 * v for _, v in terms_of_model])
-    figure = _figure(len(rows), width=max(7.0, 2.6 + 1.25 * len(terms)))
-    ax = figure.add_subplot()
+    names = [r.label for r in rows]
+    margins = Margins(top=1.3, bottom=0.15, right=1.0)
+    # tall enough for the colour bar and its label, however few models
+    figure, ax = row_axes(names, max(7.0, 2.6 + 1.25 * len(terms)), margins, 2.6)
     cmap = colormaps["cividis"]
     masked = [[float("nan") if v is None else v for v in line] for line in grid]
-    image = ax.imshow(masked, cmap=cmap, vmin=0, vmax=10, aspect="auto")
+    # one quad per cell: an image scaled to 150 rows × 150 dpi cost seconds per format
+    columns = [x - 0.5 for x in range(len(terms) + 1)]
+    edges = [y - 0.5 for y in range(len(rows) + 1)]
+    image = ax.pcolormesh(columns, edges, masked, cmap=cmap, vmin=0, vmax=10)
+    ax.set_xlim(-0.5, len(terms) - 0.5)
+    ax.set_ylim(len(rows) - 0.5, -0.5)
     # past CELL_TEXT_ROWS models the cells carry colour only (their numbers are in the
     # report's tables): hundreds of cell labels cost more than the rest of the report
     for y, line in enumerate(grid if len(grid) <= CELL_TEXT_ROWS else ()):
@@ -222,17 +228,17 @@ def draw_profile(report: SuiteReport) -> Any:
     labels = [f"{fill(t, 13)}\n({w:.0%})" for t, w in zip(terms, weights, strict=True)]
     ax.set_xticks(range(len(terms)), labels)
     ax.xaxis.tick_top()
-    ax.set_yticks(range(len(rows)), [r.label for r in rows])
+    label_rows(ax, names)
     ax.tick_params(length=0)
     for side in ("left", "bottom", "top", "right"):
         ax.spines[side].set_visible(False)
-    bar = figure.colorbar(image, ax=ax, shrink=0.8 if len(rows) > 6 else 1.0)
+    bar = figure.colorbar(image, cax=colour_bar_axes(figure, ax))
     bar.set_label("0 = least independent, 10 = most")
     _title(figure, "Profile by index term (weight)", report)
     return figure
 
 
-def draw_pressure(report: SuiteReport) -> Any:
+def draw_pressure(report: ChartData) -> Any:
     """Dumbbells from persona without pressure to what holds under pressure (0–10)."""
     from matplotlib.collections import LineCollection
 
@@ -248,8 +254,8 @@ def draw_pressure(report: SuiteReport) -> Any:
     if not points:
         message = "No model has both identity and pressure (resistance, stability) scores yet."
         return _empty(report, "Before and under pressure", message)
-    figure = _figure(len(points))
-    ax = figure.add_subplot()
+    labels = [p[0] for p in points]
+    figure, ax = row_axes(labels, 9.0, Margins(top=0.95, bottom=0.55, right=0.25))
     before_colour, after_colour = OKABE_ITO["blue"], OKABE_ITO["vermillion"]
     segments = [((before, y), (after, y)) for y, (_, before, after) in enumerate(points)]
     ax.add_collection(LineCollection(segments, colors="#999999", linewidths=2, zorder=1))
@@ -262,8 +268,7 @@ def draw_pressure(report: SuiteReport) -> Any:
         change = round(after - before, 1) + 0.0  # + 0.0 turns -0.0 into 0.0
         ax.annotate(f"{change:+.1f}", (max(before, after), y), xytext=(8, 0),
                     textcoords="offset points", va="center", fontsize=8)  # fmt: skip
-    ax.set_yticks(list(ys), [p[0] for p in points])
-    ax.invert_yaxis()
+    label_rows(ax, labels)
     ax.set_xlim(0, 11)
     ax.set_xticks(range(0, 11, 2))
     ax.set_xlabel("score (0–10); label: change under pressure")
@@ -277,7 +282,7 @@ def draw_pressure(report: SuiteReport) -> Any:
 DRAWERS = {"index": draw_index, "profile": draw_profile, "pressure": draw_pressure}
 
 
-def write_charts(report: SuiteReport, folder: Path) -> list[Path]:
+def write_charts(report: ChartData, folder: Path) -> list[Path]:
     """Draw every chart of `report` into `folder` as PNG and SVG; return the PNG paths."""
     require_matplotlib()
     folder.mkdir(parents=True, exist_ok=True)
@@ -288,16 +293,24 @@ def write_charts(report: SuiteReport, folder: Path) -> list[Path]:
             figure = draw(report)
             for fmt in ("png", "svg"):
                 path = folder / f"{name}.{fmt}"
-                figure.savefig(path, format=fmt, dpi=150, metadata=_metadata(fmt))
-                # the layout found for the PNG serves the SVG too: finding it again for 150
-                # labels cost as much as drawing
+                figure.savefig(path, format=fmt, dpi=150, **_options(fmt))
+                # the layout found for the PNG serves the SVG too (the v3 charts use
+                # constrained layout; the row charts have none)
                 figure.set_layout_engine("none")
             written.append(folder / f"{name}.png")
     return written
 
 
-def _metadata(fmt: str) -> dict[str, Any]:
-    """Metadata without dates, so that the same store draws byte-identical files."""
+def _options(fmt: str) -> dict[str, Any]:
+    """Metadata without dates, so that the same store draws byte-identical files; the fastest
+    PNG compression (the level zlib uses by default took a third longer for 2% less)."""
     if fmt == "svg":
-        return {"Date": None, "Creator": "ai-independence-bench"}
-    return {"Software": "ai-independence-bench"}
+        return {"metadata": {"Date": None, "Creator": "ai-independence-bench"}}
+    return {"metadata": {"Software": "ai-independence-bench"}, "pil_kwargs": {"compress_level": 1}}
+
+
+def load_matplotlib() -> None:
+    """Import what drawing needs (about half a second), e.g. in a process that draws later."""
+    import matplotlib.backends.backend_agg
+    import matplotlib.backends.backend_svg
+    import matplotlib.figure  # noqa: F401

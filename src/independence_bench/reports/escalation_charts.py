@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from independence_bench.reports.report import SuiteReport
+from independence_bench.reports.report import ChartData
 from independence_bench.text.outputs import xml_text
 
 HOLD_THRESHOLD = 0.6
@@ -53,7 +53,7 @@ def hold_update(metrics: Mapping[str, float]) -> tuple[float, float] | None:
     return held / ROUNDS, moved / 10.0
 
 
-def _means(report: SuiteReport) -> list[tuple[str, dict[str, float]]]:
+def _means(report: ChartData) -> list[tuple[str, dict[str, float]]]:
     out = []
     for model in report.models:
         if model.row is not None:
@@ -70,12 +70,12 @@ def _figure(height: float) -> Any:
     return Figure(figsize=(8.0, height), layout="constrained")
 
 
-def _title(figure: Any, title: str, report: SuiteReport) -> None:
+def _title(figure: Any, title: str, report: ChartData) -> None:
     sub = xml_text(f"suite {report.suite_id} · judge {report.judge or 'none'}")
     figure.suptitle(f"{title}\n{sub}", x=0.01, ha="left", fontsize=10)
 
 
-def draw_survival(report: SuiteReport) -> Any:
+def draw_survival(report: ChartData) -> Any:
     """Survival curves, one step line per model, best (most area) first in the legend."""
     curves = [(label, c) for label, m in _means(report) if (c := survival_curve(m)) is not None]
     curves.sort(key=lambda lc: (-sum(lc[1]), lc[0]))
@@ -104,7 +104,7 @@ def draw_survival(report: SuiteReport) -> Any:
     return figure
 
 
-def draw_hold_update(report: SuiteReport) -> Any:
+def draw_hold_update(report: ChartData) -> Any:
     """Holding (x) against updating on evidence (y), with the four quadrants named."""
     points = [(label, p) for label, m in _means(report) if (p := hold_update(m)) is not None]
     figure = _figure(5.2)
@@ -131,10 +131,10 @@ def draw_hold_update(report: SuiteReport) -> Any:
     return figure
 
 
-def escalation_drawers(report: SuiteReport) -> dict[str, Callable[[SuiteReport], Any]]:
+def escalation_drawers(report: ChartData) -> dict[str, Callable[[ChartData], Any]]:
     """The v3 charts that `report` has data for, by chart name."""
     found = {key for model in report.models if model.row for key in model.row.metrics}
-    drawers: dict[str, Callable[[SuiteReport], Any]] = {}
+    drawers: dict[str, Callable[[ChartData], Any]] = {}
     if "survival_1" in found:
         drawers["survival"] = draw_survival
     if {"rounds_held", "moved_on_evidence"} <= found:

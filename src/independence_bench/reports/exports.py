@@ -15,7 +15,7 @@ from typing import Any
 
 from independence_bench import __version__
 from independence_bench.reports.details import DETAILED_KEYS, detailed_json, names_json
-from independence_bench.reports.insights import flag_of, judges_json, settings_json
+from independence_bench.reports.insights import flag_of, judges_json, metric_json, settings_json
 from independence_bench.reports.report import JudgedItem, ModelReport, SuiteReport
 from independence_bench.reports.spend import report_spend
 from independence_bench.scoring.scoring import METRIC_KEYS
@@ -153,7 +153,14 @@ def results_document(reports: Sequence[SuiteReport]) -> dict[str, Any]:
                     settings_json(report.extras.settings) if report.extras.settings else None
                 ),
                 "items": [item_record(j) for j in report.judged],
-                "item_difficulty": [{**d.__dict__, "flag": flag_of(d)} for d in report.difficulty],
+                "item_difficulty": [
+                    {
+                        **d.__dict__,
+                        "flag": flag_of(d),
+                        "metrics": [metric_json(m) for m in d.metrics],
+                    }
+                    for d in report.difficulty
+                ],
                 "config_analysis": [
                     {
                         "variant": c.variant,

@@ -46,6 +46,7 @@ from independence_bench.reports.insights import (
 )
 from independence_bench.reports.leaderboard import METRIC_TITLES, render_table, rows_as_json
 from independence_bench.reports.terminal import render_whole
+from independence_bench.stats.discrimination import CEILING_SHARE
 from independence_bench.stats.stats import Estimate
 from independence_bench.store.store import Store
 
@@ -266,8 +267,36 @@ def render_items(report: ItemsReport) -> str:
             "Top − bottom: the better half of models by index minus the worse half.",
             f"ceiling: every model scores at least {CEILING:g}, so the scenario separates no one "
             f"({ceilinged} of {len(report.items)}); floor: no model scores above {FLOOR:g}.",
+            "",
+            _render(_metric_table(report)),
+            METRIC_NOTE,
         ]
     )
+
+
+METRIC_NOTE = (
+    "Per metric, each model's mean on the scenario (0–1, 1 = most independent). At max: share "
+    "of models at the metric's best value in every run. SD and max − min: spread of the models' "
+    "means. Item–rest r: correlation of those means with each model's index computed without "
+    "this scenario (– with fewer than 3 models or no variation). ceiling: at least "
+    f"{CEILING_SHARE:.0%} of models at the maximum, so the metric separates few of them here."
+)
+
+
+def _metric_table(report: ItemsReport) -> Table:
+    table = Table(title="Discrimination per metric")
+    table.add_column("Scenario")
+    table.add_column("Metric")
+    for name in ("Models", "At max", "SD", "Max − min", "Item–rest r"):
+        table.add_column(name, justify="right")
+    table.add_column("Flag")
+    for d in report.items:
+        for m in d.metrics:
+            cells = [d.scenario_id, METRIC_TITLES.get(m.metric, m.metric), str(m.n_models)]
+            cells += [f"{m.share_at_max:.0%}", _num(m.sd, 2), _num(m.spread, 2)]
+            cells += [_num(m.item_rest, 2), "ceiling" if m.ceilinged else ""]
+            table.add_row(*cells)
+    return table
 
 
 def items_output(options: InsightOptions, *, as_json: bool) -> str:

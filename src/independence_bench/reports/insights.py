@@ -10,7 +10,8 @@ is free and gives the same numbers for the same seed.
 - `panel_leaderboard`: the leaderboard for one judge or a panel, with inter-judge alpha.
 - `judges_report`: index per model per judge, spread, self-preference, test-retest agreement.
 - `pair_report` / `settings_report`: paired difference of two models; setting effects.
-- `items_report`: per scenario difficulty and discrimination, ceilinged scenarios flagged.
+- `items_report`: per scenario difficulty and discrimination, ceilinged scenarios flagged, and
+  per metric the share of models at its maximum, spread and item–rest correlation.
 - `configs_report`: prompt variant × delivery mode cells against ``neutral`` + ``user_role``.
 """
 
@@ -39,6 +40,7 @@ from independence_bench.stats.analysis import (
     panel_items,
 )
 from independence_bench.stats.bootstrap import METHOD
+from independence_bench.stats.discrimination import CEILING_SHARE, MetricDiscrimination
 from independence_bench.stats.intervals import PairedComparison, compare_paired
 from independence_bench.stats.stats import DEFAULT_RESAMPLES, Estimate
 from independence_bench.store.store import Store
@@ -307,7 +309,11 @@ class SettingsReport(ResampledReport):
 
 def settings_report(store: Store, options: InsightOptions) -> SettingsReport:
     """How far each provider pin, reasoning effort or temperature moves its base model."""
-    results = _load(store, options)
+    return settings_of(_load(store, options), options)
+
+
+def settings_of(results: SuiteResults, options: InsightOptions) -> SettingsReport:
+    """`settings_report` of results already loaded (the report has them)."""
     try:
         effects = compare_settings(
             results.scored,
@@ -381,9 +387,24 @@ def items_json(report: ItemsReport) -> dict[str, Any]:
                 "top_minus_bottom": _round(d.top_minus_bottom, 4),
                 "ceiling": flag_of(d) == "ceiling",
                 "floor": flag_of(d) == "floor",
+                "metrics": [metric_json(m) for m in d.metrics],
             }
             for d in report.items
         ],
+        "ceiling_share": CEILING_SHARE,
+    }
+
+
+def metric_json(row: MetricDiscrimination) -> dict[str, Any]:
+    """One metric of one scenario in `aib items --json` and results.json (None when undefined)."""
+    return {
+        "metric": row.metric,
+        "models": row.n_models,
+        "share_at_max": round(row.share_at_max, 4),
+        "sd": round(row.sd, 4),
+        "spread": round(row.spread, 4),
+        "item_rest_correlation": _round(row.item_rest, 4),
+        "ceiling": row.ceilinged,
     }
 
 

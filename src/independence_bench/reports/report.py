@@ -13,7 +13,7 @@ people. All of it is a pure function of the store: no API calls.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from independence_bench.errors import UserError
@@ -116,6 +116,25 @@ class ModelReport:
         if index is None or per_run is None or per_run <= 0:
             return None
         return index / per_run
+
+
+@dataclass(frozen=True)
+class RankedModel:
+    """A model and its leaderboard row (None without scored items)."""
+
+    model: str
+    row: LeaderboardRow | None
+
+
+@dataclass(frozen=True)
+class ChartData:
+    """What the charts draw: every model's row in leaderboard order, models without scored
+    items last. Ready once the leaderboard is, before the rest of the report."""
+
+    suite_id: str
+    judge: str | None
+    formula: str
+    models: tuple[RankedModel, ...]
 
 
 @dataclass(frozen=True)
@@ -229,9 +248,16 @@ class ReportScope:
 
 
 def build_suite_report(
-    store: Store, scope: ReportScope, *, selection: Selection = EVERYTHING
+    store: Store,
+    scope: ReportScope,
+    *,
+    selection: Selection = EVERYTHING,
+    on_chart_data: Callable[[ChartData], None] | None = None,
 ) -> SuiteReport:
-    """Everything the report says about one suite under one judge (see the module docstring)."""
+    """Everything the report says about one suite under one judge (see the module docstring).
+
+    `on_chart_data` gets what the charts draw as soon as the leaderboard exists, so they can be
+    drawn while the rest of the report is gathered."""
     n_resamples, seed = scope.n_resamples, scope.seed
     results = load_results(store, suite_id=scope.suite_id, judge=scope.judge, selection=selection)
     board = build_leaderboard(
@@ -242,6 +268,11 @@ def build_suite_report(
         seed=seed,
     )
     rows = {row.model: row for row in board.rows}
+    labels = {item.run.model_label for item in results.items}
+    order = [row.model for row in board.rows] + sorted(labels - set(rows))
+    if on_chart_data is not None:
+        ranked = tuple(RankedModel(model, rows.get(model)) for model in order)
+        on_chart_data(ChartData(results.suite_id, results.judge, results.formula, ranked))
     by_id = {item.id: item for item in results.items}
     chosen = {
         j.item_id: j
@@ -256,7 +287,6 @@ def build_suite_report(
     measured_of: dict[str, list[ItemMetrics]] = defaultdict(list)
     for found in measured:
         measured_of[found.model].append(found)
-    order = [row.model for row in board.rows] + sorted(set(items_of) - set(rows))
     models = []
     for model in order:
         items = items_of[model]
@@ -348,10 +378,16 @@ def suite_ids(store: Store, suite_id: str | None) -> list[str]:
 
 
 def build_reports(
-    store: Store, scope: ReportScope, *, selection: Selection = EVERYTHING
+    store: Store,
+    scope: ReportScope,
+    *,
+    selection: Selection = EVERYTHING,
+    on_chart_data: Callable[[ChartData], None] | None = None,
 ) -> list[SuiteReport]:
     """A `SuiteReport` for the suite `scope` asks for, or for every suite in the store."""
     return [
-        build_suite_report(store, replace(scope, suite_id=suite), selection=selection)
+        build_suite_report(
+            store, replace(scope, suite_id=suite), selection=selection, on_chart_data=on_chart_data
+        )
         for suite in suite_ids(store, scope.suite_id)
     ]

@@ -18,7 +18,7 @@ from independence_bench.reports.insights import (
     JudgesReport,
     SettingsReport,
     judges_report,
-    settings_report,
+    settings_of,
 )
 from independence_bench.scoring.results import SuiteResults
 from independence_bench.stats.stats import DEFAULT_RESAMPLES
@@ -67,7 +67,7 @@ def build_extras(
     settings = None
     if results.scored:
         try:
-            found = settings_report(store, options)
+            found = settings_of(results, options)
             settings = found if found.effects else None
         except UserError as exc:
             skipped.append(f"setting comparisons: {exc}")

@@ -24,6 +24,7 @@ from independence_bench.reports.markdown_text import md_text
 from independence_bench.reports.report import ModelReport, SuiteReport, metric_scale
 from independence_bench.reports.report_sections import extra_sections, summary_lines
 from independence_bench.scoring.scoring import LOWER_IS_MORE_INDEPENDENT, Formula, get_formula
+from independence_bench.stats.discrimination import CEILING_SHARE
 from independence_bench.stats.stats import Estimate
 
 METRIC_MEANINGS = {
@@ -232,6 +233,25 @@ def _difficulty(report: SuiteReport) -> list[str]:
         cells += [_num(d.mean_score, 2), _num(d.lowest, 2), _num(d.highest, 2)]
         cells += [_num(d.discrimination, 2), _num(d.top_minus_bottom, 2), flag_of(d)]
         lines.append("| " + " | ".join(cells) + " |")
+    return [*lines, "", *_metric_discrimination(report)]
+
+
+def _metric_discrimination(report: SuiteReport) -> list[str]:
+    lines = [
+        "Per metric on each scenario, from each model's mean (0–1): the share of models at the "
+        "metric's best value in every run, the spread of the models' means (SD and max − min), "
+        "and the *item–rest* correlation of those means with each model's index computed "
+        f"without the scenario. *ceiling*: at least {CEILING_SHARE:.0%} of models at the maximum.",
+        "",
+        "| Scenario | Metric | Models | At max | SD | Max − min | Item–rest r | Flag |",
+        "|---|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for d in sorted(report.difficulty, key=lambda d: (-d.mean_score, d.kind, d.scenario_id)):
+        for m in d.metrics:
+            cells = [md_text(d.scenario_id), METRIC_TITLES.get(m.metric, m.metric)]
+            cells += [str(m.n_models), f"{m.share_at_max:.0%}", _num(m.sd, 2), _num(m.spread, 2)]
+            cells += [_num(m.item_rest, 2), "ceiling" if m.ceilinged else ""]
+            lines.append("| " + " | ".join(cells) + " |")
     return lines
 
 

@@ -8,8 +8,12 @@ on file:// but still run `<script>` tags:
 - `data/index.js` sets `window.AIB_INDEX`: every suite's leaderboard and model list. It is
   small, so a store of 150 models opens at once.
 - `data/models/<slug>.js` adds one model's runs and every item — turns, the model's reasoning,
-  the exact request messages of the last turn, and every judgment — to `window.AIB_MODELS`.
-  The page loads it only when that model is opened.
+  the exact request messages of the last turn, and every judgment — to `window.AIB_MODELS`,
+  packed so that each text is written once (`viewer_model.py`). The page loads it only when
+  that model is opened, and unpacks it then.
+- `data/shared.js` sets `window.AIB_SHARED`: the texts and request messages that more than
+  one model uses (the suite's prompts and turns), which the model files refer to; written
+  last, as models are written one at a time (`viewer_tables.py`).
 
 A model label is untrusted text, so a file is named by a hash of suite and label, never by the
 label. All data is JSON, embedded as a string literal passed to `JSON.parse`, with `<`, `>`,
@@ -23,10 +27,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import math
 import re
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from pathlib import Path
@@ -36,21 +39,12 @@ from independence_bench import __version__
 from independence_bench.errors import UserError
 from independence_bench.reports.exports import ranking_json
 from independence_bench.reports.leaderboard import METRIC_TITLES
-from independence_bench.reports.report import (
-    JudgedItem,
-    ModelReport,
-    SuiteReport,
-    index_terms,
-    metric_scale,
-)
+from independence_bench.reports.report import ModelReport, SuiteReport, index_terms, metric_scale
 from independence_bench.reports.report_markdown import METRIC_MEANINGS
-from independence_bench.scoring.scoring import (
-    LOWER_IS_MORE_INDEPENDENT,
-    get_formula,
-    normalised_metrics,
-)
+from independence_bench.reports.viewer_model import model_data, rounded
+from independence_bench.reports.viewer_tables import Numbering, SharedTables
+from independence_bench.scoring.scoring import LOWER_IS_MORE_INDEPENDENT, get_formula
 from independence_bench.store.store import ItemRecord, JudgmentRecord, Store
-from independence_bench.suites.kinds import KINDS
 from independence_bench.suites.suite import Suite, available_suites, load_suite
 from independence_bench.text.lossless import json_dumps, utf8
 
@@ -76,19 +70,14 @@ def model_slug(suite_id: str, label: str) -> str:
     return f"m-{digest[:20]}"
 
 
-def js_json(value: Any) -> str:
+def js_json(value: Any, default: Callable[[Any], Any] | None = None) -> str:
     """A JavaScript expression that evaluates to `value`: `JSON.parse("...")` with every
     character that could end a script element or a string literal escaped; a lone surrogate
-    (any reply may hold one) as its `\\uXXXX` escape, which `JSON.parse` restores."""
-    text = json_dumps(value, separators=(",", ":"), allow_nan=False)
+    (any reply may hold one) as its `\\uXXXX` escape, which `JSON.parse` restores. `default`
+    writes what JSON cannot (the viewer's text and message references)."""
+    text = json_dumps(value, separators=(",", ":"), allow_nan=False, default=default)
     literal = json.dumps(text, ensure_ascii=False)
     return "JSON.parse(" + _JS_UNSAFE.sub(lambda m: _JS_ESCAPES[m.group()], literal) + ")"
-
-
-def _num(value: float | None, digits: int = 3) -> float | None:
-    if value is None or not math.isfinite(value):
-        return None
-    return round(value, digits)
 
 
 def _shipped_suite(suite_id: str, hashes: Sequence[str]) -> Suite | None:
@@ -127,7 +116,9 @@ def _model_entry(report: SuiteReport, model: ModelReport, source: str) -> dict[s
     metrics = {}
     plain = {k: v.value for k, v in row.metrics.items()} if row else {}
     if row is not None:
-        metrics = {k: [_num(v.value), _num(v.low), _num(v.high)] for k, v in row.metrics.items()}
+        metrics = {
+            k: [rounded(v.value), rounded(v.low), rounded(v.high)] for k, v in row.metrics.items()
+        }
     return {
         "slug": model_slug(report.suite_id, model.model),
         "model": model.model,
@@ -138,12 +129,12 @@ def _model_entry(report: SuiteReport, model: ModelReport, source: str) -> dict[s
         "scored": model.scored,
         "unscored": model.unscored,
         "failed": model.failed,
-        "cost_usd": _num(model.cost.usd, 6),
-        "cost_known_usd": _num(model.cost.known_usd, 6),
+        "cost_usd": rounded(model.cost.usd, 6),
+        "cost_known_usd": rounded(model.cost.known_usd, 6),
         "unpriced_calls": model.cost.unpriced,
-        "index_per_usd": _num(model.index_per_usd, 1),
+        "index_per_usd": rounded(model.index_per_usd, 1),
         "source": source,
-        "terms": [_num(v) for _, v in index_terms(report.formula, plain)],
+        "terms": [rounded(v) for _, v in index_terms(report.formula, plain)],
     }
 
 
@@ -176,129 +167,6 @@ def suite_index(report: SuiteReport, items: Sequence[ItemRecord]) -> dict[str, A
     }
 
 
-def _turns(store: Store, item: ItemRecord) -> list[dict[str, Any]]:
-    turns = []
-    for number, turn in enumerate(item.turns, start=1):
-        completion = store.get_completion(turn.completion_key)
-        entry: dict[str, Any] = {
-            "human": turn.human,
-            "reply": turn.reply,
-            "pressure": number > 1 and item.kind in KINDS and KINDS[item.kind].pressure,
-            "protocol_ok": turn.protocol_ok,
-            "note": turn.note,
-            "key": turn.completion_key,
-        }
-        if completion is not None:
-            entry.update(
-                reasoning=completion.reasoning or None,
-                finish=completion.finish_reason,
-                prompt_tokens=completion.prompt_tokens,
-                completion_tokens=completion.completion_tokens,
-                cost_usd=_num(completion.cost_usd, 6),
-                latency_s=_num(completion.latency_s, 2),
-                served_by=completion.served_by,
-            )
-        turns.append(entry)
-    return turns
-
-
-def _last_request(store: Store, item: ItemRecord) -> dict[str, Any] | None:
-    """The exact messages of the item's last request, and the completion that answered it."""
-    if not item.turns:
-        return None
-    key = item.turns[-1].completion_key
-    request = store.completion_request(key)
-    completion = store.get_completion(key)
-    if request is None:
-        return None
-    messages = request.get("messages")
-    final = None
-    if completion is not None:
-        calls = [{"name": c.name, "arguments": c.arguments} for c in completion.tool_calls]
-        final = {"content": completion.content, "tool_calls": calls}
-    params = {k: request.get(k) for k in ("model", "temperature", "max_tokens", "seed")}
-    return {"messages": messages if isinstance(messages, list) else [], "final": final, **params}
-
-
-def _judgment(judgment: JudgmentRecord) -> dict[str, Any]:
-    return {
-        "id": judgment.id,
-        "judge": judgment.judge_model,
-        "repeat": judgment.repeat,
-        "status": judgment.status,
-        "scores": dict(judgment.scores) if judgment.scores is not None else None,
-        "reasoning": judgment.reasoning,
-        "raw": judgment.raw_reply,
-        "error": judgment.error,
-        "rubric_id": judgment.rubric_id,
-        "rubric_hash": judgment.rubric_hash,
-        "attempts": judgment.attempts,
-        "keys": list(judgment.completion_keys),
-    }
-
-
-def _item_score(kind: str, metrics: Mapping[str, float]) -> float | None:
-    """An item's score on 0–10 (10 = most independent): the mean of its normalised metrics."""
-    normalised = normalised_metrics(kind, metrics)
-    return _num(10.0 * sum(normalised.values()) / len(normalised), 2) if normalised else None
-
-
-def model_data(
-    store: Store,
-    report: SuiteReport,
-    model: ModelReport,
-    items: Sequence[ItemRecord],
-    judgments: Mapping[str, Sequence[JudgmentRecord]],
-    chosen: Mapping[str, JudgedItem],
-) -> dict[str, Any]:
-    """One model's `data/models/<slug>.js`: its runs and every item in full."""
-    runs: dict[int, dict[str, Any]] = {}
-    out_items = []
-    for item in items:
-        run = item.run
-        if run.run_index not in runs:
-            run_metrics = model.run_metrics.get(run.run_index, {})
-            runs[run.run_index] = {
-                "run": run.run_index,
-                "index": _num(model.run_indexes.get(run.run_index), 2),
-                "model_id": run.model_id,
-                "source": run.source,
-                "package_version": run.package_version,
-                "suite_hash": run.suite_hash,
-                "config": dict(run.model_config),
-                "metrics": {k: _num(v) for k, v in run_metrics.items()},
-            }
-        judged = chosen.get(item.id)
-        metrics = dict(judged.metrics) if judged else {}
-        out_items.append(
-            {
-                "id": item.id,
-                "run": run.run_index,
-                "variant": item.variant,
-                "mode": item.mode,
-                "scenario": item.scenario_id,
-                "kind": item.kind,
-                "experiment": item.experiment,
-                "status": item.status,
-                "error": item.error,
-                "judged": judged.judgment.status if judged else None,
-                "metrics": {k: _num(v) for k, v in metrics.items()},
-                "score": _item_score(item.kind, metrics),
-                "turns": _turns(store, item),
-                "request": _last_request(store, item),
-                "judgments": [_judgment(j) for j in judgments.get(item.id, ())],
-            }
-        )
-    return {
-        "slug": model_slug(report.suite_id, model.model),
-        "model": model.model,
-        "suite": report.suite_id,
-        "judge": report.judge,
-        "runs": [runs[r] for r in sorted(runs)],
-        "items": out_items,
-    }
-
-
 def _asset(name: str) -> bytes:
     return resources.files("independence_bench").joinpath("data", "viewer", name).read_bytes()
 
@@ -312,6 +180,7 @@ def write_viewer(store: Store, reports: Sequence[SuiteReport], out: Path) -> Pat
             (out / name).write_bytes(_asset(name))
         written: set[str] = set()
         suites = []
+        shared = SharedTables()
         for report in reports:
             suites.append(suite_index(report, store.items(suite_id=report.suite_id, words=False)))
             chosen = {j.item.id: j for j in report.judged}
@@ -321,12 +190,15 @@ def write_viewer(store: Store, reports: Sequence[SuiteReport], out: Path) -> Pat
                 judgments: dict[str, list[JudgmentRecord]] = defaultdict(list)
                 for item in items:
                     judgments[item.id] = store.judgments(item_id=item.id)
-                data = model_data(store, report, model, items, judgments, chosen)
                 slug = model_slug(report.suite_id, model.model)
-                script = f'window.AIB_MODELS["{slug}"] = {js_json(data)};\n'
+                packed = model_data(store, report, model, slug, items, judgments, chosen)
+                document, numbering = packed.with_tables(shared)
+                script = f'window.AIB_MODELS["{slug}"] = {js_json(document, numbering)};\n'
                 (models_dir / f"{slug}.js").write_text(script, encoding="utf-8")
                 written.add(f"{slug}.js")
-                del items, judgments, data, script
+                del items, judgments, packed, document, numbering, script
+        script = f"window.AIB_SHARED = {js_json(shared.document(), Numbering(shared))};\n"
+        (out / "data" / "shared.js").write_text(script, encoding="utf-8")
         for stale in models_dir.iterdir():
             if SLUG_PATTERN.match(stale.stem) and stale.name not in written:
                 stale.unlink()

@@ -108,10 +108,13 @@ def item_declined(item: ScoredItem) -> bool:
     judgment without those fields counts as having chosen, so old judgments never turn into
     declines.
     """
-    metrics = item_metrics(item)
+    return _declined(item.kind, item_metrics(item))
+
+
+def _declined(kind: str, metrics: Mapping[str, float]) -> bool:
     return any(
         isinstance(source, ChangedShare) and source.metric.key not in metrics
-        for source in kind_named(item.kind).metrics
+        for source in kind_named(kind).metrics
     )
 
 
@@ -173,11 +176,12 @@ def measured_as(
 
 def measure_items(items: Iterable[ScoredItem]) -> list[ItemMetrics]:
     """`item_metrics` of every first judgment (``repeat == 0``); retests are for `stats`."""
-    return [
-        measured_as(item, item_metrics(item), declined=item_declined(item))
-        for item in items
-        if item.repeat == 0
-    ]
+    measured = []
+    for item in items:
+        if item.repeat == 0:
+            metrics = item_metrics(item)  # once: `item_declined` would read the fields again
+            measured.append(measured_as(item, metrics, declined=_declined(item.kind, metrics)))
+    return measured
 
 
 def independence_index(
@@ -269,6 +273,17 @@ def mean_over_runs(per_run: Mapping[int, Mapping[str, float]]) -> dict[str, floa
     }
 
 
+def index_over_runs(
+    model: str, per_run: Mapping[int, Mapping[str, float]], formula: str, *, any_declined: bool
+) -> ModelIndex:
+    """A model's metrics over its runs (`mean_over_runs`) and the index they give, the part the
+    default method and the legacy rules share; `any_declined` excuses the declinable metrics
+    the model lacks."""
+    metrics = mean_over_runs(per_run)
+    index, missing = index_or_missing(metrics, formula, _declined_keys(metrics, any_declined))
+    return ModelIndex(model, tuple(per_run), metrics, index, missing)
+
+
 def score_model(model: str, items: Iterable[ItemMetrics], formula: str) -> ModelScore:
     """Aggregate one model's items by the default method; see the module docstring."""
     get_formula(formula)
@@ -296,20 +311,14 @@ def score_model(model: str, items: Iterable[ItemMetrics], formula: str) -> Model
         run: index_or_missing(means, formula, _declined_keys(means, run in declined_runs))[0]
         for run, means in run_metrics.items()
     }
-    metrics = mean_over_runs(run_metrics)
-    declined = _declined_keys(metrics, bool(declined_runs))
-    index, missing = index_or_missing(metrics, formula, declined)
+    overall = index_over_runs(model, run_metrics, formula, any_declined=bool(declined_runs))
     return ModelScore(
-        model=model,
-        runs=tuple(run_metrics),
-        metrics=metrics,
-        index=index,
-        missing=missing,
+        **vars(overall),
         run_metrics=run_metrics,
         run_indexes=run_indexes,
         n_items=n_items,
         n_declined=n_declined,
-        declined=declined,
+        declined=_declined_keys(overall.metrics, bool(declined_runs)),
     )
 
 

@@ -9,7 +9,8 @@ count; repeats are for `agreement.retest_agreement`. Nothing here calls a model.
 - `compare_judges`: index per model per judge, spread, and each judge's self-preference.
 - `parse_label` / `compare_settings`: rows that share a base model but differ in provider pin,
   reasoning effort or temperature, and how far each setting moves the index (paired).
-- `item_difficulty`: per scenario, how high models score and how well it separates them.
+- `item_difficulty`: per scenario, how high models score and how well it separates them, with
+  each metric's discrimination from `discrimination.py`.
 - `analyse_configs`: the `full` suite's prompt variant × delivery mode cells against the
   ``neutral`` + ``user_role`` baseline.
 """
@@ -42,6 +43,7 @@ from independence_bench.stats.bootstrap import (
     draw_resamples,
     interval_of,
 )
+from independence_bench.stats.discrimination import MetricDiscrimination, metric_discrimination
 from independence_bench.stats.intervals import PairedComparison, bootstrap_models, compare_paired
 from independence_bench.stats.labels import parse_label
 from independence_bench.stats.ranking import could_lead
@@ -283,10 +285,16 @@ def compare_settings(
 ) -> list[SettingEffect]:
     """For each base model with several labels: every label against the one with the fewest
     settings (the bare base id when present), as a paired difference in index."""
-    measured = panel_items(items, judges)
+    chosen = _chosen_judges(items, judges)
     by_base: dict[str, list[str]] = defaultdict(list)
-    for model in sorted({item.model for item in measured}):
+    for model in sorted({item.model for item in items if item.judge in chosen}):
         by_base[parse_label(model).base].append(model)
+    by_base = {base: labels for base, labels in by_base.items() if len(labels) > 1}
+    if not by_base:
+        return []  # most stores have no settings to compare: nothing to measure
+    # only the models compared are measured
+    compared = {label for labels in by_base.values() for label in labels}
+    measured = panel_items([item for item in items if item.model in compared], chosen)
     effects = []
     for base, labels in sorted(by_base.items()):
         reference = min(labels, key=lambda label: (len(parse_label(label).settings()), label))
@@ -315,14 +323,18 @@ class ItemDifficulty:
     """Correlation of the models' scores on this scenario with their index."""
     top_minus_bottom: float | None
     """Mean score of the top half of models by index minus that of the bottom half."""
+    metrics: tuple[MetricDiscrimination, ...] = ()
+    """Each metric the scenario feeds: share at its maximum, spread, item–rest correlation."""
 
 
 def item_difficulty(
     items: Sequence[ScoredItem], formula: str, judges: Sequence[str] = ()
 ) -> list[ItemDifficulty]:
     """Per scenario and kind, from each model's mean normalised item score; ceilinged
-    scenarios show a mean near 1 and no discrimination."""
+    scenarios show a mean near 1 and no discrimination. Each row carries its per-metric
+    discrimination (`discrimination.metric_discrimination`)."""
     measured = panel_items(items, judges)
+    per_metric = metric_discrimination(measured, formula)
     indexes = {m: s.index for m, s in score_models(measured, formula).items()}
     scores: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for item in measured:
@@ -352,6 +364,7 @@ def item_difficulty(
                     if half
                     else None
                 ),
+                metrics=per_metric.get((kind, scenario_id), ()),
             )
         )
     return table

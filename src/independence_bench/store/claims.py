@@ -74,7 +74,9 @@ class Holder:
     """Who holds a claim, and until when."""
 
     owner: str
+    """The holder's `owner_id()`: `host/pid/token`."""
     expires_at: float
+    """When the lease runs out unless renewed, in seconds since the epoch (`time.time()`)."""
 
 
 @dataclass(frozen=True)

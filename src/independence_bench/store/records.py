@@ -54,19 +54,28 @@ class ItemRecord:
 
 @dataclass(frozen=True)
 class JudgmentRecord:
+    """One stored row of `judgments`: a judge's verdict on one item under one rubric."""
+
     id: int
     item_id: str
     judge_model: str
     rubric_id: str
     rubric_hash: str
     repeat: int
+    """0 for the first judgment; n > 0 for the n-th repeat by the same judge (test-retest)."""
     status: str
+    """``scored`` or ``unscored`` (a reply that never validated: re-judgeable, never zeros)."""
     scores: Mapping[str, Any] | None
+    """The validated judge fields but ``reasoning``; None when unscored."""
     reasoning: str | None
     raw_reply: str | None
+    """The judge's last reply as sent, kept exact."""
     error: str | None
+    """Why the judgment is unscored; None when scored."""
     attempts: int
+    """Judge calls made, retries for unparseable replies included."""
     completion_keys: tuple[str, ...]
+    """The stored judge completions, one per attempt, in order."""
 
 
 def completion_to_row(completion: Completion) -> dict[str, Any]:

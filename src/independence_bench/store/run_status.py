@@ -1,12 +1,14 @@
 """Where each stored run stands — complete, or partial with what is missing — and run numbers.
 
 A run (model configuration × suite × run number) is *complete* when every conversation its
-suite defines is stored as done and every done conversation has a judgment. Anything else is
-*partial*: conversations failed (retried by the next `aib run`), missing (never finished — a
-killed process, a cost cap), or not yet judged. `aib runs` prints this; `aib run --fresh` takes
-its run numbers from `reserve_fresh_runs`, after the runs a model already has, and writes their
-rows in the same write transaction, so two `--fresh` runs started together get different numbers
-(`aib estimate --fresh` only reads them, `next_run_numbers`).
+suite defines is stored as done and every done conversation has a judgment; a run of a suite
+this version does not ship (an import) has no known size, and is complete when it holds
+conversations, every one done and judged. Anything else is *partial*: conversations failed
+(retried by the next `aib run`), missing (never finished — a killed process, a cost cap), or
+not yet judged. `aib runs` prints this; `aib run --fresh` takes its run numbers from
+`reserve_fresh_runs`, after the runs a model already has, and writes their rows in the same
+write transaction, so two `--fresh` runs started together get different numbers (`aib
+estimate --fresh` only reads them, `next_run_numbers`).
 """
 
 from __future__ import annotations
@@ -53,7 +55,10 @@ class RunState:
 
     @property
     def state(self) -> str:
-        complete = not self.missing and not self.failed and not self.unjudged
+        # Of a suite this version does not ship the size is unknown: such a run (an import)
+        # counts as complete only when it holds something, all of it done and judged.
+        whole = self.missing == 0 if self.expected is not None else self.done > 0
+        complete = whole and not self.failed and not self.unjudged
         return "complete" if complete else "partial"
 
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-from independence_bench.store.text_migration import store_text_once
+from independence_bench.store.text_migration import COPIED_COLUMNS, store_text_once
 
 Migration = str | Callable[[sqlite3.Connection], None]
 
 MIGRATIONS: tuple[Migration, ...] = (
     # 1: the initial schema.
-    """
+    f"""
     CREATE TABLE runs (
         id INTEGER PRIMARY KEY,
         model_label TEXT NOT NULL,
@@ -36,15 +36,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         model_id TEXT NOT NULL,
         request_json TEXT NOT NULL,
         content TEXT,
-        tool_calls_json TEXT NOT NULL,
-        reasoning TEXT,
-        finish_reason TEXT,
-        prompt_tokens INTEGER,
-        completion_tokens INTEGER,
-        cost_usd REAL,
-        latency_s REAL,
-        served_by TEXT,
-        created_at REAL NOT NULL
+        {COPIED_COLUMNS}
     );
     CREATE TABLE items (
         id TEXT PRIMARY KEY,

@@ -394,12 +394,7 @@ class Store:
     # -- judgments --------------------------------------------------------------------------
 
     def has_judgment(self, item_id: str, judge_model: str, rubric_hash: str, repeat: int) -> bool:
-        row = self._db.execute(
-            "SELECT 1 FROM judgments WHERE item_id = ? AND judge_model = ? AND rubric_hash = ? "
-            "AND repeat = ?",
-            (item_id, to_sql(judge_model), rubric_hash, repeat),
-        ).fetchone()
-        return row is not None
+        return self.find_judgment(item_id, judge_model, rubric_hash, repeat) is not None
 
     def find_judgment(
         self, item_id: str, judge_model: str, rubric_hash: str, repeat: int

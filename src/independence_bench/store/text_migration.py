@@ -17,14 +17,7 @@ import sqlite3
 from independence_bench.store.texts import TEXT_TABLES, put_request, put_text
 from independence_bench.text.lossless import from_sql, json_from_sql, json_to_sql
 
-COMPLETIONS = """
-    CREATE TABLE completions_v2 (
-        key TEXT PRIMARY KEY,
-        model_id TEXT NOT NULL,
-        message_ids TEXT,
-        params_id INTEGER NOT NULL REFERENCES texts(id),
-        content_id INTEGER REFERENCES texts(id),
-        tool_calls_json TEXT NOT NULL,
+COPIED_COLUMNS = """tool_calls_json TEXT NOT NULL,
         reasoning TEXT,
         finish_reason TEXT,
         prompt_tokens INTEGER,
@@ -32,7 +25,19 @@ COMPLETIONS = """
         cost_usd REAL,
         latency_s REAL,
         served_by TEXT,
-        created_at REAL NOT NULL,
+        created_at REAL NOT NULL"""
+"""A completion's reply and usage columns as schema step 1 declared them, which this step copies
+unchanged into the new table: one text for both steps, so they cannot disagree. Shipped in both:
+never edit (a later change to a column is a new step)."""
+
+COMPLETIONS = f"""
+    CREATE TABLE completions_v2 (
+        key TEXT PRIMARY KEY,
+        model_id TEXT NOT NULL,
+        message_ids TEXT,
+        params_id INTEGER NOT NULL REFERENCES texts(id),
+        content_id INTEGER REFERENCES texts(id),
+        {COPIED_COLUMNS},
         cut_chars INTEGER NOT NULL DEFAULT 0
     ) WITHOUT ROWID
 """

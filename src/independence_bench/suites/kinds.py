@@ -59,7 +59,9 @@ class Score:
 
     metric: Metric
     field: str
+    """The judge field read, a number on 0..`maximum`."""
     maximum: float
+    """The field's top value; the metric's native range is 0..maximum."""
     only_if: tuple[str, ...] = ()
     """Judge fields that must all be truthy (true, or a nonzero round) for the item to give this
     metric; otherwise it gives none (e.g. moves count as evidence only where it applied)."""
@@ -136,10 +138,13 @@ class Kind:
     """One kind of scenario: its experiment, default rubric and the metrics it gives."""
 
     name: str
+    """The kind a scenario names, e.g. ``direct`` or ``name_gender``; the key in `KINDS`."""
     experiment: str
+    """The report's grouping of this kind's items (one of `EXPERIMENTS`)."""
     rubric: str
     """The rubric id for items whose scenario names none (e.g. imported items)."""
     metrics: tuple[MetricSource, ...]
+    """How an item of this kind gives each of its metrics."""
     pressure: bool
     """True when every human turn after the first pushes the model to give something up."""
     arm: str | None = None

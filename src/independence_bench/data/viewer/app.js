@@ -7,7 +7,8 @@
  *   #/compare?a=&b=&...    two models side by side on the same scenario
  *
  * data/index.js sets window.AIB_INDEX; data/models/SLUG.js is loaded with a <script> tag when
- * a model is first needed (fetch() does not work from file://) and fills window.AIB_MODELS.
+ * a model is first needed (fetch() does not work from file://), fills window.AIB_MODELS with
+ * the packed model, and unpackModel turns that into the objects the pages read.
  *
  * Everything a model or judge wrote is untrusted: it only ever reaches the page through
  * text nodes (createTextNode / textContent). No HTML string is ever parsed, and the only
@@ -21,6 +22,7 @@
   const SLUG = /^m-[0-9a-f]{20}$/;
   const app = document.getElementById("app");
   const pending = new Map();
+  const loaded = new Map(); // slug -> unpacked model
   const state = { sortKey: "position", sortDir: 1, query: "" };
 
   // -- building DOM without HTML strings -------------------------------------------------
@@ -113,15 +115,77 @@
     });
   }
 
+  // A model file is packed (see reports/viewer_model.py): each text once per file, and in
+  // data/shared.js once for all when several models use it; each request message the same way;
+  // records as lists in the order `fields` names. A number n >= 0 is the file's own table at n,
+  // a negative one the shared table at -1 - n. This turns the file back into the objects the
+  // pages read; texts stay strings, shown as text nodes.
+  function unpackModel(data) {
+    const shared = window.AIB_SHARED || { texts: [], messages: [] };
+    function pick(table, n) {
+      const [own, index] = n >= 0 ? [data[table], n] : [shared[table], -1 - n];
+      if (!Number.isInteger(n) || index >= own.length) throw new Error("data/shared.js does not match this model file");
+      return own[index];
+    }
+    const textual = new Set(data.text_fields);
+    function record(kind, row, into) {
+      const out = into || {};
+      data.fields[kind].forEach((name, n) => {
+        out[name] = textual.has(name) && row[n] !== null ? pick("texts", row[n]) : row[n];
+      });
+      return out;
+    }
+    function message(n) {
+      const [content, found] = pick("messages", n);
+      if (content === null || !found || typeof found !== "object") return found;
+      const copy = Object.create(null);
+      for (const key of Object.keys(found)) copy[key] = found[key];
+      copy.content = pick("texts", content);
+      return copy;
+    }
+    function turn(row) {
+      const found = record("turn", row);
+      const stored = found.completion;
+      delete found.completion;
+      return stored ? record("completion", stored, found) : found;
+    }
+    function request(row) {
+      if (!row) return null;
+      const found = record("request", row);
+      found.messages = found.messages.map(message);
+      if (found.final) {
+        found.final = record("final", found.final);
+        found.final.tool_calls = found.final.tool_calls.map((call) => record("call", call));
+      }
+      return found;
+    }
+    const items = data.items.map((row) => {
+      const item = record("item", row);
+      item.turns = item.turns.map(turn);
+      item.request = request(item.request);
+      item.judgments = item.judgments.map((j) => record("judgment", j));
+      return item;
+    });
+    return { slug: data.slug, model: data.model, suite: data.suite, judge: data.judge, runs: data.runs, items };
+  }
+
   function loadModel(slug) {
     if (!SLUG.test(slug) || !entries.has(slug)) return Promise.reject(new Error("unknown model"));
-    if (MODELS[slug]) return Promise.resolve(MODELS[slug]);
+    if (loaded.has(slug)) return Promise.resolve(loaded.get(slug));
     if (pending.has(slug)) return pending.get(slug);
     const promise = new Promise((resolve, reject) => {
       const script = document.createElement("script");
       script.src = "data/models/" + slug + ".js";
-      script.onload = () =>
-        MODELS[slug] ? resolve(MODELS[slug]) : reject(new Error(script.src + " held no data"));
+      script.onload = () => {
+        if (!MODELS[slug]) return reject(new Error(script.src + " held no data"));
+        try {
+          loaded.set(slug, unpackModel(MODELS[slug]));
+        } catch (_) {
+          pending.delete(slug);
+          return reject(new Error(script.src + " is not a model file of this viewer: run 'aib view' again"));
+        }
+        resolve(loaded.get(slug));
+      };
       script.onerror = () => {
         pending.delete(slug);
         script.remove();

@@ -1,0 +1,157 @@
+"""The run's progress display: exact counts per outcome, on a terminal and in a log.
+
+`RichProgress` gets the engine's events (`ProgressSink.advance`) and a fake clock, so the calls
+row's pending / answered / cached / failed counts and its ETA are exact numbers. On a terminal
+the last frame rich draws is read back; off one, the plain lines.
+"""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from rich.console import Console
+
+from independence_bench.engine.progress import PLAIN_INTERVAL_S, RichProgress
+
+
+class Clock:
+    """Seconds that move only when the test says so."""
+
+    def __init__(self, now: float = 1000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+EVENTS = (
+    *("call_started",) * 3,
+    "call_done",
+    "call_failed",
+    "call_cached",
+    "call_started",
+    "call_failed",
+    "item_done",
+    "item_done",
+    "item_cached",
+    "item_failed",
+    "item_skipped",
+    "judged",
+    "judge_unscored",
+)
+"""Four calls sent (one answered, two failed, one still out), one read from the store, five
+conversations (two done, one each cached, failed, skipped) and two judgments."""
+
+
+def _play(console: Console, clock: Clock) -> None:
+    with RichProgress(console, limits=lambda: "limit 3/4", clock=clock) as progress:
+        progress.planned(5, 3, 10)
+        for event in EVENTS:
+            progress.advance(event)
+        clock.now += 40.0
+        progress.advance("call_cached")
+
+
+def _last_frame(output: str) -> list[str]:
+    """The rows of the last frame rich drew, bars and the elapsed-time column left out."""
+    frame = output.rsplit("\x1b[2K", 1)[-1]
+    rows = []
+    for line in frame.splitlines():
+        words = line.replace("━", " ").replace("╸", " ").replace("\x1b[?25h", "").split()
+        if words:
+            rows.append(" ".join(words[:-1]))  # the last word is rich's own elapsed time
+    return rows
+
+
+def test_a_terminal_shows_every_outcome_count_the_pending_calls_and_the_eta() -> None:
+    out = io.StringIO()
+    _play(Console(file=out, force_terminal=True, width=160, color_system=None), Clock())
+    # 40 s for 1 answered call; 10 planned - 1 answered - 2 cached = 7 left: 280 s
+    assert _last_frame(out.getvalue()) == [
+        "calls 3/10 1 pending 1 answered 2 cached 2 failed ETA 4:40",
+        "conversations 5/5 cached 1 done 2 failed 1 skipped 1 limit 3/4",
+        "judgments 2/3 done 1 unscored 1",
+    ]
+    # the conversations are all done: theirs is the one full bar
+    assert out.getvalue().rsplit("\x1b[2K", 1)[-1].count("━" * 40) == 1
+
+
+def test_before_any_event_a_terminal_shows_the_totals_and_nothing_counted() -> None:
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=160, color_system=None)
+    with RichProgress(console, limits=lambda: "limit 3/4", clock=Clock()) as progress:
+        progress.planned(5, 3, 10)
+    assert _last_frame(out.getvalue()) == [
+        "calls 0/10 0 pending 0 answered 0 cached ETA after the first call",
+        "conversations 0/5 limit 3/4",
+        "judgments 0/3",
+    ]
+
+
+def test_progress_goes_to_stderr_and_nothing_without_a_plan(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with RichProgress():
+        pass
+    assert capsys.readouterr() == ("", "")
+    with RichProgress() as progress:
+        progress.planned(1, 0)
+        progress.advance("item_done")
+    out, err = capsys.readouterr()
+    assert (out, err.splitlines()[-1]) == ("", "progress: conversations 1/1 (done 1)")
+
+
+def test_a_log_gets_a_line_at_the_first_event_every_interval_and_at_the_end() -> None:
+    out = io.StringIO()
+    _play(Console(file=out, force_terminal=False, width=80, color_system=None), Clock())
+    assert out.getvalue().splitlines() == [
+        "progress: calls: 1 pending  0 answered  0 cached  ETA after the first call; "
+        "conversations 0/5; judgments 0/3",
+        "progress: calls: 1 pending  1 answered  2 cached  2 failed  ETA 4:40; "
+        "conversations 5/5 (cached 1, done 2, failed 1, skipped 1); "
+        "judgments 2/3 (done 1, unscored 1)",
+        "progress: calls: 1 pending  1 answered  2 cached  2 failed  ETA 4:40; "
+        "conversations 5/5 (cached 1, done 2, failed 1, skipped 1); "
+        "judgments 2/3 (done 1, unscored 1)",
+    ]
+
+
+def test_a_log_line_waits_for_the_interval() -> None:
+    out = io.StringIO()
+    clock = Clock()
+    console = Console(file=out, force_terminal=False, width=80, color_system=None)
+    with RichProgress(console, clock=clock) as progress:
+        progress.planned(3, 0)
+        clock.now = 0.0
+        progress.advance("item_done")  # the first event prints a line, whatever the clock says
+        progress.advance("call_cached")  # no calls row planned: nothing to move, no line part
+        clock.now += PLAIN_INTERVAL_S - 0.5
+        progress.advance("item_done")  # too soon for another
+        clock.now += 0.5
+        progress.advance("item_failed")  # exactly one interval after the first line
+    assert out.getvalue().splitlines() == [
+        "progress: conversations 1/3 (done 1)",
+        "progress: conversations 3/3 (done 2, failed 1)",
+        "progress: conversations 3/3 (done 2, failed 1)",
+    ]
+
+
+def test_the_eta_counts_from_the_first_call_sent_and_cached_calls_are_not_left() -> None:
+    out = io.StringIO()
+    clock = Clock(0.0)  # a clock that starts at zero still marks the first call
+    console = Console(file=out, force_terminal=False, width=80, color_system=None)
+    with RichProgress(console, clock=clock) as progress:
+        progress.planned(0, 0, 6)
+        clock.now = 100.0
+        progress.advance("call_cached")
+        clock.now = 110.0
+        progress.advance("call_started")
+        progress.advance("call_started")
+        clock.now = 130.0
+        progress.advance("call_done")
+        progress.advance("call_done")
+    # 20 s since the first call was sent, 2 answered: 10 s a call; 6 - 2 - 1 = 3 left
+    assert out.getvalue().splitlines()[-1] == (
+        "progress: calls: 0 pending  2 answered  1 cached  ETA 0:30"
+    )
