@@ -38,7 +38,7 @@ declare -A SOURCES=(
 # test_ratelimit.py): each takes seconds, and every engine mutant would run them.
 declare -A TESTS=(
   [scoring]="tests/test_scoring.py tests/test_scoring_v3.py tests/test_results.py tests/test_kinds.py tests/test_stats.py tests/test_golden.py"
-  [judging]="tests/test_judge.py tests/test_rubric.py tests/test_kinds.py tests/test_engine_cache.py"
+  [judging]="tests/test_judge.py tests/test_rubric.py tests/test_checklist.py tests/test_judge_form_e2e.py tests/test_kinds.py tests/test_engine_cache.py"
   [store]="tests/test_store.py tests/test_claims.py tests/test_run_status.py tests/test_results.py tests/test_engine_cache.py tests/test_judge.py tests/test_launch.py tests/test_importer.py"
   [engine]="tests/test_engine_cache.py tests/test_engine_judging.py tests/test_engine_turns.py tests/test_engine_outcomes.py tests/test_progress.py tests/test_estimate.py tests/test_keys.py tests/test_launch.py tests/test_failure_summary.py"
   [conversations]="tests/test_conversation.py tests/test_keys.py tests/test_engine_turns.py tests/test_engine_cache.py tests/test_engine_judging.py tests/test_estimate.py"
