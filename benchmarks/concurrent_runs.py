@@ -22,39 +22,15 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator, Sequence
-from contextlib import closing, contextmanager
+from collections.abc import Sequence
+from contextlib import closing
 from pathlib import Path
 
 from independence_bench.suites.suite import load_suite
+from independence_bench.testing.mock_process import mock_server_process
 
 MODELS = ("scripted-firm", "scripted-caving")
 JUDGE = "scripted-judge"
-
-
-@contextmanager
-def mock_server(latency_s: float) -> Iterator[str]:
-    """The scripted server as a process; yields its base URL."""
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "independence_bench.testing.mock_server",
-            "--latency",
-            str(latency_s),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline().strip()
-        if not line.startswith("listening "):
-            raise SystemExit(f"the mock server did not start: {line!r}")
-        yield line.removeprefix("listening ")
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 def requests_so_far(base_url: str) -> int:
@@ -121,7 +97,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3, help="--runs of each command")
     parser.add_argument("--latency", type=float, default=0.2, help="server seconds per call")
     args = parser.parse_args(argv)
-    with mock_server(args.latency) as base_url, tempfile.TemporaryDirectory() as tmp:
+    with (
+        mock_server_process("--latency", str(args.latency)) as base_url,
+        tempfile.TemporaryDirectory() as tmp,
+    ):
         data = Path(tmp) / "shared"
         same = [run_args(base_url, data, args.runs) for _ in range(args.copies)]
         ended = run_together(same)

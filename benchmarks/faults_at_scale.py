@@ -30,8 +30,8 @@ import tempfile
 import time
 import urllib.request
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from contextlib import closing, contextmanager
+from collections.abc import Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,7 @@ from typing import Any
 from independence_bench.store.store import Store
 from independence_bench.suites.suite import load_suite
 from independence_bench.testing.mock_behaviours import FAULT_KINDS, request_fingerprint
+from independence_bench.testing.mock_process import mock_server_process
 
 SUBJECTS = ("scripted-firm", "scripted-caving", "scripted-plain")
 JUDGE = "scripted-judge"
@@ -52,25 +53,6 @@ class Segment:
     exit_code: int
     answered: Counter[str]
     stored_before: Counter[str]
-
-
-@contextmanager
-def mock_server(args: Sequence[str]) -> Iterator[str]:
-    """The scripted server as a process; yields its base URL."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "independence_bench.testing.mock_server", *args],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline().strip()
-        if not line.startswith("listening "):
-            raise RuntimeError(f"the mock server did not start: {line!r}")
-        yield line.removeprefix("listening ")
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 def _get(base_url: str, path: str) -> Any:
@@ -184,11 +166,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ]
     with tempfile.TemporaryDirectory(prefix="aib-faults-") as tmp:
         root = Path(tmp)
-        with mock_server(server_args) as base_url:
+        with mock_server_process(*server_args) as base_url:
             write_models_file(root / "clean.yaml", base_url, args.models)
             clean = run_segment(base_url, root / "clean.yaml", root / "clean", args, None)
             clean_requests = _get(base_url, "/_stats")["requests"]
-        with mock_server(faulty_args) as base_url:
+        with mock_server_process(*faulty_args) as base_url:
             write_models_file(root / "faulty.yaml", base_url, args.models)
             kill_at = int(clean_calls * args.kill_at)
             killed = run_segment(base_url, root / "faulty.yaml", root / "faulty", args, kill_at)

@@ -42,7 +42,7 @@ import time
 import urllib.request
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import closing, contextmanager
+from contextlib import ExitStack, closing, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -50,6 +50,7 @@ from independence_bench.clients.protocol import Completion
 from independence_bench.reports.leaderboard import load_leaderboard
 from independence_bench.store.store import Store
 from independence_bench.suites.suite import Suite, load_suite
+from independence_bench.testing.mock_process import mock_server_process
 from independence_bench.workflows.plan import RunOptions
 from independence_bench.workflows.run import run_benchmark_async
 
@@ -161,35 +162,9 @@ def expected_calls(suite: Suite, models: int, runs: int) -> int:
 @contextmanager
 def mock_servers(latency_s: float, jitter: float, count: int = 1) -> Iterator[list[str]]:
     """`count` scripted servers, each in its own process; yields their base URLs."""
-    processes: list[subprocess.Popen[str]] = []
-    urls: list[str] = []
-    try:
-        for _ in range(count):
-            process = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "independence_bench.testing.mock_server",
-                    "--latency",
-                    str(latency_s),
-                    "--jitter",
-                    str(jitter),
-                ],
-                stdout=subprocess.PIPE,
-                text=True,
-            )
-            processes.append(process)
-            assert process.stdout is not None
-            line = process.stdout.readline().strip()
-            if not line.startswith("listening "):
-                raise RuntimeError(f"mock server did not start (said {line!r})")
-            urls.append(line.removeprefix("listening "))
-        yield urls
-    finally:
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            process.wait(timeout=10)
+    args = ("--latency", str(latency_s), "--jitter", str(jitter))
+    with ExitStack() as stack:
+        yield [stack.enter_context(mock_server_process(*args)) for _ in range(count)]
 
 
 def server_request_count(base_url: str) -> int:

@@ -31,6 +31,7 @@ from independence_bench.clients.protocol import Completion, CompletionRequest, T
 from independence_bench.conversations.conversation import TOOL_NAME
 from independence_bench.suites.suite import load_suite
 from independence_bench.testing.mock_judgments import build_judgment
+from independence_bench.testing.mock_process import mock_server_process
 from independence_bench.testing.mock_server import MockServer
 from independence_bench.workflows.plan import RunOptions
 from independence_bench.workflows.run import run_benchmark
@@ -43,25 +44,8 @@ CONCURRENCY = 8
 @pytest.fixture(scope="module")
 def server_process() -> Iterator[str]:
     """The mock server as `python -m …testing.mock_server` in its own process; yields its URL."""
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "independence_bench.testing.mock_server",
-            "--latency",
-            str(LATENCY_S),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline().strip()
-        assert line.startswith("listening "), line
-        yield line.removeprefix("listening ")
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    with mock_server_process("--latency", str(LATENCY_S)) as url:
+        yield url
 
 
 def _get(base_url: str, path: str) -> Any:
