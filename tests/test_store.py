@@ -5,11 +5,13 @@ from __future__ import annotations
 import sqlite3
 from contextlib import closing
 from pathlib import Path
+from typing import cast
 
 import pytest
 
 from independence_bench.clients.protocol import Completion, ToolCall
 from independence_bench.errors import UserError
+from independence_bench.store.opening import migrate
 from independence_bench.store.store import SCHEMA_VERSION, RunRecord, Store, TurnRecord
 
 
@@ -381,3 +383,29 @@ def test_a_read_only_store_reads_and_never_writes(tmp_path: Path) -> None:
     assert path.read_bytes() == before
     with pytest.raises(UserError, match="no store"):
         Store(tmp_path / "elsewhere", read_only=True)
+
+
+class _StaleVersion:
+    """A connection whose first `user_version` read is stale: it says 0, as a process reads it
+    before another process opening the same new store migrates it."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        self.stale = True
+
+    def execute(self, sql: str, *args: object) -> sqlite3.Cursor:
+        if self.stale and sql == "PRAGMA user_version":
+            self.stale = False
+            return self.db.execute("SELECT 0")
+        return self.db.execute(sql, *args)
+
+
+def test_a_store_migrated_by_another_process_meanwhile_is_not_migrated_again(
+    tmp_path: Path,
+) -> None:
+    Store(tmp_path).close()  # the other process: the store is at this version
+    with closing(sqlite3.connect(tmp_path / "aib.sqlite3", isolation_level=None)) as db:
+        migrate(cast(sqlite3.Connection, _StaleVersion(db)))  # must skip, not re-create tables
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    with Store(tmp_path, read_only=True) as store:
+        assert store.runs() == []

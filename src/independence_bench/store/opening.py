@@ -76,7 +76,11 @@ def refuse_newer(db: sqlite3.Connection, path: Path) -> None:
 
 def migrate(db: sqlite3.Connection) -> None:
     """Stamp the application id and apply each missing migration in its own transaction: an
-    interrupted one leaves the store at the version before it."""
+    interrupted one leaves the store at the version before it.
+
+    The version is read again inside each write transaction: two processes opening one store
+    at once both see it old, and the one that waited for the write lock finds the migration
+    already applied by the other and skips it."""
     if int(db.execute("PRAGMA application_id").fetchone()[0]) != APPLICATION_ID:
         db.execute(_STAMP)
     version = int(db.execute("PRAGMA user_version").fetchone()[0])
@@ -84,6 +88,9 @@ def migrate(db: sqlite3.Connection) -> None:
         migration = MIGRATIONS[number]
         db.execute("BEGIN IMMEDIATE")
         try:
+            if int(db.execute("PRAGMA user_version").fetchone()[0]) > number:
+                db.execute("COMMIT")
+                continue
             if callable(migration):
                 migration(db)
             else:
