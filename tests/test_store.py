@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
 from contextlib import closing
 from pathlib import Path
 from typing import cast
@@ -11,7 +12,7 @@ import pytest
 
 from independence_bench.clients.protocol import Completion, ToolCall
 from independence_bench.errors import UserError
-from independence_bench.store.opening import migrate
+from independence_bench.store.opening import enable_wal, migrate
 from independence_bench.store.store import SCHEMA_VERSION, RunRecord, Store, TurnRecord
 
 
@@ -409,3 +410,35 @@ def test_a_store_migrated_by_another_process_meanwhile_is_not_migrated_again(
         assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     with Store(tmp_path, read_only=True) as store:
         assert store.runs() == []
+
+
+def test_switching_to_wal_waits_out_a_lock_sqlite_answers_at_once(tmp_path: Path) -> None:
+    """A second process's shared lock makes the switch fail at once, busy handler or not (the
+    deadlock of two processes opening one new store); the switch tries again until it is free."""
+    path = tmp_path / "new.sqlite3"
+    with (
+        closing(sqlite3.connect(path, isolation_level=None, check_same_thread=False)) as other,
+        closing(sqlite3.connect(path, isolation_level=None, timeout=0)) as db,
+    ):
+        other.execute("CREATE TABLE t (x)")
+        other.execute("BEGIN")
+        other.execute("SELECT * FROM t").fetchall()  # holds a shared lock
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            db.execute("PRAGMA journal_mode=WAL")
+        threading.Timer(0.2, lambda: other.execute("COMMIT")).start()
+        enable_wal(db)
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_switching_to_wal_gives_up_after_its_patience(tmp_path: Path) -> None:
+    path = tmp_path / "new.sqlite3"
+    with (
+        closing(sqlite3.connect(path, isolation_level=None, check_same_thread=False)) as other,
+        closing(sqlite3.connect(path, isolation_level=None, timeout=0)) as db,
+    ):
+        other.execute("CREATE TABLE t (x)")
+        other.execute("BEGIN")
+        other.execute("SELECT * FROM t").fetchall()
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            enable_wal(db, patience_s=0.05)
+        other.execute("COMMIT")

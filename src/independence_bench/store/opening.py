@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from pathlib import Path
 
 from independence_bench.errors import UserError
@@ -44,6 +45,27 @@ def connect_read_only(path: Path) -> sqlite3.Connection:
         except sqlite3.OperationalError:
             db.close()
     return sqlite3.connect(f"{uri}?immutable=1", uri=True, check_same_thread=False)
+
+
+def enable_wal(db: sqlite3.Connection, *, patience_s: float = 10.0) -> None:
+    """Put the store in WAL mode, waiting out other processes that open it at the same time.
+
+    Switching a new file to WAL needs its exclusive lock; when two connections both hold a
+    shared lock and ask for it, SQLite answers one of them "database is locked" at once,
+    without its busy handler (a deadlock, not a wait). So on "locked" this tries again, with
+    a growing pause, for up to `patience_s` seconds; once one process has switched the file,
+    the mode is stored in it and the others' switch is a no-op."""
+    deadline = time.monotonic() + patience_s
+    pause = 0.005
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.2)
 
 
 def refuse_foreign(db: sqlite3.Connection, path: Path) -> None:

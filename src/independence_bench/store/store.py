@@ -25,6 +25,7 @@ from independence_bench.errors import UserError
 from independence_bench.store.opening import (
     APPLICATION_ID,
     connect_read_only,
+    enable_wal,
     migrate,
     refuse_foreign,
     refuse_newer,
@@ -101,7 +102,7 @@ class Store:
             refuse_newer(self._db, self.path)
             self._db.execute("PRAGMA busy_timeout=10000")
             if not read_only:
-                self._db.execute("PRAGMA journal_mode=WAL")
+                enable_wal(self._db)
                 self._db.execute("PRAGMA synchronous=NORMAL")
                 self._db.execute("PRAGMA foreign_keys=ON")
         except (OSError, sqlite3.Error) as exc:
