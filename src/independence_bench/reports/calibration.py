@@ -100,13 +100,13 @@ def calibration_json(report: CalibrationReport) -> dict[str, Any]:
                 "judge": c.judge,
                 "items": c.n_items,
                 "metrics": {
-                    m.metric: {
-                        "items": m.agreement.n_items,
-                        "spearman": estimate_json(m.agreement.spearman),
-                        "alpha": estimate_json(m.agreement.alpha),
-                        "mean_difference": estimate_json(m.agreement.mean_difference),
+                    metric: {
+                        "items": a.n_items,
+                        "spearman": estimate_json(a.spearman),
+                        "alpha": estimate_json(a.alpha),
+                        "mean_difference": estimate_json(a.mean_difference),
                     }
-                    for m in c.metrics
+                    for metric, a in c.metrics.items()
                 },
                 "models": {
                     o.metric: {
@@ -134,12 +134,11 @@ def _items_table(c: JudgeCalibration) -> Table:
     table.add_column("Items", justify="right")
     for name in ("Spearman ρ", "95% CI", "Alpha", "95% CI ", "Judge − ref.", "95% CI  "):
         table.add_column(name, justify="right")
-    for m in c.metrics:
-        a = m.agreement
+    for metric, a in c.metrics.items():
         rho = "undefined" if a.spearman is None else _num(a.spearman.value, 2)
         alpha = "undefined" if a.alpha is None else _num(a.alpha.value, 2)
         difference = _num(a.mean_difference.value, 2, signed=True)
-        cells = [_title(m.metric), str(a.n_items), rho, _interval(a.spearman, 2), alpha]
+        cells = [_title(metric), str(a.n_items), rho, _interval(a.spearman, 2), alpha]
         cells += [_interval(a.alpha, 2), difference, _interval(a.mean_difference, 2, signed=True)]
         table.add_row(*cells)
     return table
