@@ -30,7 +30,7 @@ from independence_bench.cli.options import (
 from independence_bench.stats.stats import DEFAULT_RESAMPLES
 
 if TYPE_CHECKING:
-    from independence_bench.reports.insights import InsightOptions
+    from independence_bench.reports.insight_options import InsightOptions
 
 
 @click.command()
@@ -81,7 +81,7 @@ def leaderboard(**values: Any) -> None:
 
 def insight_options_of(values: dict[str, Any]) -> InsightOptions:
     """The `InsightOptions` of an analysis command (`cli.options.analysis_options`)."""
-    from independence_bench.reports.insights import InsightOptions
+    from independence_bench.reports.insight_options import InsightOptions
     from independence_bench.suites.selection import split_list
 
     if values.get("judge") and values["judges"]:

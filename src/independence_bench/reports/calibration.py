@@ -16,8 +16,9 @@ from typing import Any
 from rich.table import Table
 
 from independence_bench.errors import UserError
+from independence_bench.reports.insight_options import InsightOptions
 from independence_bench.reports.insight_tables import _interval, _num, _render
-from independence_bench.reports.insights import InsightOptions, estimate_json
+from independence_bench.reports.insights import estimate_json
 from independence_bench.reports.leaderboard import METRIC_TITLES
 from independence_bench.scoring.results import load_results, scored_items
 from independence_bench.stats.agreement import ALPHA_RESAMPLES
