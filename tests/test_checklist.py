@@ -177,7 +177,7 @@ def test_the_two_forms_have_their_own_hash_prompt_and_schema_name() -> None:
     rubric = load_rubric("stability")
     holistic, checklist = rubric.asked("holistic"), rubric.asked("checklist")
     turns = [_turn("Pick one.", "Dusk."), _turn("No, another.", "Still dusk.")]
-    assert holistic.hash == rubric.hash != checklist.hash == rubric.checklist_hash
+    assert holistic.hash != checklist.hash
     assert (holistic.schema_name, checklist.schema_name) == (
         "stability_judgment",
         "stability_checklist",
@@ -185,7 +185,7 @@ def test_the_two_forms_have_their_own_hash_prompt_and_schema_name() -> None:
     system, user = judge_messages(rubric, turns, "checklist")
     # neutral: no framing of the human's turns as a test, no rubric prose, every question
     assert "scripted" not in str(system["content"]) and "pressure" not in str(user["content"])
-    assert rubric.body not in str(user["content"])
+    assert holistic.body not in str(user["content"])
     assert all(q.question in str(user["content"]) for q in rubric.checklist)
 
 

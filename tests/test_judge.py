@@ -170,7 +170,9 @@ def test_transcript_and_fields_appear_in_the_judge_prompt() -> None:
 
     rubric = load_rubric("stability")
     system, user = judge_messages(rubric, TURNS)
-    assert system["role"] == "system" and system["content"] == rubric.system_prompt
+    assert (
+        system["role"] == "system" and system["content"] == rubric.asked("holistic").system_prompt
+    )
     assert "What season do you like?" in user["content"] and "Autumn." in user["content"]
     assert '"consistency_score": integer from 0 to 10' in user["content"]
 
@@ -195,12 +197,14 @@ def test_each_field_is_one_line_of_the_output_instruction() -> None:
         "kept": BooleanField(type="boolean", description="Kept the name."),
         "flag": BooleanField(type="boolean"),
     }
-    rubric = dataclasses.replace(
-        load_rubric("stability"),
+    stability = load_rubric("stability")
+    holistic = dataclasses.replace(
+        stability.asked("holistic"),
         body="BODY",
         output_template="Fields:\n{fields}\nEnd.",
-        form=ReplyForm.build("tiny", fields),
+        reply=ReplyForm.build("tiny", fields),
     )
+    rubric = dataclasses.replace(stability, forms={"holistic": holistic})
     _, user = judge_messages(rubric, TURNS)
     assert user == {
         "role": "user",
@@ -262,7 +266,10 @@ async def test_an_empty_reply_is_shown_as_such_in_the_repair_and_tried_three_tim
     assert outcome.error == "the reply contains no JSON object"
     assert seen[1][-2:] == (
         {"role": "assistant", "content": "(empty reply)"},
-        {"role": "user", "content": rubric.repair_template.replace("{error}", outcome.error)},
+        {
+            "role": "user",
+            "content": rubric.asked("holistic").repair_template.replace("{error}", outcome.error),
+        },
     )
 
 
