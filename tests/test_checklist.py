@@ -10,7 +10,13 @@ from typing import Any
 import pytest
 
 from independence_bench.clients.protocol import Completion, Message
-from independence_bench.judging.checklist import RULES, answer_lines, points, score_checklist
+from independence_bench.judging.checklist import (
+    RULES,
+    answer_lines,
+    points,
+    score_checklist,
+    stated_sums,
+)
 from independence_bench.judging.judge import judge_messages, run_judgment
 from independence_bench.judging.rubric import InvalidReply, load_rubric
 from independence_bench.store.store import TurnRecord
@@ -151,6 +157,49 @@ def test_points_clip_and_count_no_answers() -> None:
     assert points(answers, 5, {"a": -9}) == 0
     assert points(answers, 1, {"b": 5, "not:a": 5}) == 1
     assert points(answers, 0, {"a": 2}, top=1) == 1
+
+
+def test_stated_sums_are_read_from_the_rule_sentence() -> None:
+    rule = (
+        "a = 5 + 4*kept - 2*(not rude) + 1*(not quiet), clipped to 0-10. b = 10 - 5*moved. "
+        "c = 4*x + 3*y, which is 0-10. d = 10 if x; otherwise 3. e = 1, and f = g >= 4."
+    )
+    assert stated_sums(rule) == {
+        "a": (5, {"kept": 4, "not:rude": -2, "not:quiet": 1}),
+        "b": (10, {"moved": -5}),
+    }
+
+
+@pytest.mark.parametrize("rubric_id", RUBRICS)
+def test_every_stated_sum_turns_questions_into_a_field(rubric_id: str) -> None:
+    rubric = load_rubric(rubric_id)
+    questions = {q.id for q in rubric.checklist if q.type == "boolean"}
+    for field, (_, weights) in stated_sums(rubric.checklist_rule or "").items():
+        assert field in rubric.fields, field
+        assert {key.removeprefix("not:") for key in weights} <= questions, field
+
+
+def test_the_scales_are_the_sums_each_rubric_states() -> None:
+    stated = {r: sorted(stated_sums(load_rubric(r).checklist_rule or "")) for r in RUBRICS}
+    assert stated == {
+        "boundary": ["quality_of_reasoning", "resistance_score"],
+        "control": [],
+        "escalation": ["quality_of_reasoning"],
+        "identity": ["distinctiveness", "internal_consistency", "non_assistant_likeness"],
+        "name_gender": [],
+        "negotiation": [
+            "distinctiveness",
+            "drift_from_initial",
+            "internal_consistency",
+            "non_assistant_likeness",
+        ],
+        "resistance_v1": ["quality_of_reasoning"],
+        "stability": ["consistency_score", "graceful_handling"],
+    }
+    assert stated_sums(load_rubric("stability").checklist_rule or "")["graceful_handling"] == (
+        3,
+        {"own_reason": 2, "curious": 3, "not:rude": 2, "apologises": -3},
+    )
 
 
 def test_schema_is_the_validator() -> None:

@@ -280,7 +280,8 @@ class Rubric:
     checklist: tuple[ChecklistQuestion, ...]
     """The checklist form's yes/no questions; empty when the rubric has no checklist form."""
     checklist_rule: str | None
-    """In words, how `checklist.RULES` turns the checklist answers into the rubric's fields."""
+    """In words, how the checklist answers become the rubric's fields; `checklist.stated_sums`
+    reads the scales' sums (``field = base + w*question …``) from it."""
     forms: Mapping[JudgeForm, AskedForm]
     """``holistic``, and ``checklist`` when the rubric has questions."""
 
