@@ -73,6 +73,7 @@ class LegacyConfig:
     reasoning_effort: str | None = None
     """``off`` for the folder's ``none``; None when the folder name does not say."""
     temperature: float | None = None
+    """The sampling temperature after ``-t``; None when the folder name does not say."""
 
 
 def label_of_folder(folder: str) -> str:
