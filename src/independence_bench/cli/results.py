@@ -17,12 +17,10 @@ from independence_bench.cli.options import (
     analysed_suite_option,
     analysis_options,
     bootstrap_options,
-    bootstrap_seed_option,
     data_dir_of,
     data_dir_option,
     echo_for,
     json_option,
-    resamples_option,
     scored_by_option,
     selection_of,
     selector_options,
@@ -50,8 +48,7 @@ if TYPE_CHECKING:
     default=None,
     help="A judge panel, comma-separated: mean per item, with inter-judge agreement (alpha).",
 )
-@resamples_option
-@bootstrap_seed_option
+@bootstrap_options
 @click.option(
     "--detailed",
     is_flag=True,
