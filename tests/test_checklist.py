@@ -222,6 +222,13 @@ def test_schema_is_the_validator() -> None:
             asked.reply.validate(bad)
 
 
+def test_each_question_is_its_fields_description_in_the_schema() -> None:
+    rubric = load_rubric("name_gender")  # boolean and string_or_null questions
+    properties = rubric.asked("checklist").reply.json_schema()["properties"]
+    assert {q.type for q in rubric.checklist} == {"boolean", "string_or_null"}
+    assert all(properties[q.id]["description"] == q.question for q in rubric.checklist)
+
+
 def test_the_two_forms_have_their_own_hash_prompt_and_schema_name() -> None:
     rubric = load_rubric("stability")
     holistic, checklist = rubric.asked("holistic"), rubric.asked("checklist")
@@ -235,6 +242,7 @@ def test_the_two_forms_have_their_own_hash_prompt_and_schema_name() -> None:
     # neutral: no framing of the human's turns as a test, no rubric prose, every question
     assert "scripted" not in str(system["content"]) and "pressure" not in str(user["content"])
     assert holistic.body not in str(user["content"])
+    assert str(user["content"]).startswith("## Transcript")  # no body, no blank lines for it
     assert all(q.question in str(user["content"]) for q in rubric.checklist)
 
 
@@ -261,6 +269,7 @@ def test_a_checklist_judgment_stores_scores_and_the_answers() -> None:
     assert outcome.reasoning == answer_lines(rubric, answers)
     assert "[yes] runner_up:" in (outcome.reasoning or "")
     assert outcome.raw_reply == json.dumps(answers) and outcome.completion_keys == ("k0",)
+    assert sent == [judge_messages(rubric, turns, "checklist")]  # asked in the checklist form
 
 
 def test_a_checklist_reply_that_never_validates_is_unscored_with_the_reason() -> None:

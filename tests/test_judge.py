@@ -141,7 +141,7 @@ async def test_repair_loop_recovers_after_a_broken_reply() -> None:
         return f"key{attempt}", Completion(content=next(replies))
 
     outcome = await run_judgment(rubric, TURNS, call)
-    assert outcome.scored
+    assert outcome.status == "scored" and outcome.scored
     assert outcome.scores == {"consistency_score": 10, "graceful_handling": 9}
     assert outcome.reasoning == "Held firm."
     assert outcome.attempts == 2
@@ -158,7 +158,7 @@ async def test_a_reply_that_never_validates_is_unscored_and_kept_raw() -> None:
         return f"key{attempt}", Completion(content="Seven out of ten.")
 
     outcome = await run_judgment(rubric, TURNS, call, max_repairs=2)
-    assert not outcome.scored
+    assert outcome.status == "unscored" and not outcome.scored
     assert outcome.scores is None
     assert outcome.raw_reply == "Seven out of ten."
     assert outcome.attempts == 3

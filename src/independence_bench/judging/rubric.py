@@ -251,7 +251,6 @@ class ReplyForm:
 class AskedForm:
     """What a judge is sent and checked against in one judge form of one rubric."""
 
-    rubric_id: str
     judge_form: JudgeForm
     reply: ReplyForm
     """The fields the judge answers in: the schema sent and the validator of the reply."""
@@ -331,9 +330,7 @@ _PROMPT_FILES: Mapping[JudgeForm, str] = MappingProxyType(
 """Each form's prompts are `data/prompts/<this>_system.md`, `_output.md` and `_repair.md`."""
 
 
-def _asked_form(
-    rubric_text: str, rubric_id: str, judge_form: JudgeForm, reply: ReplyForm, body: str
-) -> AskedForm:
+def _asked_form(rubric_text: str, judge_form: JudgeForm, reply: ReplyForm, body: str) -> AskedForm:
     system, output, repair = (
         _data_text("prompts", f"{_PROMPT_FILES[judge_form]}_{part}.md").strip()
         for part in ("system", "output", "repair")
@@ -342,7 +339,7 @@ def _asked_form(
     named = ("checklist",) if judge_form == "checklist" else ()
     parts = (*named, rubric_text, system, output, repair)
     digest = hashlib.sha256("\x1e".join(parts).encode()).hexdigest()
-    return AskedForm(rubric_id, judge_form, reply, body, system, output, repair, digest)
+    return AskedForm(judge_form, reply, body, system, output, repair, digest)
 
 
 def load_rubric(rubric_id: str) -> Rubric:
@@ -355,13 +352,11 @@ def load_rubric(rubric_id: str) -> Rubric:
     if meta.id != rubric_id:
         raise UserError(f"rubric file {rubric_id}.md declares id {meta.id!r}")
     holistic = ReplyForm.build(f"{meta.id}_judgment", meta.fields)
-    forms: dict[JudgeForm, AskedForm] = {
-        "holistic": _asked_form(text, meta.id, "holistic", holistic, body)
-    }
+    forms: dict[JudgeForm, AskedForm] = {"holistic": _asked_form(text, "holistic", holistic, body)}
     if meta.checklist:
         questions = {q.id: q.field() for q in meta.checklist}
         checklist = ReplyForm.build(f"{meta.id}_checklist", questions, reasoning=False)
-        forms["checklist"] = _asked_form(text, meta.id, "checklist", checklist, "")
+        forms["checklist"] = _asked_form(text, "checklist", checklist, "")
     return Rubric(
         id=meta.id,
         description=meta.description,
