@@ -39,11 +39,18 @@ def calibration_method(n_resamples: int, seed: int) -> str:
 
 @dataclass(frozen=True)
 class CalibrationReport:
+    """`aib judges --reference`: every other judge of one suite against the reference judge."""
+
     suite_id: str
     formula: str
+    """The suite's index formula, by which the per-model values and the index are computed."""
     reference: str
+    """The judge the others are measured against."""
     judges: tuple[JudgeCalibration, ...]
+    """One per other judge that shares scored items with the reference: those of `--judges` in
+    their order, else every judge by name."""
     method: str
+    """How the item table's intervals are made (`calibration_method`), printed under it."""
 
 
 def calibration_report(

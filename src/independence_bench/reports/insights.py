@@ -230,6 +230,7 @@ class ResampledReport(SuiteAnalysis):
 @dataclass(frozen=True)
 class PairReport(ResampledReport):
     comparison: PairedComparison
+    """Model A's index minus model B's, paired on the items both answered."""
 
 
 def pair_report(store: Store, options: InsightOptions, model_a: str, model_b: str) -> PairReport:
@@ -283,6 +284,7 @@ def pair_json(report: PairReport) -> dict[str, Any]:
 @dataclass(frozen=True)
 class SettingsReport(ResampledReport):
     effects: tuple[SettingEffect, ...]
+    """Per base model with several labels, each label against the one with fewest settings."""
 
 
 def settings_report(store: Store, options: InsightOptions) -> SettingsReport:
@@ -392,6 +394,8 @@ def metric_json(row: MetricDiscrimination) -> dict[str, Any]:
 @dataclass(frozen=True)
 class ConfigsReport(ResampledReport):
     cells: tuple[ConfigCell, ...]
+    """Each prompt variant × delivery mode cell, sorted, the baseline's among them; none when
+    no model is complete in every cell."""
 
 
 def configs_report(store: Store, options: InsightOptions) -> ConfigsReport:
