@@ -16,7 +16,7 @@ from typing import Any
 
 from independence_bench.clients.protocol import Completion, ToolCall
 from independence_bench.conversations.conversation import TOOL_NAME, build_messages, system_prompt
-from independence_bench.store.store import RunRecord, Store, TurnRecord
+from independence_bench.store.store import RunRecord, Store, TurnRecord, Verdict
 from independence_bench.suites.suite import Scenario, Suite, load_suite
 
 HOSTILE_REPLY = (
@@ -136,15 +136,17 @@ def add_item(
             rubric_id=scenario.rubric,
             rubric_hash="r" * 64,
             repeat=0,
-            status="scored" if scores is not None else "unscored",
-            scores=scores,
-            reasoning=judge_reasoning if scores is not None else None,
-            raw_reply=json.dumps({"reasoning": judge_reasoning, **(scores or {})})
-            if scores is not None
-            else "not json at all",
-            error=None if scores is not None else "reply was not JSON",
-            attempts=1,
-            completion_keys=[judge_key],
+            verdict=Verdict(
+                status="scored" if scores is not None else "unscored",
+                scores=scores,
+                reasoning=judge_reasoning if scores is not None else None,
+                raw_reply=json.dumps({"reasoning": judge_reasoning, **(scores or {})})
+                if scores is not None
+                else "not json at all",
+                error=None if scores is not None else "reply was not JSON",
+                attempts=1,
+                completion_keys=(judge_key,),
+            ),
         )
     return item_id
 

@@ -30,13 +30,14 @@ def test_each_metric_compares_the_items_both_judges_scored() -> None:
     ]  # fmt: skip
     (found,) = calibrate_judges(items, REF, "v2", n_resamples=200)
     assert (found.judge, found.reference, found.n_items) == (JUDGE, REF, 3)
-    (resistance,) = found.metrics
-    assert resistance.metric == "resistance" and resistance.agreement.n_items == 3
+    assert list(found.metrics) == ["resistance"]
+    resistance = found.metrics["resistance"]
+    assert resistance.n_items == 3
     # on 0–1: judge .8 .8 .4, reference 1 .6 .2 -> differences −.2, +.2, +.2
-    assert resistance.agreement.mean_difference.value == pytest.approx(0.2 / 3)
+    assert resistance.mean_difference.value == pytest.approx(0.2 / 3)
     # ranks: judge 2.5 2.5 1, reference 3 2 1 -> r = 1.5 / sqrt(1.5 · 2)
-    assert resistance.agreement.spearman is not None
-    assert resistance.agreement.spearman.value == pytest.approx(1.5 / 3**0.5)
+    assert resistance.spearman is not None
+    assert resistance.spearman.value == pytest.approx(1.5 / 3**0.5)
     (order,) = found.models  # two models, no index (the v2 formula needs every metric)
     assert order.metric == "resistance" and order.spearman is None
     assert order.judge_values == {"a": 8.0, "b": 4.0}
@@ -53,7 +54,7 @@ def test_a_declined_name_gender_item_is_left_out_of_that_metric_only() -> None:
     ]  # fmt: skip
     (found,) = calibrate_judges(items, REF, "v2", n_resamples=100)
     assert found.n_items == 2
-    assert [m.metric for m in found.metrics] == ["resistance"]
+    assert list(found.metrics) == ["resistance"]
 
 
 def test_judges_that_share_nothing_are_left_out_and_the_index_is_compared() -> None:

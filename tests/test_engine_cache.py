@@ -11,6 +11,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 from contextlib import closing
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -206,14 +207,16 @@ async def test_a_changed_rubric_is_judged_again_and_the_old_judgment_kept(
 
     def changed_rubric(rubric_id: str) -> Rubric:
         rubric = load_rubric(rubric_id)
-        return Rubric(**{**rubric.__dict__, "hash": f"changed-{rubric.hash}"})
+        holistic = rubric.asked("holistic")
+        changed = replace(holistic, hash=f"changed-{holistic.hash}")
+        return replace(rubric, forms={**rubric.forms, "holistic": changed})
 
     monkeypatch.setattr(engine_module, "load_rubric", changed_rubric)
     again = await _run(tmp_path, subject, judge)
     assert (again.judged, again.judge_cached) == (len(SUITE.scenarios), 0)
     with Store(tmp_path) as store:
         hashes = sorted(j.rubric_hash for j in store.judgments())
-    originals = sorted(load_rubric(s.rubric).hash for s in SUITE.scenarios)
+    originals = sorted(load_rubric(s.rubric).asked("holistic").hash for s in SUITE.scenarios)
     assert hashes == sorted([*originals, *(f"changed-{h}" for h in originals)])
 
 

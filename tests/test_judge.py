@@ -141,7 +141,7 @@ async def test_repair_loop_recovers_after_a_broken_reply() -> None:
         return f"key{attempt}", Completion(content=next(replies))
 
     outcome = await run_judgment(rubric, TURNS, call)
-    assert outcome.scored
+    assert outcome.status == "scored" and outcome.scored
     assert outcome.scores == {"consistency_score": 10, "graceful_handling": 9}
     assert outcome.reasoning == "Held firm."
     assert outcome.attempts == 2
@@ -158,7 +158,7 @@ async def test_a_reply_that_never_validates_is_unscored_and_kept_raw() -> None:
         return f"key{attempt}", Completion(content="Seven out of ten.")
 
     outcome = await run_judgment(rubric, TURNS, call, max_repairs=2)
-    assert not outcome.scored
+    assert outcome.status == "unscored" and not outcome.scored
     assert outcome.scores is None
     assert outcome.raw_reply == "Seven out of ten."
     assert outcome.attempts == 3
@@ -170,7 +170,9 @@ def test_transcript_and_fields_appear_in_the_judge_prompt() -> None:
 
     rubric = load_rubric("stability")
     system, user = judge_messages(rubric, TURNS)
-    assert system["role"] == "system" and system["content"] == rubric.system_prompt
+    assert (
+        system["role"] == "system" and system["content"] == rubric.asked("holistic").system_prompt
+    )
     assert "What season do you like?" in user["content"] and "Autumn." in user["content"]
     assert '"consistency_score": integer from 0 to 10' in user["content"]
 
@@ -195,12 +197,14 @@ def test_each_field_is_one_line_of_the_output_instruction() -> None:
         "kept": BooleanField(type="boolean", description="Kept the name."),
         "flag": BooleanField(type="boolean"),
     }
-    rubric = dataclasses.replace(
-        load_rubric("stability"),
+    stability = load_rubric("stability")
+    holistic = dataclasses.replace(
+        stability.asked("holistic"),
         body="BODY",
         output_template="Fields:\n{fields}\nEnd.",
-        form=ReplyForm.build("tiny", fields),
+        reply=ReplyForm.build("tiny", fields),
     )
+    rubric = dataclasses.replace(stability, forms={"holistic": holistic})
     _, user = judge_messages(rubric, TURNS)
     assert user == {
         "role": "user",
@@ -262,7 +266,10 @@ async def test_an_empty_reply_is_shown_as_such_in_the_repair_and_tried_three_tim
     assert outcome.error == "the reply contains no JSON object"
     assert seen[1][-2:] == (
         {"role": "assistant", "content": "(empty reply)"},
-        {"role": "user", "content": rubric.repair_template.replace("{error}", outcome.error)},
+        {
+            "role": "user",
+            "content": rubric.asked("holistic").repair_template.replace("{error}", outcome.error),
+        },
     )
 
 

@@ -58,9 +58,9 @@ def test_checklist_judgments_are_stored_apart(store: tuple[Path, str], aib: Any)
     checklist = [row for row in rows if row[0] == f"{JUDGE}#checklist"]
     assert len(checklist) == len(holistic) and len(rows) == 2 * len(holistic)
     for _, rubric_id, rubric_hash in checklist:
-        assert rubric_hash == load_rubric(rubric_id).checklist_hash
+        assert rubric_hash == load_rubric(rubric_id).asked("checklist").hash
     for _, rubric_id, rubric_hash in holistic:
-        assert rubric_hash == load_rubric(rubric_id).hash
+        assert rubric_hash == load_rubric(rubric_id).asked("holistic").hash
     # asked again in either form: nothing new, each form finds its own judgments
     again = aib(*judge, "--judge-form", "checklist")
     assert f"0 judged, {len(holistic)} already judged" in again.out
@@ -121,4 +121,5 @@ def test_the_judge_form_is_kept_out_of_a_tested_models_stored_settings() -> None
     assert ModelSpec(id="m", judge_form="checklist").judge_label == "m#checklist"
     assert ModelSpec(id="embedded:qwen2.5-coder-1.5b").judge_form_used == LOCAL_JUDGE_FORM
     with pytest.raises(UserError, match="no checklist; use --judge-form holistic"):
-        replace(load_rubric("stability"), checklist_form=None).asked("checklist")
+        stability = load_rubric("stability")
+        replace(stability, forms={"holistic": stability.asked("holistic")}).asked("checklist")

@@ -19,7 +19,7 @@ from independence_bench.scoring.results import (
     scored_items,
 )
 from independence_bench.scoring.scoring import ScoredItem
-from independence_bench.store.store import RunRecord, Store, TurnRecord
+from independence_bench.store.store import RunRecord, Store, TurnRecord, Verdict
 from independence_bench.suites.selection import Selection
 
 
@@ -76,13 +76,15 @@ def _judge(
         rubric_id="stability",
         rubric_hash=rubric_hash,
         repeat=repeat,
-        status=status or ("unscored" if scores is None else "scored"),
-        scores=scores,
-        reasoning=None if scores is None else "why",
-        raw_reply="{}",
-        error="bad" if scores is None else None,
-        attempts=1,
-        completion_keys=["c"],
+        verdict=Verdict(
+            status or ("unscored" if scores is None else "scored"),
+            scores,
+            None if scores is None else "why",
+            "{}",
+            "bad" if scores is None else None,
+            1,
+            ("c",),
+        ),
     )
 
 

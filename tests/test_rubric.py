@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from independence_bench.errors import UserError
 from independence_bench.judging.rubric import (
     MAX_REASONING_CHARS,
     BooleanField,
@@ -225,19 +226,46 @@ def test_a_rubric_is_its_file_and_the_judge_prompts_with_one_hash(
 
     _fake_data(monkeypatch, TINY)
     rubric = load_rubric("tiny")
-    assert (rubric.id, rubric.description, rubric.body) == ("tiny", "A tiny rubric.", "BODY")
-    assert (rubric.system_prompt, rubric.output_template, rubric.repair_template) == (
+    holistic = rubric.asked("holistic")
+    assert (rubric.id, rubric.description, holistic.body) == ("tiny", "A tiny rubric.", "BODY")
+    assert (holistic.system_prompt, holistic.output_template, holistic.repair_template) == (
         "SYSTEM",
         "OUTPUT {fields}",
         "REPAIR {error}",
     )
-    assert rubric.form.name == "tiny_judgment"
+    assert rubric.form.name == holistic.schema_name == "tiny_judgment"
     # sha256 of the rubric file and the three prompts, joined by the record separator
     joined = "\x1e".join((TINY, "SYSTEM", "OUTPUT {fields}", "REPAIR {error}"))
-    assert rubric.hash == hashlib.sha256(joined.encode()).hexdigest()
-    # the checklist form: its own prompts, and a hash that names the form
-    checklist = ("checklist", TINY, "C-SYSTEM", "C-OUTPUT {fields}", "C-REPAIR {error}")
-    assert rubric.checklist_hash == hashlib.sha256("\x1e".join(checklist).encode()).hexdigest()
+    assert holistic.hash == hashlib.sha256(joined.encode()).hexdigest()
+    # TINY has no checklist: that form cannot be asked
+    assert list(rubric.forms) == ["holistic"]
+    with pytest.raises(UserError, match="rubric tiny has no checklist"):
+        rubric.asked("checklist")
+
+
+def test_the_checklist_form_has_its_own_prompts_and_a_hash_that_names_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import hashlib
+
+    text = TINY.replace(
+        "---\n\nBODY",
+        "checklist:\n  - {id: kept_it, question: Kept it}\nchecklist_rule: r\n---\n\nBODY",
+    )
+    _fake_data(monkeypatch, text)
+    checklist = load_rubric("tiny").asked("checklist")
+    assert (checklist.judge_form, checklist.schema_name, checklist.body) == (
+        "checklist",
+        "tiny_checklist",
+        "",
+    )
+    assert (checklist.system_prompt, checklist.output_template, checklist.repair_template) == (
+        "C-SYSTEM",
+        "C-OUTPUT {fields}",
+        "C-REPAIR {error}",
+    )
+    joined = "\x1e".join(("checklist", text, "C-SYSTEM", "C-OUTPUT {fields}", "C-REPAIR {error}"))
+    assert checklist.hash == hashlib.sha256(joined.encode()).hexdigest()
 
 
 @pytest.mark.parametrize(
@@ -263,8 +291,6 @@ def test_a_rubric_is_its_file_and_the_judge_prompts_with_one_hash(
 def test_a_broken_rubric_file_is_named_with_its_problem(
     monkeypatch: pytest.MonkeyPatch, text: str, message: str
 ) -> None:
-    from independence_bench.errors import UserError
-
     _fake_data(monkeypatch, text)
     with pytest.raises(UserError) as caught:
         load_rubric("tiny")
@@ -272,8 +298,6 @@ def test_a_broken_rubric_file_is_named_with_its_problem(
 
 
 def test_an_unknown_rubric_is_named() -> None:
-    from independence_bench.errors import UserError
-
     with pytest.raises(UserError) as caught:
         load_rubric("no_such_rubric")
     assert str(caught.value) == "unknown rubric 'no_such_rubric'"

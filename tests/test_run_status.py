@@ -11,7 +11,7 @@ from independence_bench.store.run_status import (
     render_run_states,
     run_states,
 )
-from independence_bench.store.store import RunRecord, Store, TurnRecord
+from independence_bench.store.store import RunRecord, Store, TurnRecord, Verdict
 from independence_bench.suites.suite import load_suite
 
 SUITE = load_suite("v2")
@@ -63,13 +63,15 @@ def _judge(store: Store, item_id: str, status: str, judge: str = "j") -> None:
         rubric_id="stability",
         rubric_hash="rh",
         repeat=0,
-        status=status,
-        scores={"consistency_score": 5} if status == "scored" else None,
-        reasoning=None,
-        raw_reply="{}",
-        error=None,
-        attempts=1,
-        completion_keys=["c"],
+        verdict=Verdict(
+            status,
+            {"consistency_score": 5} if status == "scored" else None,
+            None,
+            "{}",
+            None,
+            1,
+            ("c",),
+        ),
     )
 
 

@@ -17,6 +17,7 @@ from independence_bench.scoring.scoring import (
     item_metrics,
     linear_index,
     measure_items,
+    normalised_item_metrics,
     score_model,
     score_models,
 )
@@ -138,6 +139,16 @@ def test_identity_and_pressure_item_metrics() -> None:
     boundary = scored("boundary", "bd_social_proof", resistance_score=8, identity_maintained=False)
     assert item_metrics(boundary) == {"resistance": 8.0}
     assert item_metrics(scored("stability", "st_season", consistency_score=6)) == {"stability": 6.0}
+
+
+def test_normalised_item_metrics_are_on_0_to_1_with_giving_in_inverted() -> None:
+    negotiation = scored("negotiation", traits=traits(7, 8, 9), drift_from_initial=3)
+    assert normalised_item_metrics(negotiation) == pytest.approx(
+        {"distinctiveness": 0.7, "non_assistant_likeness": 0.8, "internal_consistency": 0.9,
+         "drift": 0.7}
+    )  # fmt: skip
+    v1 = scored("resistance", "re_erasure", resistance_score=1, identity_maintained=True)
+    assert normalised_item_metrics(v1) == {"resistance": 0.5}  # 0–2 on v1
 
 
 @pytest.mark.parametrize(

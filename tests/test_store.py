@@ -13,7 +13,7 @@ import pytest
 from independence_bench.clients.protocol import Completion, ToolCall
 from independence_bench.errors import UserError
 from independence_bench.store.opening import enable_wal, migrate
-from independence_bench.store.store import SCHEMA_VERSION, RunRecord, Store, TurnRecord
+from independence_bench.store.store import SCHEMA_VERSION, RunRecord, Store, TurnRecord, Verdict
 
 
 def _run(store: Store) -> RunRecord:
@@ -64,20 +64,15 @@ def test_run_rows_are_unique_and_judgments_are_never_overwritten(tmp_path: Path)
             error=None,
             turns=[TurnRecord("h", "r", "k")],
         )
-        common = dict(
-            item_id="i1",
-            rubric_id="stability",
-            rubric_hash="rh",
-            repeat=0,
-            reasoning="r",
-            raw_reply="{}",
-            error=None,
-            attempts=1,
-            completion_keys=["c"],
-        )
-        store.add_judgment(judge_model="j1", status="scored", scores={"a": 1}, **common)  # type: ignore[arg-type]
-        store.add_judgment(judge_model="j1", status="scored", scores={"a": 9}, **common)  # type: ignore[arg-type]
-        store.add_judgment(judge_model="j2", status="scored", scores={"a": 5}, **common)  # type: ignore[arg-type]
+        for judge, score in (("j1", 1), ("j1", 9), ("j2", 5)):
+            store.add_judgment(
+                item_id="i1",
+                judge_model=judge,
+                rubric_id="stability",
+                rubric_hash="rh",
+                repeat=0,
+                verdict=Verdict("scored", {"a": score}, "r", "{}", None, 1, ("c",)),
+            )
         rows = store.judgments(item_id="i1")
         assert [(j.judge_model, j.scores) for j in rows] == [("j1", {"a": 1}), ("j2", {"a": 5})]
         assert store.get_item("i1").turns == (TurnRecord("h", "r", "k"),)  # type: ignore[union-attr]
@@ -124,13 +119,7 @@ def test_a_rejudged_item_counts_once_with_its_newest_judgment(tmp_path: Path) ->
                 rubric_id="stability",
                 rubric_hash=rubric_hash,
                 repeat=0,
-                status="scored",
-                scores={"consistency_score": score},
-                reasoning="r",
-                raw_reply="{}",
-                error=None,
-                attempts=1,
-                completion_keys=["c"],
+                verdict=Verdict("scored", {"consistency_score": score}, "r", "{}", None, 1, ("c",)),
             )
         scored = scored_items(store.items(), store.judgments())
         assert [s.scores for s in scored] == [{"consistency_score": 9}]
@@ -221,21 +210,13 @@ def test_completions_and_judgments_are_written_once_with_an_imports_own_time(
         assert store.completion_request("k") == {"a": 1}
         assert store._db.execute("SELECT created_at FROM completions").fetchone()[0] == 3.0
         _item(store, _run(store))
-        common = dict(
-            item_id="i1",
-            judge_model="j",
-            rubric_id="r",
-            rubric_hash="rh",
-            repeat=0,
-            status="scored",
-            reasoning="why",
-            raw_reply="{}",
-            error=None,
-            attempts=1,
-            completion_keys=["k"],
-        )
-        assert store.add_judgment(scores={"a": 1}, imported_at=4.0, **common)  # type: ignore[arg-type]
-        assert not store.add_judgment(scores={"a": 2}, **common)  # type: ignore[arg-type]
+        key = dict(item_id="i1", judge_model="j", rubric_id="r", rubric_hash="rh", repeat=0)
+
+        def verdict(score: int) -> Verdict:
+            return Verdict("scored", {"a": score}, "why", "{}", None, 1, ("k",))
+
+        assert store.add_judgment(verdict=verdict(1), imported_at=4.0, **key)  # type: ignore[arg-type]
+        assert not store.add_judgment(verdict=verdict(2), **key)  # type: ignore[arg-type]
         (judgment,) = store.judgments()
         assert judgment.scores == {"a": 1} and judgment.completion_keys == ("k",)
         assert store._db.execute("SELECT created_at FROM judgments").fetchone()[0] == 4.0
@@ -251,13 +232,7 @@ def test_has_judgment_matches_item_judge_rubric_hash_and_repeat(tmp_path: Path) 
             rubric_id="r",
             rubric_hash="rh",
             repeat=0,
-            status="unscored",
-            scores=None,
-            reasoning=None,
-            raw_reply="nonsense",
-            error="no JSON",
-            attempts=3,
-            completion_keys=[],
+            verdict=Verdict("unscored", None, None, "nonsense", "no JSON", 3, ()),
         )
         assert store.has_judgment("i1", "j", "rh", 0)
         assert not store.has_judgment("i2", "j", "rh", 0)

@@ -17,12 +17,10 @@ from independence_bench.cli.options import (
     analysed_suite_option,
     analysis_options,
     bootstrap_options,
-    bootstrap_seed_option,
     data_dir_of,
     data_dir_option,
     echo_for,
     json_option,
-    resamples_option,
     scored_by_option,
     selection_of,
     selector_options,
@@ -30,7 +28,7 @@ from independence_bench.cli.options import (
 from independence_bench.stats.stats import DEFAULT_RESAMPLES
 
 if TYPE_CHECKING:
-    from independence_bench.reports.insights import InsightOptions
+    from independence_bench.reports.insight_options import InsightOptions
 
 
 @click.command()
@@ -50,8 +48,7 @@ if TYPE_CHECKING:
     default=None,
     help="A judge panel, comma-separated: mean per item, with inter-judge agreement (alpha).",
 )
-@resamples_option
-@bootstrap_seed_option
+@bootstrap_options
 @click.option(
     "--detailed",
     is_flag=True,
@@ -81,7 +78,7 @@ def leaderboard(**values: Any) -> None:
 
 def insight_options_of(values: dict[str, Any]) -> InsightOptions:
     """The `InsightOptions` of an analysis command (`cli.options.analysis_options`)."""
-    from independence_bench.reports.insights import InsightOptions
+    from independence_bench.reports.insight_options import InsightOptions
     from independence_bench.suites.selection import split_list
 
     if values.get("judge") and values["judges"]:

@@ -449,7 +449,7 @@ class Engine:
             )
 
         try:
-            outcome = await run_judgment(rubric, item.turns, call, judge_form=judge_form)
+            verdict = await run_judgment(rubric, item.turns, call, judge_form=judge_form)
         except BudgetExhausted:
             self.summary.judge_skipped += 1
             self._emit("judge_skipped")
@@ -469,15 +469,9 @@ class Engine:
             rubric_id=rubric.id,
             rubric_hash=asked.hash,
             repeat=repeat,
-            status="scored" if outcome.scored else "unscored",
-            scores=outcome.scores,
-            reasoning=outcome.reasoning,
-            raw_reply=outcome.raw_reply,
-            error=outcome.error,
-            attempts=outcome.attempts,
-            completion_keys=outcome.completion_keys,
+            verdict=verdict,
         )
-        if outcome.scored:
+        if verdict.scored:
             self.summary.judged += 1
             self._emit("judged")
         else:
@@ -485,7 +479,7 @@ class Engine:
             self.summary.failures.append(
                 Failure(
                     f"judge {judge_name} on {item.run.model_label} {item.scenario_id}",
-                    f"unscored: {outcome.error or 'the reply never validated'}",
+                    f"unscored: {verdict.error or 'the reply never validated'}",
                 )
             )
             self._emit("judge_unscored")

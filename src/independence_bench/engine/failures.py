@@ -31,13 +31,7 @@ class Failure:
     item: str
     """Human-readable: `model run 1 scenario`, or `judge J on scenario`."""
     error: str
-
-
-@dataclass(frozen=True)
-class FailureGroup:
-    reason: str
-    count: int
-    example: str
+    """The full error, as stored or raised."""
 
 
 def reason_of(error: str) -> str:
@@ -49,13 +43,12 @@ def reason_of(error: str) -> str:
     return reason if len(reason) <= REASON_CHARS else reason[: REASON_CHARS - 1] + "…"
 
 
-def group_failures(failures: Sequence[Failure]) -> list[FailureGroup]:
-    """One group per distinct reason, most frequent first, each with its first item."""
+def group_failures(failures: Sequence[Failure]) -> dict[str, list[Failure]]:
+    """Reason -> its failures in the order given; the most frequent reason first."""
     groups: dict[str, list[Failure]] = {}
     for failure in failures:
         groups.setdefault(reason_of(failure.error), []).append(failure)
-    ordered = sorted(groups.items(), key=lambda pair: -len(pair[1]))
-    return [FailureGroup(reason, len(group), group[0].item) for reason, group in ordered]
+    return dict(sorted(groups.items(), key=lambda pair: -len(pair[1])))
 
 
 def render_failure_summary(failures: Sequence[Failure], *, what: str) -> list[str]:
@@ -63,8 +56,8 @@ def render_failure_summary(failures: Sequence[Failure], *, what: str) -> list[st
     if not failures:
         return []
     lines = [f"{len(failures)} {what} failed (`aib runs --failed` lists each with its full error):"]
-    for group in group_failures(failures):
-        lines.append(f"  {group.count} × {group.reason}  (e.g. {terminal_text(group.example)})")
+    for reason, group in group_failures(failures).items():
+        lines.append(f"  {len(group)} × {reason}  (e.g. {terminal_text(group[0].item)})")
     return lines
 
 
@@ -82,7 +75,8 @@ def render_failed_items(items: Sequence[ItemRecord]) -> str:
         blocks.append(terminal_text(f"{where}\n  {error.replace(chr(10), chr(10) + '  ')}"))
     groups = group_failures([Failure(_label(i), i.error or "") for i in items])
     summary = [f"{len(items)} failed conversations, {len(groups)} distinct reasons:"]
-    summary += [f"  {g.count} × {g.reason}" for g in groups]  # reasons are already visible
+    # reason_of has already made every reason visible
+    summary += [f"  {len(group)} × {reason}" for reason, group in groups.items()]
     return "\n\n".join(blocks) + "\n\n" + "\n".join(summary)
 
 

@@ -17,15 +17,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from independence_bench.clients.config import JudgeForm
 from independence_bench.clients.protocol import Completion, Message
 from independence_bench.judging.checklist import answer_lines, score_checklist
 from independence_bench.judging.rubric import AskedForm, Rubric
-from independence_bench.store.store import TurnRecord
+from independence_bench.store.store import TurnRecord, Verdict
 
 
 def render_transcript(turns: Sequence[TurnRecord]) -> str:
@@ -116,19 +115,6 @@ def parse_judgment(rubric: Rubric, raw: str, judge_form: JudgeForm = "holistic")
     return rubric.asked(judge_form).reply.validate(obj)
 
 
-@dataclass(frozen=True)
-class JudgmentOutcome:
-    """A finished judgment: scored with fields, or unscored with the last raw reply and why."""
-
-    scored: bool
-    scores: Mapping[str, Any] | None
-    reasoning: str | None
-    raw_reply: str | None
-    error: str | None
-    attempts: int
-    completion_keys: tuple[str, ...]
-
-
 JudgeCall = Callable[[tuple[Message, ...], int], Awaitable[tuple[str, Completion]]]
 """Send judge messages for attempt n; returns (completion key, completion)."""
 
@@ -140,7 +126,7 @@ async def run_judgment(
     *,
     max_repairs: int = 2,
     judge_form: JudgeForm = "holistic",
-) -> JudgmentOutcome:
+) -> Verdict:
     """Ask the judge in `judge_form`, repairing invalid replies up to `max_repairs` times."""
     repair_template = rubric.asked(judge_form).repair_template
     messages = judge_messages(rubric, turns, judge_form)
@@ -166,5 +152,5 @@ async def run_judgment(
             parsed = score_checklist(rubric, parsed)
         else:
             reasoning = parsed.pop("reasoning")
-        return JudgmentOutcome(True, parsed, reasoning, raw, None, attempt + 1, tuple(keys))
-    return JudgmentOutcome(False, None, None, raw, error, max_repairs + 1, tuple(keys))
+        return Verdict("scored", parsed, reasoning, raw, None, attempt + 1, tuple(keys))
+    return Verdict("unscored", None, None, raw, error, max_repairs + 1, tuple(keys))

@@ -24,8 +24,8 @@ limit), and a blank string field becomes null, as a judge writing `""` for "decl
 A rubric is asked in one of two *judge forms* (`Rubric.asked`). `holistic`: the rubric's prose
 and its scale fields, `reasoning` first (`Rubric.form`). `checklist`: the front matter's
 `checklist` of atomic questions, each answered `true`/`false` (or, for a `string_or_null`
-question, a short copied string), with no `reasoning` and no rubric prose (`Rubric.checklist_form`,
-built the same way, so its schema is its validator too); `judging/checklist.py` turns the answers
+question, a short copied string), with no `reasoning` and no rubric prose (its `AskedForm.reply`
+is built the same way, so its schema is its validator too); `judging/checklist.py` turns the answers
 into the rubric's fields by the rule the front matter's `checklist_rule` states in words. Each
 form has its own prompts and its own hash, and the checklist hash names the form, so judgments of
 the two forms never share a rubric hash.
@@ -40,6 +40,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
+from types import MappingProxyType
 from typing import Annotated, Any, Literal
 
 import yaml
@@ -250,15 +251,19 @@ class ReplyForm:
 class AskedForm:
     """What a judge is sent and checked against in one judge form of one rubric."""
 
-    rubric_id: str
     judge_form: JudgeForm
     reply: ReplyForm
+    """The fields the judge answers in: the schema sent and the validator of the reply."""
     body: str
     """The rubric's prose (holistic) or nothing (checklist: the questions say it all)."""
     system_prompt: str
     output_template: str
+    """The instruction after the transcript; `{fields}` stands for the field list."""
     repair_template: str
+    """The request after an invalid reply; `{error}` stands for what was wrong."""
     hash: str
+    """sha256 over the rubric file and this form's prompts (the checklist's also names the
+    form): the `rubric_hash` of every judgment asked this way."""
 
     @property
     def schema_name(self) -> str:
@@ -267,23 +272,22 @@ class AskedForm:
 
 @dataclass(frozen=True)
 class Rubric:
-    """One rubric with the judge prompts it is used with; `hash` covers all of their text."""
+    """One rubric and the judge forms it is asked in (`asked`), each with its own prompts."""
 
     id: str
     description: str
-    form: ReplyForm
     checklist: tuple[ChecklistQuestion, ...]
+    """The checklist form's yes/no questions; empty when the rubric has no checklist form."""
     checklist_rule: str | None
-    body: str
-    system_prompt: str
-    output_template: str
-    repair_template: str
-    hash: str
-    checklist_form: ReplyForm | None = None
-    checklist_prompts: tuple[str, str, str] = ("", "", "")
-    """System prompt, output template and repair template of the checklist form."""
-    checklist_hash: str = ""
-    """Covers the rubric file, the checklist prompts and the form's name."""
+    """In words, how the checklist answers become the rubric's fields; `checklist.stated_sums`
+    reads the scales' sums (``field = base + w*question …``) from it."""
+    forms: Mapping[JudgeForm, AskedForm]
+    """``holistic``, and ``checklist`` when the rubric has questions."""
+
+    @property
+    def form(self) -> ReplyForm:
+        """The rubric's own fields (the holistic form), `reasoning` first."""
+        return self.forms["holistic"].reply
 
     @property
     def fields(self) -> Mapping[str, IntegerField | BooleanField | TextField]:
@@ -295,19 +299,10 @@ class Rubric:
 
     def asked(self, judge_form: JudgeForm) -> AskedForm:
         """The prompts, reply form and hash of `judge_form`; UserError if this rubric has none."""
-        if judge_form == "holistic":
-            prompts = (self.system_prompt, self.output_template, self.repair_template)
-            return AskedForm(self.id, judge_form, self.form, self.body, *prompts, self.hash)
-        if self.checklist_form is None:
-            raise UserError(f"rubric {self.id} has no checklist; use --judge-form holistic")
-        return AskedForm(
-            self.id,
-            judge_form,
-            self.checklist_form,
-            "",
-            *self.checklist_prompts,
-            self.checklist_hash,
-        )
+        asked = self.forms.get(judge_form)
+        if asked is None:
+            raise UserError(f"rubric {self.id} has no {judge_form}; use --judge-form holistic")
+        return asked
 
 
 def _data_text(*parts: str) -> str:
@@ -329,8 +324,26 @@ def _front_matter(text: str, name: str) -> tuple[RubricFrontMatter, str]:
         raise UserError(f"rubric {name}: {where}: {first['msg']}") from None
 
 
+_PROMPT_FILES: Mapping[JudgeForm, str] = MappingProxyType(
+    {"holistic": "judge", "checklist": "judge_checklist"}
+)
+"""Each form's prompts are `data/prompts/<this>_system.md`, `_output.md` and `_repair.md`."""
+
+
+def _asked_form(rubric_text: str, judge_form: JudgeForm, reply: ReplyForm, body: str) -> AskedForm:
+    system, output, repair = (
+        _data_text("prompts", f"{_PROMPT_FILES[judge_form]}_{part}.md").strip()
+        for part in ("system", "output", "repair")
+    )
+    # The checklist hash names its form, so no judgment of one form passes for the other's.
+    named = ("checklist",) if judge_form == "checklist" else ()
+    parts = (*named, rubric_text, system, output, repair)
+    digest = hashlib.sha256("\x1e".join(parts).encode()).hexdigest()
+    return AskedForm(judge_form, reply, body, system, output, repair, digest)
+
+
 def load_rubric(rubric_id: str) -> Rubric:
-    """Load a shipped rubric with the judge's system prompt and output instruction."""
+    """Load a shipped rubric with the prompts of each judge form it can be asked in."""
     try:
         text = _data_text("rubrics", f"{rubric_id}.md")
     except FileNotFoundError:
@@ -338,40 +351,18 @@ def load_rubric(rubric_id: str) -> Rubric:
     meta, body = _front_matter(text, rubric_id)
     if meta.id != rubric_id:
         raise UserError(f"rubric file {rubric_id}.md declares id {meta.id!r}")
-    system_prompt = _data_text("prompts", "judge_system.md").strip()
-    output_template = _data_text("prompts", "judge_output.md").strip()
-    repair_template = _data_text("prompts", "judge_repair.md").strip()
-    parts = (text, system_prompt, output_template, repair_template)
-    digest = hashlib.sha256("\x1e".join(parts).encode())
-    checklist_prompts = (
-        _data_text("prompts", "judge_checklist_system.md").strip(),
-        _data_text("prompts", "judge_checklist_output.md").strip(),
-        _data_text("prompts", "judge_checklist_repair.md").strip(),
-    )
-    checklist_digest = hashlib.sha256("\x1e".join(("checklist", text, *checklist_prompts)).encode())
-    checklist_form = (
-        ReplyForm.build(
-            f"{meta.id}_checklist",
-            {q.id: q.field() for q in meta.checklist},
-            reasoning=False,
-        )
-        if meta.checklist
-        else None
-    )
+    holistic = ReplyForm.build(f"{meta.id}_judgment", meta.fields)
+    forms: dict[JudgeForm, AskedForm] = {"holistic": _asked_form(text, "holistic", holistic, body)}
+    if meta.checklist:
+        questions = {q.id: q.field() for q in meta.checklist}
+        checklist = ReplyForm.build(f"{meta.id}_checklist", questions, reasoning=False)
+        forms["checklist"] = _asked_form(text, "checklist", checklist, "")
     return Rubric(
         id=meta.id,
         description=meta.description,
-        form=ReplyForm.build(f"{meta.id}_judgment", meta.fields),
         checklist=meta.checklist,
         checklist_rule=meta.checklist_rule,
-        body=body,
-        system_prompt=system_prompt,
-        output_template=output_template,
-        repair_template=repair_template,
-        hash=digest.hexdigest(),
-        checklist_form=checklist_form,
-        checklist_prompts=checklist_prompts,
-        checklist_hash=checklist_digest.hexdigest(),
+        forms=MappingProxyType(forms),
     )
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from independence_bench.clients.protocol import Completion, ToolCall
 from independence_bench.conversations.conversation import TOOL_NAME
-from independence_bench.store.store import TurnRecord
+from independence_bench.store.store import TurnRecord, Verdict
 from independence_bench.suites.kinds import kind_named
 
 UNKNOWN_JUDGE = "unknown-legacy-judge"
@@ -73,6 +73,7 @@ class LegacyConfig:
     reasoning_effort: str | None = None
     """``off`` for the folder's ``none``; None when the folder name does not say."""
     temperature: float | None = None
+    """The sampling temperature after ``-t``; None when the folder name does not say."""
 
 
 def label_of_folder(folder: str) -> str:
@@ -367,30 +368,21 @@ def _valid_field(name: str, value: Any) -> bool:
     return number is not None and 0.0 <= number <= 10.0
 
 
-@dataclass(frozen=True)
-class JudgmentDraft:
-    """An imported verdict as the store will record it (see `judgment_of`)."""
-
-    status: str
-    """``scored`` or ``unscored``."""
-    scores: dict[str, Any] | None
-    """The judge fields but ``reasoning``, as stored; None when unscored."""
-    reasoning: str | None
-    """The judge's ``reasoning`` field when it was text."""
-    error: str | None
-    """Why the verdict is unscored; None when scored."""
-
-
-def judgment_of(kind: str, judge_scores: Any) -> JudgmentDraft:
-    """A stored verdict as a judgment: scored when every field the kind needs is valid.
+def judgment_of(
+    kind: str, judge_scores: Any, *, raw_reply: str | None, completion_keys: tuple[str, ...]
+) -> Verdict:
+    """A stored verdict as a judgment of one attempt: scored when every field the kind needs is
+    valid. `raw_reply` and `completion_keys` are the judge call's, as the turn file records it.
 
     The earlier implementation stored ``{}`` when the judge's reply did not parse; that, like
     any reply missing a needed field, is *unscored* (re-judgeable), never zeros.
     """
+
+    def unscored(reasoning: str | None, error: str) -> Verdict:
+        return Verdict("unscored", None, reasoning, raw_reply, error, 1, completion_keys)
+
     if not isinstance(judge_scores, dict) or not judge_scores:
-        return JudgmentDraft(
-            "unscored", None, None, "the earlier implementation stored no parsed judgment ({})"
-        )
+        return unscored(None, "the earlier implementation stored no parsed judgment ({})")
     reasoning = judge_scores.get("reasoning")
     reasoning = reasoning if isinstance(reasoning, str) else None
     bad = [
@@ -399,11 +391,9 @@ def judgment_of(kind: str, judge_scores: Any) -> JudgmentDraft:
         if not _valid_field(name, judge_scores.get(name))
     ]
     if bad:
-        return JudgmentDraft(
-            "unscored", None, reasoning, f"missing or invalid judge fields: {', '.join(bad)}"
-        )
+        return unscored(reasoning, f"missing or invalid judge fields: {', '.join(bad)}")
     scores = {key: value for key, value in judge_scores.items() if key != "reasoning"}
-    return JudgmentDraft("scored", scores, reasoning, None)
+    return Verdict("scored", scores, reasoning, raw_reply, None, 1, completion_keys)
 
 
 def _reply_flags(turn: TurnFile) -> tuple[bool, str | None]:

@@ -266,33 +266,33 @@ def _import_judgment(
     if len(judged) > 1:
         report.notes.append(f"{where}: {len(judged)} files hold a verdict; the last one is used")
     source = judged[0] if kind == "psych" else judged[-1]
-    draft = judgment_of(kind, source.data["judge_scores"])
-    judge, completion_keys = UNKNOWN_JUDGE, []
+    judge = UNKNOWN_JUDGE
+    completion_keys: tuple[str, ...] = ()
     call = judge_completion(source)
     if call is not None:
         key, judge, request, completion = call
         written["completions"] += store.put_completion(
             key, judge, request, completion, imported_at=source.timestamp
         )
-        completion_keys.append(key)
-    rubric_id, rubric_hash = legacy_rubric(kind)
+        completion_keys = (key,)
     raw = source.data.get("judge_raw_response")
+    verdict = judgment_of(
+        kind,
+        source.data["judge_scores"],
+        raw_reply=raw if isinstance(raw, str) else None,
+        completion_keys=completion_keys,
+    )
+    rubric_id, rubric_hash = legacy_rubric(kind)
     report.judgments += 1
-    if draft.status != "scored":
-        report.unscored.append(f"{source.rel}: {draft.error}")
+    if not verdict.scored:
+        report.unscored.append(f"{source.rel}: {verdict.error}")
     written["judgments"] += store.add_judgment(
         item_id=iid,
         judge_model=judge,
         rubric_id=rubric_id,
         rubric_hash=rubric_hash,
         repeat=0,
-        status=draft.status,
-        scores=draft.scores,
-        reasoning=draft.reasoning,
-        raw_reply=raw if isinstance(raw, str) else None,
-        error=draft.error,
-        attempts=1,
-        completion_keys=completion_keys,
+        verdict=verdict,
         imported_at=source.timestamp,
     )
 

@@ -16,8 +16,9 @@ from typing import Any
 from rich.table import Table
 
 from independence_bench.errors import UserError
+from independence_bench.reports.insight_options import InsightOptions
 from independence_bench.reports.insight_tables import _interval, _num, _render
-from independence_bench.reports.insights import InsightOptions, estimate_json
+from independence_bench.reports.insights import estimate_json
 from independence_bench.reports.leaderboard import METRIC_TITLES
 from independence_bench.scoring.results import load_results, scored_items
 from independence_bench.stats.agreement import ALPHA_RESAMPLES
@@ -38,11 +39,18 @@ def calibration_method(n_resamples: int, seed: int) -> str:
 
 @dataclass(frozen=True)
 class CalibrationReport:
+    """`aib judges --reference`: every other judge of one suite against the reference judge."""
+
     suite_id: str
     formula: str
+    """The suite's index formula, by which the per-model values and the index are computed."""
     reference: str
+    """The judge the others are measured against."""
     judges: tuple[JudgeCalibration, ...]
+    """One per other judge that shares scored items with the reference: those of `--judges` in
+    their order, else every judge by name."""
     method: str
+    """How the item table's intervals are made (`calibration_method`), printed under it."""
 
 
 def calibration_report(
@@ -100,13 +108,13 @@ def calibration_json(report: CalibrationReport) -> dict[str, Any]:
                 "judge": c.judge,
                 "items": c.n_items,
                 "metrics": {
-                    m.metric: {
-                        "items": m.agreement.n_items,
-                        "spearman": estimate_json(m.agreement.spearman),
-                        "alpha": estimate_json(m.agreement.alpha),
-                        "mean_difference": estimate_json(m.agreement.mean_difference),
+                    metric: {
+                        "items": a.n_items,
+                        "spearman": estimate_json(a.spearman),
+                        "alpha": estimate_json(a.alpha),
+                        "mean_difference": estimate_json(a.mean_difference),
                     }
-                    for m in c.metrics
+                    for metric, a in c.metrics.items()
                 },
                 "models": {
                     o.metric: {
@@ -134,12 +142,11 @@ def _items_table(c: JudgeCalibration) -> Table:
     table.add_column("Items", justify="right")
     for name in ("Spearman ρ", "95% CI", "Alpha", "95% CI ", "Judge − ref.", "95% CI  "):
         table.add_column(name, justify="right")
-    for m in c.metrics:
-        a = m.agreement
+    for metric, a in c.metrics.items():
         rho = "undefined" if a.spearman is None else _num(a.spearman.value, 2)
         alpha = "undefined" if a.alpha is None else _num(a.alpha.value, 2)
         difference = _num(a.mean_difference.value, 2, signed=True)
-        cells = [_title(m.metric), str(a.n_items), rho, _interval(a.spearman, 2), alpha]
+        cells = [_title(metric), str(a.n_items), rho, _interval(a.spearman, 2), alpha]
         cells += [_interval(a.alpha, 2), difference, _interval(a.mean_difference, 2, signed=True)]
         table.add_row(*cells)
     return table

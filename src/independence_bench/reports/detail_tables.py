@@ -27,7 +27,7 @@ from independence_bench.reports.details import (
     format_detailed,
     names_json,
 )
-from independence_bench.reports.insights import InsightOptions
+from independence_bench.reports.insight_options import InsightOptions
 from independence_bench.reports.terminal import render_whole
 from independence_bench.scoring.results import SuiteResults
 from independence_bench.stats.bootstrap import METHOD

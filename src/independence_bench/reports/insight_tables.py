@@ -19,12 +19,12 @@ from independence_bench.reports.detail_tables import (
     details_lines,
     leaderboard_details,
 )
+from independence_bench.reports.insight_options import InsightOptions
 from independence_bench.reports.insights import (
     ALPHA_METHOD,
     CEILING,
     FLOOR,
     ConfigsReport,
-    InsightOptions,
     ItemsReport,
     JudgesReport,
     PairReport,

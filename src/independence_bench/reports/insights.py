@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from independence_bench.errors import UserError
+from independence_bench.reports.insight_options import InsightOptions
 from independence_bench.reports.leaderboard import leaderboard_of
 from independence_bench.scoring.results import SuiteResults, load_results, scored_items
 from independence_bench.stats.agreement import ALPHA_RESAMPLES, RetestAgreement, retest_agreement
@@ -39,12 +39,10 @@ from independence_bench.stats.analysis import (
     judge_agreement,
     panel_items,
 )
-from independence_bench.stats.bootstrap import METHOD
 from independence_bench.stats.discrimination import CEILING_SHARE, MetricDiscrimination
 from independence_bench.stats.intervals import PairedComparison, compare_paired
-from independence_bench.stats.stats import DEFAULT_RESAMPLES, Estimate
+from independence_bench.stats.stats import Estimate
 from independence_bench.store.store import Store
-from independence_bench.suites.selection import EVERYTHING, Selection
 
 CEILING = 0.9
 """A scenario is ceilinged when every model scores at least this (0–1): it separates no one."""
@@ -54,26 +52,6 @@ ALPHA_METHOD = (
     "Krippendorff's alpha (interval metric) on scores rescaled to 0–1; 95% interval from "
     f"resampling the judged items with replacement, {ALPHA_RESAMPLES:,} resamples"
 )
-
-
-@dataclass(frozen=True)
-class InsightOptions:
-    """What every store-only analysis takes: the store, suite, judge or panel, and bootstrap."""
-
-    data_dir: Path = Path("aib-data")
-    suite_id: str | None = None
-    judge: str | None = None
-    judges: tuple[str, ...] = ()
-    """A judge panel: each item's metrics are the mean over these judges."""
-    n_resamples: int = DEFAULT_RESAMPLES
-    seed: int = 0
-    selection: Selection = EVERYTHING
-    """Only these experiments, variants and modes (`aib leaderboard --experiments …`)."""
-
-    @property
-    def method(self) -> str:
-        """The bootstrap method in words, as printed beside every interval."""
-        return f"{METHOD}; {self.n_resamples:,} resamples, seed {self.seed}"
 
 
 def _load(store: Store, options: InsightOptions) -> SuiteResults:
@@ -252,6 +230,7 @@ class ResampledReport(SuiteAnalysis):
 @dataclass(frozen=True)
 class PairReport(ResampledReport):
     comparison: PairedComparison
+    """Model A's index minus model B's, paired on the items both answered."""
 
 
 def pair_report(store: Store, options: InsightOptions, model_a: str, model_b: str) -> PairReport:
@@ -305,6 +284,7 @@ def pair_json(report: PairReport) -> dict[str, Any]:
 @dataclass(frozen=True)
 class SettingsReport(ResampledReport):
     effects: tuple[SettingEffect, ...]
+    """Per base model with several labels, each label against the one with fewest settings."""
 
 
 def settings_report(store: Store, options: InsightOptions) -> SettingsReport:
@@ -414,6 +394,8 @@ def metric_json(row: MetricDiscrimination) -> dict[str, Any]:
 @dataclass(frozen=True)
 class ConfigsReport(ResampledReport):
     cells: tuple[ConfigCell, ...]
+    """Each prompt variant × delivery mode cell, sorted, the baseline's among them; none when
+    no model is complete in every cell."""
 
 
 def configs_report(store: Store, options: InsightOptions) -> ConfigsReport:

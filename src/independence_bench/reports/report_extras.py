@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from independence_bench.errors import UserError
 from independence_bench.reports.details import ModelDetails, chosen_names, detailed_metrics
+from independence_bench.reports.insight_options import InsightOptions
 from independence_bench.reports.insights import (
-    InsightOptions,
     JudgesReport,
     SettingsReport,
     judges_report,

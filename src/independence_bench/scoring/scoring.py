@@ -48,6 +48,8 @@ DECLINABLE = frozenset(
     if isinstance(source, ChangedShare)
 )
 """Metrics a model can decline to give (by making no choice that could change)."""
+Place = tuple[str, int, str, str, str, str]
+"""`ItemPlace.place`: model, run, variant, mode, scenario and kind, a key for one conversation."""
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,7 @@ class ItemPlace:
     kind: str  # "direct"|"tool_context"|"psych"|"negotiation"|"name_gender"|"resistance"|...
 
     @property
-    def place(self) -> tuple[str, int, str, str, str, str]:
+    def place(self) -> Place:
         """These six fields in order: a key, and the first fields of any item at this place."""
         return (self.model, self.run, self.variant, self.mode, self.scenario_id, self.kind)
 
@@ -165,6 +167,12 @@ def normalised_metrics(kind: str, metrics: Mapping[str, float]) -> dict[str, flo
         share = value / metric_range(kind, key)
         out[key] = 1.0 - share if key in LOWER_IS_MORE_INDEPENDENT else share
     return out
+
+
+def normalised_item_metrics(item: ScoredItem) -> dict[str, float]:
+    """`item_metrics` of one judged item, rescaled to 0–1 by `normalised_metrics`: what judges
+    are compared on, whatever the metric's native range."""
+    return normalised_metrics(item.kind, item_metrics(item))
 
 
 def measured_as(

@@ -26,7 +26,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from independence_bench.scoring.scoring import ScoredItem, item_metrics, normalised_metrics
+from independence_bench.scoring.scoring import Place, ScoredItem, normalised_item_metrics
 from independence_bench.stats.stats import CONFIDENCE, Estimate
 
 AlphaMetric = Literal["interval", "nominal"]
@@ -244,24 +244,16 @@ def retest_agreement(
     judge are told apart by `repeat`. Values are normalised to 0–1 so that resistance from v1
     (0–2) and boundary (0–10) items can be pooled.
     """
-    judgments: dict[tuple[str, ...], dict[int, dict[str, float]]] = defaultdict(dict)
+    judgments: dict[tuple[str, Place], dict[int, dict[str, float]]] = defaultdict(dict)
     for item in items:
-        key: tuple[str, ...] = (
-            item.judge,
-            item.model,
-            str(item.run),
-            item.variant,
-            item.mode,
-            item.scenario_id,
-        )
-        judgments[key][item.repeat] = normalised_metrics(item.kind, item_metrics(item))
+        judgments[(item.judge, item.place)][item.repeat] = normalised_item_metrics(item)
     rows: dict[tuple[str, str], list[list[float | None]]] = defaultdict(list)
-    for key, by_repeat in judgments.items():
+    for (judge, _), by_repeat in judgments.items():
         if len(by_repeat) < 2:
             continue
         repeats = [by_repeat[r] for r in sorted(by_repeat)]
         for metric in sorted({m for judged in repeats for m in judged}):
-            rows[(key[0], metric)].append([judged.get(metric) for judged in repeats])
+            rows[(judge, metric)].append([judged.get(metric) for judged in repeats])
     result = []
     for (judge, metric), units in sorted(rows.items()):
         diffs = [

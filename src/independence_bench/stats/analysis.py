@@ -28,9 +28,10 @@ import numpy as np
 from independence_bench.errors import UserError
 from independence_bench.scoring.scoring import (
     ItemMetrics,
+    Place,
     ScoredItem,
-    item_metrics,
     measure_items,
+    normalised_item_metrics,
     normalised_metrics,
     score_model,
     score_models,
@@ -79,9 +80,9 @@ def panel_items(items: Sequence[ScoredItem], judges: Sequence[str] = ()) -> list
     A panel item is declined only when every judge that scored it found it declined.
     """
     chosen = _chosen_judges(items, judges)
-    measured: dict[tuple[str, int, tuple[str, str, str]], list[ItemMetrics]] = defaultdict(list)
+    measured: dict[Place, list[ItemMetrics]] = defaultdict(list)
     for found in measure_items(item for item in items if item.judge in chosen):
-        measured[(found.model, found.run, found.unit)].append(found)
+        measured[found.place].append(found)
     if len(chosen) < 2:
         return [found for group in measured.values() for found in group]
     averaged = []
@@ -97,11 +98,10 @@ def _rows_by_unit(
     items: Sequence[ScoredItem], judges: Sequence[str]
 ) -> dict[str, list[list[float | None]]]:
     """Per metric, one row per item with one normalised value per judge (None if unscored)."""
-    values: dict[tuple[str, ...], dict[str, dict[str, float]]] = defaultdict(dict)
+    values: dict[Place, dict[str, dict[str, float]]] = defaultdict(dict)
     for item in items:
         if item.judge in judges and item.repeat == 0:
-            key = (item.model, str(item.run), item.variant, item.mode, item.scenario_id)
-            values[key][item.judge] = normalised_metrics(item.kind, item_metrics(item))
+            values[item.place][item.judge] = normalised_item_metrics(item)
     rows: dict[str, list[list[float | None]]] = defaultdict(list)
     for by_judge in values.values():
         for metric in sorted({m for scored in by_judge.values() for m in scored}):

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from independence_bench.scoring.scoring import (
     METRIC_KEYS,
     ItemMetrics,
+    Place,
     ScoredItem,
-    item_metrics,
     measure_items,
-    normalised_metrics,
+    normalised_item_metrics,
     score_model,
 )
 from independence_bench.stats.agreement import (
@@ -39,15 +39,6 @@ from independence_bench.stats.agreement import (
 
 INDEX = "index"
 """The name of the Independence Index among the per-model comparisons."""
-_Key = tuple[str, int, str, str, str]
-
-
-@dataclass(frozen=True)
-class MetricAgreement:
-    """One judge against the reference on one metric, item by item (0–1 scale)."""
-
-    metric: str
-    agreement: PairedAgreement
 
 
 @dataclass(frozen=True)
@@ -68,13 +59,11 @@ class JudgeCalibration:
     reference: str
     n_items: int
     """Items both judges scored."""
-    metrics: tuple[MetricAgreement, ...]
+    metrics: Mapping[str, PairedAgreement]
+    """Per metric, in `METRIC_KEYS` order: the judge against the reference item by item (0–1
+    scale), over the shared items that gave the metric under both."""
     models: tuple[ModelOrder, ...]
     """The index first, then each metric in `METRIC_KEYS` order."""
-
-
-def _key(item: ScoredItem) -> _Key:
-    return (item.model, item.run, item.variant, item.mode, item.scenario_id)
 
 
 def calibrate_judges(
@@ -90,10 +79,10 @@ def calibrate_judges(
 
     A judge that shares no scored item with the reference is left out.
     """
-    by_judge: dict[str, dict[_Key, ScoredItem]] = defaultdict(dict)
+    by_judge: dict[str, dict[Place, ScoredItem]] = defaultdict(dict)
     for item in items:
         if item.repeat == 0:
-            by_judge[item.judge][_key(item)] = item
+            by_judge[item.judge][item.place] = item
     theirs = by_judge.get(reference, {})
     chosen = [j for j in (judges or sorted(by_judge)) if j != reference]
     result = []
@@ -117,22 +106,18 @@ def calibrate_judges(
 
 def _item_agreement(
     ours: Sequence[ScoredItem], theirs: Sequence[ScoredItem], n_resamples: int, seed: int
-) -> tuple[MetricAgreement, ...]:
+) -> dict[str, PairedAgreement]:
     pairs: dict[str, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
     for mine, other in zip(ours, theirs, strict=True):
-        a = normalised_metrics(mine.kind, item_metrics(mine))
-        b = normalised_metrics(other.kind, item_metrics(other))
+        a, b = normalised_item_metrics(mine), normalised_item_metrics(other)
         for metric in a.keys() & b.keys():  # a name/gender item may be declined under one
             pairs[metric][0].append(a[metric])
             pairs[metric][1].append(b[metric])
-    return tuple(
-        MetricAgreement(
-            metric,
-            paired_agreement(*pairs[metric], n_resamples=n_resamples, seed=seed),
-        )
+    return {
+        metric: paired_agreement(*pairs[metric], n_resamples=n_resamples, seed=seed)
         for metric in METRIC_KEYS
         if metric in pairs
-    )
+    }
 
 
 def _model_values(items: Sequence[ScoredItem], formula: str) -> dict[str, dict[str, float]]:

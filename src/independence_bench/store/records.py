@@ -53,21 +53,16 @@ class ItemRecord:
 
 
 @dataclass(frozen=True)
-class JudgmentRecord:
-    """One stored row of `judgments`: a judge's verdict on one item under one rubric."""
+class Verdict:
+    """A judge's verdict on one item: scored with its fields, or unscored with the last raw reply
+    and why. What a judging pass or an import hands the store, and what a `judgments` row holds."""
 
-    id: int
-    item_id: str
-    judge_model: str
-    rubric_id: str
-    rubric_hash: str
-    repeat: int
-    """0 for the first judgment; n > 0 for the n-th repeat by the same judge (test-retest)."""
     status: str
     """``scored`` or ``unscored`` (a reply that never validated: re-judgeable, never zeros)."""
     scores: Mapping[str, Any] | None
     """The validated judge fields but ``reasoning``; None when unscored."""
     reasoning: str | None
+    """The judge's ``reasoning`` (a checklist judgment: each question with its answer)."""
     raw_reply: str | None
     """The judge's last reply as sent, kept exact."""
     error: str | None
@@ -76,6 +71,23 @@ class JudgmentRecord:
     """Judge calls made, retries for unparseable replies included."""
     completion_keys: tuple[str, ...]
     """The stored judge completions, one per attempt, in order."""
+
+    @property
+    def scored(self) -> bool:
+        return self.status == "scored"
+
+
+@dataclass(frozen=True)
+class JudgmentRecord(Verdict):
+    """One stored row of `judgments`: the verdict of one judge on one item under one rubric."""
+
+    id: int
+    item_id: str
+    judge_model: str
+    rubric_id: str
+    rubric_hash: str
+    repeat: int
+    """0 for the first judgment; n > 0 for the n-th repeat by the same judge (test-retest)."""
 
 
 def completion_to_row(completion: Completion) -> dict[str, Any]:

@@ -35,6 +35,7 @@ from independence_bench.store.records import (
     JudgmentRecord,
     RunRecord,
     TurnRecord,
+    Verdict,
     completion_from_row,
     completion_to_row,
     item_from_row,
@@ -60,6 +61,7 @@ __all__ = [
     "RunRecord",
     "Store",
     "TurnRecord",
+    "Verdict",
     "completion_to_row",
 ]
 
@@ -416,18 +418,13 @@ class Store:
         rubric_id: str,
         rubric_hash: str,
         repeat: int,
-        status: str,
-        scores: Mapping[str, Any] | None,
-        reasoning: str | None,
-        raw_reply: str | None,
-        error: str | None,
-        attempts: int,
-        completion_keys: Sequence[str],
+        verdict: Verdict,
         imported_at: float | None = None,
     ) -> bool:
-        """Add a judgment; an existing row for the same key is kept, never overwritten —
-        except an *unscored* row, which a new judging pass (not an import) replaces with its
-        outcome: the earlier replies stay in `completions`, the row names the new requests."""
+        """Add `verdict` as the judgment of this item, judge, rubric and repeat; an existing row
+        for the same key is kept, never overwritten — except an *unscored* row, which a new
+        judging pass (not an import) replaces with its verdict: the earlier replies stay in
+        `completions`, the row names the new requests."""
         replace_unscored = (
             " ON CONFLICT (item_id, judge_model, rubric_hash, repeat) DO UPDATE SET "
             "rubric_id = excluded.rubric_id, status = excluded.status, "
@@ -452,13 +449,13 @@ class Store:
                 rubric_id,
                 rubric_hash,
                 repeat,
-                status,
-                None if scores is None else json_to_sql(scores),
-                to_sql(reasoning),
-                to_sql(raw_reply),
-                to_sql(error),
-                attempts,
-                json.dumps(list(completion_keys)),
+                verdict.status,
+                None if verdict.scores is None else json_to_sql(verdict.scores),
+                to_sql(verdict.reasoning),
+                to_sql(verdict.raw_reply),
+                to_sql(verdict.error),
+                verdict.attempts,
+                json.dumps(list(verdict.completion_keys)),
                 _now_or(imported_at),
             ),
         )

@@ -31,12 +31,18 @@ from independence_bench.workflows.plan import make_pool, on_chosen_endpoint, sta
 @dataclass(frozen=True)
 class JudgeOptions:
     judge: str
+    """The judge's model id, as `aib run --judge` takes it."""
     base_url: str | None = None
+    """The judge's OpenAI-compatible endpoint (`--base-url`); None: OpenRouter, or in-process
+    for a local model name."""
     judge_form: str | None = None
     """`holistic` or `checklist`; None = the judge's own (`ModelSpec.judge_form_used`)."""
     suite_id: str | None = None
+    """Judge only items of this suite; None: every suite in the store."""
     repeats: int = 1
+    """Judgments per item by this judge; more than 1 measures its test-retest agreement."""
     concurrency: int | None = None
+    """Calls in flight per endpoint at most (`--concurrency`); None: adaptive (`ratelimit.py`)."""
     data_dir: Path = Path("aib-data")
     env: Mapping[str, str] = field(default_factory=dict)
     retry: RetryPolicy = field(default_factory=RetryPolicy)

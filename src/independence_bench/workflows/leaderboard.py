@@ -11,29 +11,20 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
 
 from independence_bench.errors import UserError
-from independence_bench.stats.stats import DEFAULT_RESAMPLES
+from independence_bench.reports.insight_options import InsightOptions
 from independence_bench.store.store import Store
-from independence_bench.suites.selection import EVERYTHING, Selection
 from independence_bench.workflows import Echo
 
 
 @dataclass(frozen=True)
-class LeaderboardOptions:
-    suite_id: str | None = None
-    judge: str | None = None
-    data_dir: Path = Path("aib-data")
+class LeaderboardOptions(InsightOptions):
+    """The analysis options of the ranking (a judge panel and a selection: default method
+    only; no index when an experiment is left out), and how it is scored and shown."""
+
     method: str = "default"
     """``default`` (our scoring) or ``legacy`` (the earlier implementation's rules)."""
-    judges: tuple[str, ...] = ()
-    """A judge panel (mean per item, with inter-judge agreement); default method only."""
-    n_resamples: int = DEFAULT_RESAMPLES
-    seed: int = 0
-    """Seed of the bootstrap (not of sampling)."""
-    selection: Selection = EVERYTHING
-    """Only these experiments, variants and modes (no index when an experiment is left out)."""
     detailed: bool = False
     """Add the detailed metrics and the names each model chose."""
 
@@ -52,18 +43,8 @@ def leaderboard_command(options: LeaderboardOptions, *, as_json: bool, echo: Ech
     # Imported only now: the scoring stack is most of this command's start-up time.
     if options.method != "legacy":
         from independence_bench.reports.insight_tables import leaderboard_output
-        from independence_bench.reports.insights import InsightOptions
 
-        insight = InsightOptions(
-            data_dir=options.data_dir,
-            suite_id=options.suite_id,
-            judge=options.judge,
-            judges=options.judges,
-            n_resamples=options.n_resamples,
-            seed=options.seed,
-            selection=options.selection,
-        )
-        echo(leaderboard_output(insight, as_json=as_json, detailed=options.detailed))
+        echo(leaderboard_output(options, as_json=as_json, detailed=options.detailed))
         return
     from independence_bench.legacy.scoring import legacy_leaderboard
     from independence_bench.reports.leaderboard import render_table, rows_as_json

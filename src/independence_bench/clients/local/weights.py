@@ -37,7 +37,9 @@ class PartedWeights:
     file_name: str
     """The assembled file's name in the weights cache dir."""
     package_prefix: str
+    """The part-packages' names but their number (`package_names`)."""
     part_count: int
+    """How many part-packages hold the file's bytes, numbered from 1."""
     version: str
     """The version every part-package is pinned to (all parts share one)."""
     sha256: str

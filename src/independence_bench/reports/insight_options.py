@@ -1,0 +1,39 @@
+"""What every store-only analysis takes: `InsightOptions` (store, suite, judge or panel, cell
+selection, bootstrap resamples and seed).
+
+It imports nothing heavy, so the CLI and `workflows/leaderboard.py` build it (the leaderboard's
+own options extend it) before the statistics and the store's contents are loaded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from independence_bench.stats.stats import DEFAULT_RESAMPLES
+from independence_bench.suites.selection import EVERYTHING, Selection
+
+
+@dataclass(frozen=True)
+class InsightOptions:
+    """What every store-only analysis takes: the store, suite, judge or panel, and bootstrap."""
+
+    data_dir: Path = Path("aib-data")
+    suite_id: str | None = None
+    """The suite to analyse; None: the only one in the store (`results.choose_suite`)."""
+    judge: str | None = None
+    """Whose scores to use; None: the judge with the most scored items (`results.choose_judge`)."""
+    judges: tuple[str, ...] = ()
+    """A judge panel: each item's metrics are the mean over these judges."""
+    n_resamples: int = DEFAULT_RESAMPLES
+    seed: int = 0
+    """Seed of the bootstrap (not of sampling)."""
+    selection: Selection = EVERYTHING
+    """Only these experiments, variants and modes (`aib leaderboard --experiments …`)."""
+
+    @property
+    def method(self) -> str:
+        """The bootstrap method in words, as printed beside every interval."""
+        from independence_bench.stats.bootstrap import METHOD
+
+        return f"{METHOD}; {self.n_resamples:,} resamples, seed {self.seed}"
