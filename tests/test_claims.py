@@ -7,7 +7,6 @@ not even the last test, where a real process claims a call and is SIGKILLed.
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import sqlite3
 import subprocess
@@ -18,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-import independence_bench
+from child_process import env_with_this_package
 from independence_bench.clients.config import ModelSpec
 from independence_bench.clients.protocol import Completion
 from independence_bench.engine.claiming import claim_or_wait, renewing
@@ -165,14 +164,6 @@ time.sleep(600)
 """
 
 
-def _with_this_package() -> dict[str, str]:
-    """The environment with the package this test imported first on the path: the child must run
-    the same code (a mutation run's copy, or src/ without an editable install)."""
-    here = str(Path(independence_bench.__file__).resolve().parent.parent)
-    paths = (here, os.environ.get("PYTHONPATH", ""))
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
-
-
 def test_a_claim_left_by_a_sigkilled_process_is_taken_over_after_its_lease(
     tmp_path: Path,
 ) -> None:
@@ -180,7 +171,7 @@ def test_a_claim_left_by_a_sigkilled_process_is_taken_over_after_its_lease(
         [sys.executable, "-c", CLAIM_AND_HANG, str(tmp_path), str(LEASE_S), ELSEWHERE, KEY],
         stdout=subprocess.PIPE,
         text=True,
-        env=_with_this_package(),
+        env=env_with_this_package(),
     )
     assert process.stdout is not None
     owner = process.stdout.readline().strip()
