@@ -188,6 +188,68 @@ def test_a_schema_one_store_upgrades_in_place_without_loss(tmp_path: Path) -> No
         assert store._db.execute("SELECT count(*) FROM texts").fetchone()[0] == 3
 
 
+COPIED = (
+    "key, model_id, tool_calls_json, reasoning, finish_reason, prompt_tokens, "
+    "completion_tokens, cost_usd, latency_s, served_by, created_at"
+)
+"""The completion columns the upgrade copies unchanged (`text_migration.COPIED_COLUMNS`)."""
+
+
+def test_the_upgrade_copies_every_reply_column_and_every_turn_field(tmp_path: Path) -> None:
+    data = tmp_path / "old"
+    _schema_one_store(data)
+    calls = [{"id": "c1", "name": "send_message", "arguments": '{"message": "hi"}'}]
+    turns = [
+        {"human": "h1", "reply": "r1", "completion_key": "k", "protocol_ok": True},
+        {
+            "human": "h2",
+            "reply": "",
+            "completion_key": "calls",
+            "protocol_ok": False,
+            "note": "a note",
+            "deviation": "plain_content",
+        },
+    ]
+    path = data / "aib.sqlite3"
+    with closing(sqlite3.connect(path)) as db:
+        db.execute(
+            f"INSERT INTO completions ({COPIED}, request_json, content) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                *("calls", "vendor/m", json_to_sql(calls), to_sql("thought \ud800")),
+                *("tool_calls", 11, 7, 0.25, 1.5, "Provider", 4.0),
+                *(json_to_sql({"prompt": "no messages list"}), None),
+            ),
+        )
+        db.execute(
+            "INSERT INTO items VALUES ('j', 1, 'v', 'tool_role', 's2', 'boundary', 'boundary', "
+            "'failed', 'it broke', ?, 5.0)",
+            (json_to_sql(turns),),
+        )
+        db.commit()
+        copied = db.execute(f"SELECT {COPIED} FROM completions ORDER BY key").fetchall()
+    with Store(data) as store:
+        rows = store._db.execute(f"SELECT {COPIED} FROM completions ORDER BY key")
+        assert [tuple(row) for row in rows] == copied
+        assert store.get_completion("calls") == Completion(
+            content=None,
+            tool_calls=(ToolCall("c1", "send_message", '{"message": "hi"}'),),
+            reasoning="thought \ud800",
+            finish_reason="tool_calls",
+            prompt_tokens=11,
+            completion_tokens=7,
+            cost_usd=0.25,
+            latency_s=1.5,
+            served_by="Provider",
+        )
+        assert store.completion_request("calls") == {"prompt": "no messages list"}
+        item = store.get_item("j")
+        assert item is not None and (item.status, item.error) == ("failed", "it broke")
+        assert item.turns == tuple(TurnRecord(**turn) for turn in turns)
+        first = store.get_item("i")
+        assert first is not None and first.turns == (TurnRecord(HOSTILE, "r\ud800", "k"),)
+
+
 def test_an_interrupted_upgrade_leaves_the_old_store_as_it_was(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
