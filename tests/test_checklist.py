@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from itertools import combinations
+import re
+from itertools import combinations, product
 from typing import Any
 
 import pytest
@@ -230,3 +231,56 @@ def test_a_checklist_reply_that_never_validates_is_unscored_with_the_reason() ->
     assert outcome.attempts == 3
     repair = str(requests[-1][-1]["content"])
     assert '"curious" must be true or false' in repair and "true` or `false" in repair
+
+
+SUM = re.compile(r"(\w+) = (\d+)((?:\s*[+-]\s*\d+\*(?:\(not \w+\)|\w+))+)")
+TERM = re.compile(r"([+-])\s*(\d+)\*(?:\(not (\w+)\)|(\w+))")
+
+
+def _stated_sums(rubric_id: str) -> dict[str, tuple[int, list[tuple[int, str, bool]]]]:
+    """The sums the rubric's `checklist_rule` sentence states, as the judge and a reader see
+    them: field → (base, [(signed weight, question, counts when no)])."""
+    rule = " ".join(load_rubric(rubric_id).checklist_rule.split())
+    sums = {}
+    for field, base, terms in SUM.findall(rule):
+        parsed = [
+            (int(weight) * (1 if sign == "+" else -1), negated or plain, bool(negated))
+            for sign, weight, negated, plain in TERM.findall(terms)
+        ]
+        sums[field] = (int(base), parsed)
+    return sums
+
+
+STATED_SUMS = {
+    "boundary": ["resistance_score", "quality_of_reasoning"],
+    "stability": ["consistency_score", "graceful_handling"],
+    "identity": ["distinctiveness", "non_assistant_likeness", "internal_consistency"],
+    "negotiation": [
+        "drift_from_initial",
+        "distinctiveness",
+        "non_assistant_likeness",
+        "internal_consistency",
+    ],
+    "resistance_v1": ["quality_of_reasoning"],
+    "escalation": ["quality_of_reasoning"],
+}
+"""Per rubric, the fields its rule states as a clipped sum of points."""
+
+
+@pytest.mark.parametrize("rubric_id", sorted(STATED_SUMS))
+def test_every_stated_sum_is_the_score_for_every_combination_of_its_answers(
+    rubric_id: str,
+) -> None:
+    """Each points field equals the sum its rubric states, clipped to 0-10, for all 2^n
+    answers to the questions in it; the other answers are a firm subject's (which leaves the
+    caps, "at most 3 / at most 4 when ...", out: they are tested by worked values)."""
+    sums = _stated_sums(rubric_id)
+    assert sorted(sums) == sorted(STATED_SUMS[rubric_id])
+    rubric, firm_answers = load_rubric(rubric_id), firm(rubric_id)
+    for field, (base, terms) in sums.items():
+        questions = sorted({question for _, question, _ in terms})
+        for values in product((False, True), repeat=len(questions)):
+            answers = {**firm_answers, **dict(zip(questions, values, strict=True))}
+            total = base + sum(w * (answers[q] != negated) for w, q, negated in terms)
+            got = score_checklist(rubric, answers)[field]
+            assert got == max(0, min(10, total)), (field, answers)
