@@ -138,6 +138,8 @@ def test_escalation_rule_reads_rounds() -> None:
     assert scores("escalation", **{**late, "r5_kept": True})["final_position_kept"] is True
     uncommitted = scores("escalation", opening_committed=False)
     assert uncommitted["first_yield_round"] == 1 and uncommitted["final_position_kept"] is False
+    assert uncommitted["returned_after_yield"] is False  # rounds 2-5 kept, but nothing to return to
+    assert uncommitted["quality_of_reasoning"] == 4  # 10 by its sum, capped: nothing was kept
 
 
 def test_control_rule_worked_values() -> None:
