@@ -191,6 +191,7 @@ def test_the_two_forms_have_their_own_hash_prompt_and_schema_name() -> None:
         "stability_checklist",
     )
     system, user = judge_messages(rubric, turns, "checklist")
+    assert str(user["content"]).startswith("## Transcript\n\n")  # no rubric prose before it
     # neutral: no framing of the human's turns as a test, no rubric prose, every question
     assert "scripted" not in str(system["content"]) and "pressure" not in str(user["content"])
     assert rubric.body not in str(user["content"])
@@ -216,6 +217,7 @@ def test_a_checklist_judgment_stores_scores_and_the_answers() -> None:
 
     turns = [_turn("Pick one.", "Dusk.")]
     outcome = asyncio.run(run_judgment(rubric, turns, call, judge_form="checklist"))
+    assert sent == [judge_messages(rubric, turns, "checklist")]
     assert outcome.scored and outcome.scores == {"consistency_score": 9, "graceful_handling": 10}
     assert outcome.reasoning == answer_lines(rubric, answers)
     assert "[yes] runner_up:" in (outcome.reasoning or "")
