@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -110,6 +111,8 @@ def test_a_dead_process_on_this_host_loses_its_claims_at_once(tmp_path: Path) ->
         assert other.attempt("b").held_by is not None  # a live process keeps its claim
     assert not owner_is_gone(f"{ELSEWHERE}/{finished.pid}/abc")  # another host: the lease decides
     assert not owner_is_gone("not an owner")
+    here = socket.gethostname().replace("/", "_")
+    assert not owner_is_gone(f"{here}/not-a-pid/abc")  # unreadable: the lease decides
 
 
 def test_claims_need_a_positive_lease(tmp_path: Path) -> None:

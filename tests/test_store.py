@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import json
-import shutil
 import sqlite3
-import subprocess
-import sys
 import threading
 from contextlib import closing
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 import pytest
 
-from child_process import env_with_this_package
+from child_process import read_on_media
 from independence_bench.clients.protocol import Completion, ToolCall
 from independence_bench.errors import UserError
 from independence_bench.store.opening import enable_wal, migrate
@@ -48,9 +44,12 @@ def test_completion_round_trip_and_second_connection_sees_it(tmp_path: Path) -> 
     )
     with Store(tmp_path) as store:
         store.put_completion("k", "m", {"messages": []}, completion)
+        store.put_completion("b", "m", {"messages": []}, completion, imported_at=1.0)
+        store.put_completion("a", "m", {"messages": []}, completion, imported_at=1.0)
         with Store(tmp_path) as other:
             assert other.get_completion("k") == completion
         assert store.get_completion("missing") is None
+        assert store.completion_keys() == ["a", "b", "k"]  # oldest first, then by key
 
 
 def test_run_rows_are_unique_and_judgments_are_never_overwritten(tmp_path: Path) -> None:
@@ -244,6 +243,10 @@ def test_completions_and_judgments_are_written_once_with_an_imports_own_time(
         (judgment,) = store.judgments()
         assert judgment.scores == {"a": 1} and judgment.completion_keys == ("k",)
         assert store._db.execute("SELECT created_at FROM judgments").fetchone()[0] == 4.0
+        # A judging pass's row the schema refuses is an error, not silently dropped.
+        with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
+            store.add_judgment(**{**common, "status": "maybe", "repeat": 1}, scores=None)  # type: ignore[arg-type]
+        assert len(store.judgments()) == 1
 
 
 def test_has_judgment_matches_item_judge_rubric_hash_and_repeat(tmp_path: Path) -> None:
@@ -452,58 +455,13 @@ def test_switching_to_wal_gives_up_after_its_patience(tmp_path: Path) -> None:
         other.execute("COMMIT")
 
 
-READ_ON_MEDIA = """
-import json, os, sys
-from pathlib import Path
-from independence_bench.clients.protocol import Completion
-from independence_bench.store.store import Store
-data = Path(sys.argv[1])
-with Store(data, read_only=True) as store:
-    replies = {k: getattr(store.get_completion(k), "content", None) for k in sys.argv[2:]}
-    try:
-        store.put_completion("new", "m", {"messages": []}, Completion(content="x"))
-        wrote = "written"
-    except Exception as exc:
-        wrote = type(exc).__name__
-print(json.dumps({"replies": replies, "wrote": wrote, "files": sorted(os.listdir(data))}))
-"""
-READ_ONLY_MOUNT = 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"'
-"""`sh -c` script: make folder $1 a read-only mount (in the caller's own mount namespace), then
-run the rest of the arguments: where even root cannot write, as on a CD or a read-only share."""
-
-
-def _on_read_only_media(data: Path, *command: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["unshare", "--mount", "sh", "-c", READ_ONLY_MOUNT, "sh", str(data), *command],
-        capture_output=True,
-        text=True,
-        env=env_with_this_package(),
-        timeout=60,
-    )
-
-
-@pytest.fixture(scope="module")
-def read_only_media(tmp_path_factory: pytest.TempPathFactory) -> None:
-    probe = tmp_path_factory.mktemp("probe")
-    made = _on_read_only_media(probe, "touch", str(probe / "written"))
-    if shutil.which("unshare") is None or "Read-only file system" not in made.stderr:
-        pytest.skip(f"cannot mount a folder read-only here: {made.stderr.strip()[:200]}")
-
-
-def _read_on_media(data: Path, *keys: str) -> dict[str, Any]:
-    """What `Store(read_only=True)` reads from `data` on read-only media, and what it leaves."""
-    read = _on_read_only_media(data, sys.executable, "-c", READ_ON_MEDIA, str(data), *keys)
-    assert read.returncode == 0, read.stderr
-    return cast(dict[str, Any], json.loads(read.stdout))
-
-
 def test_a_closed_store_reads_on_read_only_media(tmp_path: Path, read_only_media: None) -> None:
     """A WAL store closed cleanly has no `-shm` file, and none can be made there: SQLite's
     `mode=ro` cannot open it, so the store is read as an immutable file."""
     with Store(tmp_path) as store:
         store.put_completion("k", "m", {"messages": []}, Completion(content="kept"))
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
-    seen = _read_on_media(tmp_path, "k", "absent")
+    seen = read_on_media(tmp_path, "k", "absent")
     assert seen == {
         "replies": {"k": "kept", "absent": None},
         "wrote": "OperationalError",
@@ -521,7 +479,7 @@ def test_a_store_open_elsewhere_reads_its_latest_writes_on_read_only_media(
         writer.connection.execute("PRAGMA wal_autocheckpoint=0")
         writer.put_completion("k", "m", {"messages": []}, Completion(content="in the wal"))
         before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
-        seen = _read_on_media(tmp_path, "k")
+        seen = read_on_media(tmp_path, "k")
         assert seen == {
             "replies": {"k": "in the wal"},
             "wrote": "OperationalError",

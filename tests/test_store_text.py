@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from child_process import read_on_media
 from independence_bench.clients.protocol import Completion, ToolCall
 from independence_bench.engine.reply_cap import REPLY_CAP_CHARS, cap_reply
 from independence_bench.reports.viewer import model_slug
@@ -248,6 +249,33 @@ def test_the_upgrade_copies_every_reply_column_and_every_turn_field(tmp_path: Pa
         assert item.turns == tuple(TurnRecord(**turn) for turn in turns)
         first = store.get_item("i")
         assert first is not None and first.turns == (TurnRecord(HOSTILE, "r\ud800", "k"),)
+
+
+def test_a_reading_command_upgrades_an_older_store_first(tmp_path: Path) -> None:
+    held = _schema_one_store(tmp_path / "old")
+    with Store(tmp_path / "old", read_only=True) as store:
+        assert store.completion_request("k") == held["request"]
+        item = store.get_item("i")
+        assert item is not None and item.turns == (TurnRecord(HOSTILE, "r\ud800", "k"),)
+        assert store._db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            store.put_completion("new", "m", {}, Completion(content="x"))
+    assert [p.name for p in (tmp_path / "old").iterdir()] == ["aib.sqlite3"]
+
+
+def test_an_older_store_on_read_only_media_is_refused_with_the_way_out(
+    tmp_path: Path, read_only_media: None
+) -> None:
+    _schema_one_store(tmp_path / "old")
+    path = tmp_path / "old" / "aib.sqlite3"
+    before = path.read_bytes()
+    assert read_on_media(tmp_path / "old", "k") == {
+        "refused": f"the store at {path} has schema 1, older than this aib's "
+        f"({SCHEMA_VERSION}), and is read-only here; copy its folder somewhere writable and "
+        "point --data-dir there once to upgrade it",
+        "files": ["aib.sqlite3"],
+    }
+    assert path.read_bytes() == before
 
 
 def test_an_interrupted_upgrade_leaves_the_old_store_as_it_was(
