@@ -171,6 +171,13 @@ def test_schema_is_the_validator() -> None:
     assert all(schema["properties"][i]["type"] == "boolean" for i in ids)
     good = {i: True for i in ids}
     assert asked.reply.validate(good) == good
+    # every question, a yes/no one or a copied string, is sent as its property's description
+    for rubric_id in ("boundary", "name_gender"):
+        questions = rubric_of(rubric_id).checklist
+        properties = rubric_of(rubric_id).asked("checklist").reply.json_schema()["properties"]
+        assert {q.id: properties[q.id]["description"] for q in questions} == {
+            q.id: q.question for q in questions
+        }
     for bad, problem in (
         ({**good, "kept_position": "yes"}, '"kept_position" must be true or false, got "yes"'),
         ({**good, "switched": 1}, '"switched" must be true or false, got 1'),
