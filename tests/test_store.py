@@ -13,6 +13,7 @@ import pytest
 from child_process import read_on_media
 from independence_bench.clients.protocol import Completion, ToolCall
 from independence_bench.errors import UserError
+from independence_bench.store import opening
 from independence_bench.store.opening import enable_wal, migrate
 from independence_bench.store.store import SCHEMA_VERSION, RunRecord, Store, TurnRecord
 
@@ -453,6 +454,52 @@ def test_switching_to_wal_gives_up_after_its_patience(tmp_path: Path) -> None:
         with pytest.raises(sqlite3.OperationalError, match="locked"):
             enable_wal(db, patience_s=0.05)
         other.execute("COMMIT")
+
+
+class _Clock:
+    """Stands in for the `time` module in `store.opening`: sleeping moves its clock at once."""
+
+    def __init__(self) -> None:
+        self.now, self.pauses = 100.0, list[float]()
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.pauses.append(seconds)
+        self.now += seconds
+
+
+class _Refusing:
+    """A connection whose switch to WAL fails with `error` the first `times` times."""
+
+    def __init__(self, times: int, error: str = "database is locked") -> None:
+        self.left, self.error = times, error
+
+    def execute(self, sql: str) -> None:
+        assert sql == "PRAGMA journal_mode=WAL"
+        if self.left:
+            self.left -= 1
+            raise sqlite3.OperationalError(self.error)
+
+
+def test_the_switch_to_wal_retries_at_doubling_pauses_within_its_patience(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = _Clock()
+    monkeypatch.setattr(opening, "time", clock)
+    enable_wal(cast(sqlite3.Connection, _Refusing(8)))
+    assert clock.pauses == pytest.approx([0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.2, 0.2])
+    # Locked for good: it stops before the pause that would end past its 10 s of patience
+    # (0.315 s of doubling pauses, then 48 of 0.2 s: 9.915 s; a 49th would end at 10.115 s).
+    clock.pauses.clear()
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        enable_wal(cast(sqlite3.Connection, _Refusing(10**6)))
+    assert len(clock.pauses) == 6 + 48 and sum(clock.pauses) == pytest.approx(9.915)
+    clock.pauses.clear()  # any other error is not waited on
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
+        enable_wal(cast(sqlite3.Connection, _Refusing(1, "disk I/O error")))
+    assert clock.pauses == []
 
 
 def test_a_closed_store_reads_on_read_only_media(tmp_path: Path, read_only_media: None) -> None:

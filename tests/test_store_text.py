@@ -92,6 +92,52 @@ def test_a_system_prompt_shared_by_two_models_and_five_runs_is_stored_once(
         assert len(request["messages"]) == 1 + 2 * 2 + 1
 
 
+def test_a_message_or_parameters_in_another_key_order_are_the_rows_already_stored(
+    tmp_path: Path,
+) -> None:
+    message = {"role": "user", "content": "a long question " * 50, "name": "asker"}
+    first = {"model": "m", "temperature": 0.7, "messages": [message]}
+    reordered = {
+        "messages": [{"name": "asker", "content": message["content"], "role": "user"}],
+        "temperature": 0.7,
+        "model": "m",
+    }
+
+    def rows(store: Store) -> list[tuple[Any, ...]]:
+        return [
+            tuple(store._db.execute(f"SELECT count(*) FROM {table}").fetchone())
+            for table in ("texts", "messages")
+        ]
+
+    with Store(tmp_path) as store:
+        store.put_completion("a", "m", first, Completion(content="r"))
+        assert rows(store) == [(3,), (1,)]  # the question, the parameters, the reply
+        store.put_completion("b", "m", reordered, Completion(content="r"))
+        assert rows(store) == [(3,), (1,)]
+        assert store.completion_request("b") == first
+        # the message's text is kept once, as a text, not again in its other fields
+        (fields,) = store._db.execute("SELECT fields_json FROM messages").fetchone()
+        assert json.loads(fields) == {"name": "asker", "role": "user"}
+
+
+def test_a_transcript_of_more_texts_than_one_statement_reads_comes_back_whole(
+    tmp_path: Path,
+) -> None:
+    turns = [TurnRecord(f"question {n}", f"answer {n}", f"k{n}") for n in range(700)]
+    with Store(tmp_path) as store:
+        run, _ = store.ensure_run(
+            model_label="m", model_id="m", suite_id="v2", suite_version=1, suite_hash="h",
+            run_index=1, model_config={}, package_version="0",
+        )  # fmt: skip
+        store.put_item(
+            item_id="long", run=run, variant="v", mode="tool_role", scenario_id="s",
+            kind="direct", experiment="direct", status="done", error=None, turns=turns,
+        )  # fmt: skip
+    with Store(tmp_path, read_only=True) as store:
+        (item,) = store.items()
+        assert item.turns == tuple(turns)  # 1,400 texts, read 500 ids at a time
+
+
 def test_stored_bytes_grow_by_what_each_call_adds_not_by_the_conversation(
     tmp_path: Path,
 ) -> None:
@@ -144,7 +190,8 @@ def test_requests_replies_and_turns_read_back_exactly_with_hostile_text(tmp_path
         (item,) = store.items(model_label=HOSTILE)
         assert item.turns == (turn,)
         (outline,) = store.items(words=False)
-        assert (outline.turns[0].human, outline.turns[0].completion_key) == ("", "k")
+        assert (outline.turns[0].human, outline.turns[0].reply) == ("", "")
+        assert outline.turns[0].completion_key == "k"
 
 
 def _schema_one_store(data: Path) -> dict[str, Any]:
