@@ -380,13 +380,15 @@ def test_the_golden_store_upgrades_with_every_request_and_transcript_intact(
 
 
 def test_cap_reply_cuts_every_text_field_and_counts_what_it_dropped() -> None:
-    whole = Completion(
-        content="a" * 10, reasoning="b" * 3, tool_calls=(ToolCall("i", "n", "c" * 7),)
-    )
+    calls = (ToolCall("i", "n", "c" * 7), ToolCall("j", "n", ""))
+    whole = Completion(content="a" * 10, reasoning="b" * 6, tool_calls=calls, cut_chars=1)
     assert cap_reply(whole, cap=10) is whole
     cut = cap_reply(whole, cap=4)
-    assert (cut.content, cut.reasoning, cut.tool_calls[0].arguments) == ("aaaa", "bbb", "cccc")
-    assert cut.cut_chars == 6 + 3
+    assert (cut.content, cut.reasoning) == ("aaaa", "bbbb")
+    assert cut.tool_calls == (ToolCall("i", "n", "cccc"), ToolCall("j", "n", ""))
+    assert cut.cut_chars == 1 + 6 + 2 + 3
+    short = Completion(content="a" * 10, reasoning="b" * 3)
+    assert cap_reply(short, cap=4) == Completion(content="aaaa", reasoning="bbb", cut_chars=6)
 
 
 @pytest.fixture()
