@@ -26,7 +26,14 @@ flips them there); round 1's never counts: returning needs a round after the fir
 
 
 rubric_of = functools.cache(load_rubric)
-"""Rubrics loaded once for the many scores the tables below compute."""
+"""Rubrics loaded once per test for the many scores the tables below compute."""
+
+
+@pytest.fixture(autouse=True)
+def _load_rubrics_afresh() -> None:
+    """Each test loads the rubrics it reads itself: mutation testing runs against a mutant only
+    the tests that called its code, and a rubric cached by an earlier test calls none."""
+    rubric_of.cache_clear()
 
 
 def firm(rubric_id: str) -> dict[str, Any]:
