@@ -13,12 +13,16 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any, cast
 
 import independence_bench
+from independence_bench.clients.protocol import Completion
+from independence_bench.errors import UserError
+from independence_bench.store.store import Store
 
 
 def env_with_this_package() -> dict[str, str]:
@@ -54,32 +58,34 @@ def read_only_mounts_problem(probe: Path) -> str | None:
     return None
 
 
-READ_ON_MEDIA = """
-import json, os, sys
-from pathlib import Path
-from independence_bench.clients.protocol import Completion
-from independence_bench.errors import UserError
-from independence_bench.store.store import Store
-data = Path(sys.argv[1])
-try:
-    store = Store(data, read_only=True)
-except UserError as exc:
-    print(json.dumps({"refused": str(exc), "files": sorted(os.listdir(data))}))
-    sys.exit(0)
-with store:
-    replies = {k: getattr(store.get_completion(k), "content", None) for k in sys.argv[2:]}
+def read_store(data: Path, *keys: str) -> dict[str, Any]:
+    """What `Store(read_only=True)` reads from `data` (the replies stored under `keys`, what a
+    write does) or why it refuses, and the files it leaves there."""
     try:
-        store.put_completion("new", "m", {"messages": []}, Completion(content="x"))
-        wrote = "written"
-    except Exception as exc:
-        wrote = type(exc).__name__
-print(json.dumps({"replies": replies, "wrote": wrote, "files": sorted(os.listdir(data))}))
+        store = Store(data, read_only=True)
+    except UserError as exc:
+        return {"refused": str(exc), "files": sorted(os.listdir(data))}
+    with store:
+        replies = {k: getattr(store.get_completion(k), "content", None) for k in keys}
+        try:
+            store.put_completion("new", "m", {"messages": []}, Completion(content="x"))
+            wrote = "written"
+        except sqlite3.Error as exc:
+            wrote = type(exc).__name__
+    return {"replies": replies, "wrote": wrote, "files": sorted(os.listdir(data))}
+
+
+READ_ON_MEDIA = f"""
+import json, sys
+from pathlib import Path
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+from child_process import read_store
+print(json.dumps(read_store(Path(sys.argv[1]), *sys.argv[2:])))
 """
 
 
 def read_on_media(data: Path, *keys: str) -> dict[str, Any]:
-    """What `Store(read_only=True)` reads from `data` on read-only media (the replies stored
-    under `keys`, what a write does) or why it refuses, and the files it leaves there."""
+    """`read_store` in a child process where the folder `data` is read-only."""
     read = on_read_only_media(data, sys.executable, "-c", READ_ON_MEDIA, str(data), *keys)
     assert read.returncode == 0, read.stderr
     return cast(dict[str, Any], json.loads(read.stdout))

@@ -10,7 +10,7 @@ from typing import cast
 
 import pytest
 
-from child_process import read_on_media
+from child_process import read_on_media, read_store
 from independence_bench.clients.protocol import Completion, ToolCall
 from independence_bench.errors import UserError
 from independence_bench.store import opening
@@ -515,6 +515,7 @@ def test_a_closed_store_reads_on_read_only_media(tmp_path: Path, read_only_media
         "files": ["aib.sqlite3"],
     }
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+    assert read_store(tmp_path, "k", "absent") == seen  # as where the folder is writable
 
 
 def test_a_store_open_elsewhere_reads_its_latest_writes_on_read_only_media(
@@ -533,3 +534,4 @@ def test_a_store_open_elsewhere_reads_its_latest_writes_on_read_only_media(
             "files": ["aib.sqlite3", "aib.sqlite3-shm", "aib.sqlite3-wal"],
         }
         assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+        assert read_store(tmp_path, "k") == seen  # as where the folder is writable

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from child_process import read_on_media
+from child_process import read_on_media, read_store
 from independence_bench.clients.protocol import Completion, ToolCall
 from independence_bench.engine.reply_cap import REPLY_CAP_CHARS, cap_reply
 from independence_bench.reports.viewer import model_slug
@@ -323,6 +323,12 @@ def test_an_older_store_on_read_only_media_is_refused_with_the_way_out(
         "files": ["aib.sqlite3"],
     }
     assert path.read_bytes() == before
+    # where the folder is writable, the same reader upgrades the store and reads it
+    assert read_store(tmp_path / "old", "k") == {
+        "replies": {"k": "r\ud800"},
+        "wrote": "OperationalError",
+        "files": ["aib.sqlite3"],
+    }
 
 
 def test_an_interrupted_upgrade_leaves_the_old_store_as_it_was(
