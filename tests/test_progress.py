@@ -106,6 +106,21 @@ def test_the_last_frame_shows_the_events_since_the_last_redraw() -> None:
     ]
 
 
+def test_with_no_call_planned_a_terminal_shows_no_calls_row() -> None:
+    """Everything stored: the run plans conversations and judgments but no call."""
+    out, clock = io.StringIO(), Clock()
+    console = Console(file=out, force_terminal=True, width=160, color_system=None)
+    with RichProgress(console, limits=lambda: "limit 3/4", clock=clock) as progress:
+        progress.planned(2, 2)
+        clock.now += 40.0
+        progress.advance("item_cached")
+        progress.advance("judge_cached")
+    assert _last_frame(out.getvalue()) == [
+        "conversations 1/2 cached 1 limit 3/4",
+        "judgments 1/2 cached 1",
+    ]
+
+
 def test_progress_goes_to_stderr_and_nothing_without_a_plan(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
