@@ -7,6 +7,7 @@ not even the last test, where a real process claims a call and is SIGKILLed.
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import socket
 import sqlite3
@@ -113,6 +114,8 @@ def test_a_dead_process_on_this_host_loses_its_claims_at_once(tmp_path: Path) ->
     assert not owner_is_gone("not an owner")
     here = socket.gethostname().replace("/", "_")
     assert not owner_is_gone(f"{here}/not-a-pid/abc")  # unreadable: the lease decides
+    # an owner is this host and this process unless told otherwise, so a rerun sees it gone
+    assert owner_id().split("/")[:2] == [here, str(os.getpid())]
 
 
 def test_claims_need_a_positive_lease(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from independence_bench.clients.protocol import Completion, ToolCall
 from independence_bench.errors import UserError
 from independence_bench.store import opening
 from independence_bench.store.opening import enable_wal, migrate
+from independence_bench.store.schema import MIGRATIONS
 from independence_bench.store.store import SCHEMA_VERSION, RunRecord, Store, TurnRecord
 
 
@@ -94,8 +95,12 @@ def test_store_from_a_newer_schema_is_refused_untouched(tmp_path: Path) -> None:
     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     db.close()
     before = (tmp_path / "aib.sqlite3").read_bytes()
-    with pytest.raises(UserError, match="newer than this aib"):
+    with pytest.raises(UserError) as refused:
         Store(tmp_path)
+    assert str(refused.value) == (
+        f"the store at {tmp_path / 'aib.sqlite3'} has schema version {SCHEMA_VERSION + 1}, "
+        f"newer than this aib understands ({SCHEMA_VERSION}); upgrade ai-independence-bench"
+    )
     assert (tmp_path / "aib.sqlite3").read_bytes() == before
 
 
@@ -277,6 +282,19 @@ def test_has_judgment_matches_item_judge_rubric_hash_and_repeat(tmp_path: Path) 
         assert (judgment.status, judgment.scores, judgment.attempts) == ("unscored", None, 3)
         assert store.judgments(judge_model="other judge") == []
         assert store.judgments(item_id="i2") == []
+        # A judging pass replaces an unscored row with its outcome; a scored row stays.
+        scored = dict(
+            item_id="i1", judge_model="j", rubric_id="r", rubric_hash="rh", repeat=0,
+            status="scored", reasoning="why", raw_reply="{}", error=None, attempts=1,
+        )  # fmt: skip
+        assert store.add_judgment(**scored, scores={"a": 7}, completion_keys=["k2"])  # type: ignore[arg-type]
+        assert not store.add_judgment(**scored, scores={"a": 1}, completion_keys=["k3"])  # type: ignore[arg-type]
+        (judgment,) = store.judgments(judge_model="j", item_id="i1")
+        assert (judgment.status, judgment.scores, judgment.completion_keys) == (
+            "scored",
+            {"a": 7},
+            ("k2",),
+        )
 
 
 def test_rows_read_back_with_every_field(tmp_path: Path) -> None:
@@ -329,7 +347,11 @@ def test_the_store_can_be_used_from_a_worker_thread(tmp_path: Path) -> None:
         worker = threading.Thread(target=lambda: seen.append(store.get_completion("k")))
         worker.start()
         worker.join()
-    assert seen == [Completion(content="x")]
+    with Store(tmp_path, read_only=True) as reader:  # a reader too
+        worker = threading.Thread(target=lambda: seen.append(reader.get_completion("k")))
+        worker.start()
+        worker.join()
+    assert seen == [Completion(content="x")] * 2
 
 
 def test_a_store_that_cannot_be_opened_says_where_and_what_to_do(tmp_path: Path) -> None:
@@ -343,6 +365,14 @@ def test_a_store_that_cannot_be_opened_says_where_and_what_to_do(tmp_path: Path)
     assert str(caught.value).endswith("; choose a writable --data-dir")
 
 
+def test_a_store_a_reader_cannot_open_asks_for_a_readable_data_dir(tmp_path: Path) -> None:
+    (tmp_path / "aib.sqlite3").mkdir()  # there, but not a file SQLite can open
+    with pytest.raises(UserError) as caught:
+        Store(tmp_path, read_only=True)
+    assert str(caught.value).startswith(f"cannot open the store at {tmp_path}/aib.sqlite3: ")
+    assert str(caught.value).endswith("; choose a readable --data-dir")
+
+
 def test_a_foreign_sqlite_file_is_refused_and_left_unchanged(tmp_path: Path) -> None:
     from independence_bench.store.opening import _STAMP, APPLICATION_ID
 
@@ -354,8 +384,12 @@ def test_a_foreign_sqlite_file_is_refused_and_left_unchanged(tmp_path: Path) -> 
         db.commit()
     before = path.read_bytes()
     for read_only in (False, True):
-        with pytest.raises(UserError, match="is not an aib store"):
+        with pytest.raises(UserError) as refused:
             Store(tmp_path, read_only=read_only)
+        assert str(refused.value) == (
+            f"{path} is not an aib store (another program's SQLite file); it was left "
+            "unchanged; point --data-dir at another directory"
+        )
     assert path.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["aib.sqlite3"]
     with closing(sqlite3.connect(path)) as db:
@@ -399,17 +433,18 @@ def test_a_read_only_store_reads_and_never_writes(tmp_path: Path) -> None:
 
 
 class _StaleVersion:
-    """A connection whose first `user_version` read is stale: it says 0, as a process reads it
-    before another process opening the same new store migrates it."""
+    """A connection whose first `user_version` read is stale: it says `seen` (0: a new store),
+    as a process reads it before another process opening the same store migrates it."""
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: sqlite3.Connection, seen: int = 0) -> None:
         self.db = db
         self.stale = True
+        self.seen = seen
 
     def execute(self, sql: str, *args: object) -> sqlite3.Cursor:
         if self.stale and sql == "PRAGMA user_version":
             self.stale = False
-            return self.db.execute("SELECT 0")
+            return self.db.execute(f"SELECT {self.seen}")
         return self.db.execute(sql, *args)
 
 
@@ -422,6 +457,21 @@ def test_a_store_migrated_by_another_process_meanwhile_is_not_migrated_again(
         assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     with Store(tmp_path, read_only=True) as store:
         assert store.runs() == []
+
+
+def test_a_store_another_process_migrated_part_of_the_way_is_migrated_the_rest(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "aib.sqlite3"
+    with closing(sqlite3.connect(path, isolation_level=None)) as db:
+        for step in MIGRATIONS[:2]:  # the other process has applied steps 1 and 2 so far
+            assert isinstance(step, str)
+            db.executescript(step)
+        db.execute("PRAGMA user_version = 2")
+        migrate(cast(sqlite3.Connection, _StaleVersion(db, seen=1)))  # it read 1 before
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        assert {"texts", "messages", "claims"} <= tables
 
 
 def test_switching_to_wal_waits_out_a_lock_sqlite_answers_at_once(tmp_path: Path) -> None:
