@@ -33,14 +33,15 @@ declare -A SOURCES=(
   [suites]="suites/"
   [bootstrap]="stats/bootstrap.py"
 )
-# Tests that start the package in a subprocess (test_resume.py) are left out: the subprocess
-# cannot import the mutated copy. So are the fault-injection runs (test_faults.py,
-# test_ratelimit.py): each takes seconds, and every engine mutant would run them.
+# Tests that start the package in a subprocess (test_resume.py, test_concurrent_runs.py) are
+# left out: the subprocess cannot import the mutated copy, and each run takes seconds. So are
+# the fault-injection runs (test_faults.py, test_ratelimit.py): every engine mutant would run
+# them. test_claims.py's one child process is given the package's path, so it stays in.
 declare -A TESTS=(
   [scoring]="tests/test_scoring.py tests/test_scoring_v3.py tests/test_results.py tests/test_kinds.py tests/test_stats.py tests/test_golden.py"
   [judging]="tests/test_judge.py tests/test_rubric.py tests/test_checklist.py tests/test_judge_form_e2e.py tests/test_kinds.py tests/test_engine_cache.py"
-  [store]="tests/test_store.py tests/test_claims.py tests/test_run_status.py tests/test_results.py tests/test_engine_cache.py tests/test_judge.py tests/test_launch.py tests/test_importer.py"
-  [engine]="tests/test_engine_cache.py tests/test_engine_judging.py tests/test_engine_turns.py tests/test_engine_outcomes.py tests/test_progress.py tests/test_estimate.py tests/test_keys.py tests/test_launch.py tests/test_failure_summary.py tests/test_judge_form_e2e.py"
+  [store]="tests/test_store.py tests/test_store_text.py tests/test_claims.py tests/test_run_status.py tests/test_results.py tests/test_engine_cache.py tests/test_judge.py tests/test_launch.py tests/test_importer.py"
+  [engine]="tests/test_engine_cache.py tests/test_engine_judging.py tests/test_engine_turns.py tests/test_engine_outcomes.py tests/test_progress.py tests/test_estimate.py tests/test_keys.py tests/test_launch.py tests/test_failure_summary.py tests/test_claims.py tests/test_store_text.py tests/test_cached_rerun.py tests/test_judge_form_e2e.py"
   [conversations]="tests/test_conversation.py tests/test_keys.py tests/test_engine_turns.py tests/test_engine_cache.py tests/test_engine_judging.py tests/test_estimate.py"
   [suites]="tests/test_suite.py tests/test_suite_v3.py tests/test_suite_files.py tests/test_selection.py tests/test_kinds.py tests/test_selectors.py tests/test_results.py tests/test_conversation.py tests/test_keys.py"
   [bootstrap]="tests/test_stats.py tests/test_bootstrap_reference.py"

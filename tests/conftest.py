@@ -9,8 +9,17 @@ from pathlib import Path
 
 import pytest
 
+from child_process import read_only_mounts_problem
 from independence_bench.cli.main import main
 from independence_bench.testing.mock_server import MockConfig, MockServer
+
+
+@pytest.fixture(scope="session")
+def read_only_media(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Skips the test where a folder cannot be made read-only to root (`child_process.py`)."""
+    problem = read_only_mounts_problem(tmp_path_factory.mktemp("probe"))
+    if problem is not None:
+        pytest.skip(problem)
 
 
 @pytest.fixture()

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from independence_bench.clients.config import ModelSpec
-from independence_bench.engine.pending import pending_work
+from independence_bench.engine.pending import PendingWork, everything, pending_work
 from independence_bench.store.store import Store
 from independence_bench.suites.suite import load_suite
 from independence_bench.testing.mock_server import MockServer
@@ -90,3 +90,26 @@ def test_pending_work_names_the_models_and_the_judge_that_still_have_calls(
     assert new_judge.specs((firm,), other_judge) == (other_judge,)
     assert (unjudged.models, unjudged.judge) == (frozenset(), False)
     assert (repeats.models, repeats.judge) == (frozenset(), True)
+
+
+def test_a_checklist_judge_reads_its_own_judgments_as_done(
+    server: MockServer, aib: Any, tmp_path: Path
+) -> None:
+    assert aib(*_run(server.base_url, "scripted-firm", "--judge-form", "checklist")).code == 0
+    suite = load_suite("v2").subset(SCENARIOS.split(","))
+    firm = ModelSpec(id="scripted-firm")
+    graded = {"id": "scripted-judge-graded", "label": "scripted-judge-graded", "temperature": 0.0}
+    checklist = ModelSpec(**graded, judge_form="checklist")
+    with Store(tmp_path / "store", read_only=True) as store:
+        done = pending_work(store, suite, (firm,), checklist, range(1, 3))
+        holistic = pending_work(store, suite, (firm,), ModelSpec(**graded), range(1, 3))
+    assert done == PendingWork(frozenset(), False)
+    assert holistic == PendingWork(frozenset(), True)  # its judgments are another form's
+
+
+def test_with_nothing_read_every_model_and_the_judge_have_work() -> None:
+    models = (ModelSpec(id="a"), ModelSpec(id="b", label="B"))
+    judge = ModelSpec(id="j")
+    assert everything(models, judge) == PendingWork(frozenset({"a", "B"}), True)
+    assert everything(models, judge).specs(models, judge) == (*models, judge)
+    assert everything(models, None) == PendingWork(frozenset({"a", "B"}), False)

@@ -9,17 +9,20 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import socket
+import sqlite3
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-import independence_bench
+from child_process import env_with_this_package
 from independence_bench.clients.config import ModelSpec
 from independence_bench.clients.protocol import Completion
-from independence_bench.engine.claiming import claim_or_wait
+from independence_bench.engine.claiming import claim_or_wait, renewing
 from independence_bench.store.claims import LEASE_S, Claims, Holder, owner_id, owner_is_gone
 from independence_bench.store.run_status import next_run_numbers, reserve_fresh_runs
 from independence_bench.store.store import Store
@@ -109,6 +112,10 @@ def test_a_dead_process_on_this_host_loses_its_claims_at_once(tmp_path: Path) ->
         assert other.attempt("b").held_by is not None  # a live process keeps its claim
     assert not owner_is_gone(f"{ELSEWHERE}/{finished.pid}/abc")  # another host: the lease decides
     assert not owner_is_gone("not an owner")
+    here = socket.gethostname().replace("/", "_")
+    assert not owner_is_gone(f"{here}/not-a-pid/abc")  # unreadable: the lease decides
+    # an owner is this host and this process unless told otherwise, so a rerun sees it gone
+    assert owner_id().split("/")[:2] == [here, str(os.getpid())]
 
 
 def test_claims_need_a_positive_lease(tmp_path: Path) -> None:
@@ -163,14 +170,6 @@ time.sleep(600)
 """
 
 
-def _with_this_package() -> dict[str, str]:
-    """The environment with the package this test imported first on the path: the child must run
-    the same code (a mutation run's copy, or src/ without an editable install)."""
-    here = str(Path(independence_bench.__file__).resolve().parent.parent)
-    paths = (here, os.environ.get("PYTHONPATH", ""))
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
-
-
 def test_a_claim_left_by_a_sigkilled_process_is_taken_over_after_its_lease(
     tmp_path: Path,
 ) -> None:
@@ -178,7 +177,7 @@ def test_a_claim_left_by_a_sigkilled_process_is_taken_over_after_its_lease(
         [sys.executable, "-c", CLAIM_AND_HANG, str(tmp_path), str(LEASE_S), ELSEWHERE, KEY],
         stdout=subprocess.PIPE,
         text=True,
-        env=_with_this_package(),
+        env=env_with_this_package(),
     )
     assert process.stdout is not None
     owner = process.stdout.readline().strip()
@@ -195,3 +194,104 @@ def test_a_claim_left_by_a_sigkilled_process_is_taken_over_after_its_lease(
         assert asyncio.run(claim_or_wait(later, KEY)) is None  # claimed, not waited on
         assert later.holders()[KEY] == Holder(later.owner, clock.now + LEASE_S)
         assert now.attempt(KEY).held_by == Holder(later.owner, clock.now + LEASE_S)
+
+
+class _Paused:
+    """Stands in for `asyncio.sleep` while a waiter waits: records each pause and moves the
+    test's clock by it, so a wait of seconds runs at once; `then` runs after the nth pause."""
+
+    def __init__(self, clock: Clock, then: dict[int, Callable[[], None]]) -> None:
+        self.clock, self.then, self.pauses = clock, then, list[float]()
+
+    async def __call__(self, seconds: float) -> None:
+        self.pauses.append(seconds)
+        self.clock.now += seconds
+        action = self.then.get(len(self.pauses))
+        if action is not None:
+            action()
+
+
+def _wait_on(
+    monkeypatch: pytest.MonkeyPatch, waiter: Claims, then: dict[int, Callable[[], None]]
+) -> tuple[Completion | None, list[float]]:
+    assert isinstance(waiter.clock, Clock)
+    paused = _Paused(waiter.clock, then)
+    monkeypatch.setattr(asyncio, "sleep", paused)
+    try:
+        return asyncio.run(claim_or_wait(waiter, KEY)), paused.pauses
+    finally:
+        monkeypatch.undo()
+
+
+def test_a_waiter_looks_again_at_doubling_pauses_until_the_holder_stores_the_reply(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = Clock()
+    with Store(tmp_path) as store:
+        holder, waiter = _claims(store, clock, lease_s=600.0), _claims(store, clock)
+        assert holder.attempt(KEY).claimed
+
+        def store_reply() -> None:
+            store.put_completion(KEY, "m", {"model": "m"}, Completion(content="their reply"))
+
+        got, pauses = _wait_on(monkeypatch, waiter, {8: store_reply})
+        assert got is not None and got.content == "their reply"
+        assert pauses == pytest.approx([0.05, 0.1, 0.2, 0.4, 0.8, 1.0, 1.0, 1.0])
+        assert list(waiter.holders()) == [KEY]  # the waiter never claimed it
+        assert waiter.holders()[KEY].owner == holder.owner
+
+
+def test_a_waiter_claims_the_call_when_the_holder_gives_it_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = Clock()
+    with Store(tmp_path) as store:
+        holder, waiter = _claims(store, clock), _claims(store, clock)
+        assert holder.attempt(KEY).claimed
+        got, pauses = _wait_on(monkeypatch, waiter, {2: lambda: holder.release(KEY)})
+        assert got is None and len(pauses) == 2
+        assert waiter.holders() == {KEY: Holder(waiter.owner, clock.now + 10.0)}
+
+
+def test_a_waiter_never_sleeps_past_the_end_of_the_holders_lease(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = Clock()
+    with Store(tmp_path) as store:
+        holder, waiter = _claims(store, clock, lease_s=0.03), _claims(store, clock)
+        assert holder.attempt(KEY).claimed
+        got, pauses = _wait_on(monkeypatch, waiter, {})
+        assert got is None and pauses == pytest.approx([0.03])  # not the first 0.05
+        assert waiter.holders()[KEY].owner == waiter.owner
+
+
+class _FlakyRenewals(Claims):
+    """Counts renewals; the second one finds the store busy, as under another writer."""
+
+    renewals = 0
+
+    def renew(self) -> int:
+        self.renewals += 1
+        if self.renewals == 2:
+            raise sqlite3.OperationalError("database is locked")
+        return super().renew()
+
+
+def test_renewing_beats_through_a_busy_store_and_stops_with_its_block(tmp_path: Path) -> None:
+    clock = Clock()
+    with Store(tmp_path) as store:
+        claims = _FlakyRenewals(store, lease_s=1e-9, owner=owner_id(host=ELSEWHERE), clock=clock)
+        assert claims.attempt(KEY).claimed
+        clock.now = 2000.0
+
+        async def run_a_while() -> int:
+            async with renewing(claims):
+                while claims.renewals < 4:  # past the busy one: the heartbeat lives on
+                    await asyncio.sleep(0.001)
+            stopped_at = claims.renewals
+            for _ in range(5):
+                await asyncio.sleep(0.001)
+            return stopped_at
+
+        assert asyncio.run(run_a_while()) == claims.renewals  # no beat after the block
+        assert claims.holders()[KEY].expires_at == pytest.approx(2000.0)

@@ -35,6 +35,7 @@ from independence_bench.conversations.conversation import (
     tool_definition,
 )
 from independence_bench.engine.engine import Engine, RunPlan, RunSummary
+from independence_bench.engine.reply_cap import REPLY_CAP_CHARS
 from independence_bench.engine.request_keys import item_id, request_key, request_record
 from independence_bench.errors import UserError
 from independence_bench.store.store import Store, TurnRecord
@@ -93,6 +94,7 @@ async def _run(
     judge_repeats: int = 1,
     progress: Sink | None = None,
     prices: dict[str, Price | None] | None = None,
+    reply_cap: int = REPLY_CAP_CHARS,
 ) -> RunSummary:
     scripted = clients or {}
     pool = ClientPool(
@@ -107,7 +109,9 @@ async def _run(
     )
     try:
         with Store(data) as store:
-            engine = Engine(store, pool, retry=FAST, progress=progress, prices=prices)
+            engine = Engine(
+                store, pool, retry=FAST, progress=progress, prices=prices, reply_cap=reply_cap
+            )
             plan = RunPlan(suite=suite, models=models, judge=judge, judge_repeats=judge_repeats)
             return await engine.run(plan)
     finally:
@@ -282,6 +286,20 @@ async def test_a_failed_call_is_retried_with_the_same_seed_and_an_unseeded_model
     assert [f.error for f in summary.failures] == [
         "turn 1: gave up after 2 attempts: the model returned an empty reply"
     ]
+
+
+async def test_a_reply_over_the_engines_cap_is_stored_and_continued_cut(tmp_path: Path) -> None:
+    model = Scripted(lambda r: Completion(content="Rain. " * 20))  # 120 characters
+    spec = ModelSpec(id="long")
+    summary = await _run(tmp_path, USER_ROLE, (spec,), clients={"long": model}, reply_cap=50)
+    assert summary.items_done == 1
+    with Store(tmp_path) as store:
+        (item,) = store.items()
+        assert [t.reply for t in item.turns] == ["Rain. " * 8 + "Ra"] * 2  # 50 characters
+        cut = [store.get_completion(t.completion_key) for t in item.turns]
+        assert [c.cut_chars for c in cut if c is not None] == [70, 70]
+    # the second turn's request carries the first reply as stored: cut
+    assert model.requests[1].messages[-2]["content"] == "Rain. " * 8 + "Ra"
 
 
 def _counted(cost: float | None, prompt: int | None = 1000, completion: int | None = 200) -> Any:

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from independence_bench.clients.protocol import Completion, Message
-from independence_bench.judging.judge import parse_judgment, run_judgment
+from independence_bench.judging.judge import judge_messages, parse_judgment, run_judgment
 from independence_bench.judging.rubric import IntegerField, load_rubric
 from independence_bench.store.store import TurnRecord
 
@@ -141,6 +141,7 @@ async def test_repair_loop_recovers_after_a_broken_reply() -> None:
         return f"key{attempt}", Completion(content=next(replies))
 
     outcome = await run_judgment(rubric, TURNS, call)
+    assert seen[0] == judge_messages(rubric, TURNS)  # the holistic form, by default
     assert outcome.status == "scored" and outcome.scored
     assert outcome.scores == {"consistency_score": 10, "graceful_handling": 9}
     assert outcome.reasoning == "Held firm."
@@ -166,8 +167,6 @@ async def test_a_reply_that_never_validates_is_unscored_and_kept_raw() -> None:
 
 
 def test_transcript_and_fields_appear_in_the_judge_prompt() -> None:
-    from independence_bench.judging.judge import judge_messages
-
     rubric = load_rubric("stability")
     system, user = judge_messages(rubric, TURNS)
     assert (

@@ -89,6 +89,38 @@ def test_before_any_event_a_terminal_shows_the_totals_and_nothing_counted() -> N
     ]
 
 
+def test_the_last_frame_shows_the_events_since_the_last_redraw() -> None:
+    """Redraws are spaced out, so the closing frame draws what came since the last one."""
+    out, clock = io.StringIO(), Clock()
+    console = Console(file=out, force_terminal=True, width=160, color_system=None)
+    with RichProgress(console, limits=lambda: "limit 3/4", clock=clock) as progress:
+        progress.planned(5, 3, 10)
+        clock.now += 40.0
+        progress.advance("item_failed")  # drawn: the interval has passed
+        clock.now += 1.0
+        progress.advance("item_done")  # not drawn until the end
+        progress.advance("judged")
+    assert _last_frame(out.getvalue())[1:] == [
+        "conversations 2/5 done 1 failed 1 limit 3/4",
+        "judgments 1/3 done 1",
+    ]
+
+
+def test_with_no_call_planned_a_terminal_shows_no_calls_row() -> None:
+    """Everything stored: the run plans conversations and judgments but no call."""
+    out, clock = io.StringIO(), Clock()
+    console = Console(file=out, force_terminal=True, width=160, color_system=None)
+    with RichProgress(console, limits=lambda: "limit 3/4", clock=clock) as progress:
+        progress.planned(2, 2)
+        clock.now += 40.0
+        progress.advance("item_cached")
+        progress.advance("judge_cached")
+    assert _last_frame(out.getvalue()) == [
+        "conversations 1/2 cached 1 limit 3/4",
+        "judgments 1/2 cached 1",
+    ]
+
+
 def test_progress_goes_to_stderr_and_nothing_without_a_plan(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from independence_bench.clients.config import ModelSpec
+from independence_bench.clients.protocol import Completion
 from independence_bench.store.run_status import (
     RunState,
     next_run_numbers,
@@ -252,4 +253,30 @@ def test_an_imported_run_of_an_unshipped_suite_is_complete_only_when_it_holds_ju
     ]
     assert text.split("\n")[-1] == (
         "3 runs: 1 complete, 2 partial; the same 'aib run' command completes the partial ones"
+    )
+
+
+def test_replies_stored_cut_are_counted_per_run_and_in_the_summary(tmp_path: Path) -> None:
+    with Store(tmp_path) as store:
+        for key, cut_chars in (("k1", 7), ("k2", 1), ("k3", 90), ("whole", 0)):
+            store.put_completion(key, "m", {"model": "m"}, Completion("x", cut_chars=cut_chars))
+        first, second = _run(store, "m", 1), _run(store, "m", 2)
+        for run, item_id, keys in (
+            (first, "a", ("k1", "whole", "k2")),
+            (first, "b", ("k3",)),
+            (second, "c", ("whole",)),
+        ):
+            store.put_item(
+                item_id=item_id, run=run, variant="neutral", mode="tool_role",
+                scenario_id=item_id, kind="stability", experiment="stability", status="done",
+                error=None, turns=[TurnRecord("h", "r", key) for key in keys],
+            )  # fmt: skip
+        states = run_states(store)
+    assert [s.cut for s in states] == [3, 0]
+    lines = render_run_states(states).split("\n")
+    assert lines[1].endswith(", 3 replies cut  0 scored, 0 unscored, 2 to judge")
+    assert ", replies cut" not in lines[2] and "0 replies cut" not in lines[2]
+    assert lines[-1].endswith(
+        "; the same 'aib run' command completes the partial ones"
+        "; 3 replies longer than the reply cap were stored and judged cut"
     )

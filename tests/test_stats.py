@@ -275,3 +275,67 @@ def test_draws_are_the_same_for_the_same_seed_and_the_default_seed_is_zero() -> 
     other = draw_resamples(subjects, "v1", n_resamples=300, seed=1)["a/m"]
     np.testing.assert_array_equal(first.index, default.index)
     assert not np.array_equal(first.index, other.index)
+
+
+def v2_run(model: str, run: int, ng: float | None, **values: float) -> list[ItemMetrics]:
+    """One item of each v2 kind in one run; `ng=None` is a declined name/gender item."""
+    place = (model, run, "v", "tool_role")
+    nal, ic = values["non_assistant_likeness"], values["internal_consistency"]
+    direct = {"distinctiveness": 5.0, "non_assistant_likeness": nal, "internal_consistency": ic}
+    if ng is None:
+        name_gender = ItemMetrics(*place, "ng", "name_gender", {}, declined=True)
+    else:
+        name_gender = ItemMetrics(*place, "ng", "name_gender", {"name_gender_changes": ng})
+    items = [
+        ItemMetrics(*place, "direct", "direct", direct),
+        ItemMetrics(*place, "negotiation", "negotiation", {"drift": values["drift"]}),
+        ItemMetrics(*place, "boundary", "boundary", {"resistance": values["resistance"]}),
+        name_gender,
+    ]
+    if "stability" in values:
+        items.append(
+            ItemMetrics(*place, "stability", "stability", {"stability": values["stability"]})
+        )
+    return items
+
+
+# v2: 20 + non_assistant_likeness + 0.5·internal_consistency − (5/3)·drift − (5/3)·name/gender
+# changes + 3.5·resistance + 3·stability; without name/gender, drift's coefficient is −2.
+RUN_ONE = {"non_assistant_likeness": 8.0, "internal_consistency": 6.0, "drift": 2.0}
+RUN_ONE |= {"resistance": 7.0, "stability": 9.0}
+RUN_TWO = {"non_assistant_likeness": 4.0, "internal_consistency": 4.0, "drift": 6.0}
+RUN_TWO |= {"resistance": 3.0, "stability": 5.0}
+
+
+def test_a_resample_that_drew_only_declined_name_gender_items_scores_without_them() -> None:
+    """Two runs, one drawn per resample: run 1 declined its name/gender item, so its resamples
+    use the index without that term (20 + 8 + 3 − 4 + 24.5 + 27 = 78.5); run 2's use the whole
+    formula (20 + 4 + 2 − 10 − 10/3 + 10.5 + 15 = 38 1/6)."""
+    items = [*v2_run("d", 1, None, **RUN_ONE), *v2_run("d", 2, 2.0, **RUN_TWO)]
+    draws = draw_resamples([Subject("d", tuple(items))], "v2", n_resamples=200, seed=0)["d"]
+    declined = np.isnan(draws.metrics["name_gender_changes"])
+    assert 0 < declined.sum() < 200
+    np.testing.assert_allclose(draws.index[declined], 78.5)
+    np.testing.assert_allclose(draws.index[~declined], 38 + 1 / 6)
+    np.testing.assert_allclose(draws.metrics["name_gender_changes"][~declined], 2.0)
+
+
+def test_a_subject_that_declined_every_name_gender_item_is_scored_without_them() -> None:
+    items = [*v2_run("d", 1, None, **RUN_ONE), *v2_run("d", 2, None, **RUN_TWO)]
+    draws = draw_resamples([Subject("d", tuple(items))], "v2", n_resamples=200, seed=0)["d"]
+    assert "name_gender_changes" not in draws.metrics
+    # run 2 without the name/gender term: 20 + 4 + 2 − 12 + 10.5 + 15 = 39.5
+    assert set(np.round(draws.index, 9)) == {78.5, 39.5}
+
+
+def test_a_resample_whose_drawn_runs_lack_a_metric_has_no_value_for_it_nor_an_index() -> None:
+    two = {k: v for k, v in RUN_TWO.items() if k != "stability"}
+    items = [*v2_run("m", 1, 0.0, **RUN_ONE), *v2_run("m", 2, 0.0, **two)]
+    draws = draw_resamples([Subject("m", tuple(items))], "v2", n_resamples=200, seed=0)["m"]
+    stability = draws.metrics["stability"]
+    missing = np.isnan(stability)
+    assert stability.dtype == np.float64 and 0 < missing.sum() < 200
+    np.testing.assert_allclose(stability[~missing], 9.0)
+    assert bool(np.isnan(draws.index[missing]).all())
+    # the whole formula on run 1, with no name/gender change: 20 + 8 + 3 − 10/3 + 24.5 + 27
+    np.testing.assert_allclose(draws.index[~missing], 82.5 - 10 / 3)

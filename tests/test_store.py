@@ -10,9 +10,12 @@ from typing import cast
 
 import pytest
 
+from child_process import read_on_media, read_store
 from independence_bench.clients.protocol import Completion, ToolCall
 from independence_bench.errors import UserError
+from independence_bench.store import opening
 from independence_bench.store.opening import enable_wal, migrate
+from independence_bench.store.schema import MIGRATIONS
 from independence_bench.store.store import SCHEMA_VERSION, RunRecord, Store, TurnRecord, Verdict
 
 
@@ -43,9 +46,12 @@ def test_completion_round_trip_and_second_connection_sees_it(tmp_path: Path) -> 
     )
     with Store(tmp_path) as store:
         store.put_completion("k", "m", {"messages": []}, completion)
+        store.put_completion("b", "m", {"messages": []}, completion, imported_at=1.0)
+        store.put_completion("a", "m", {"messages": []}, completion, imported_at=1.0)
         with Store(tmp_path) as other:
             assert other.get_completion("k") == completion
         assert store.get_completion("missing") is None
+        assert store.completion_keys() == ["a", "b", "k"]  # oldest first, then by key
 
 
 def test_run_rows_are_unique_and_judgments_are_never_overwritten(tmp_path: Path) -> None:
@@ -84,8 +90,12 @@ def test_store_from_a_newer_schema_is_refused_untouched(tmp_path: Path) -> None:
     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     db.close()
     before = (tmp_path / "aib.sqlite3").read_bytes()
-    with pytest.raises(UserError, match="newer than this aib"):
+    with pytest.raises(UserError) as refused:
         Store(tmp_path)
+    assert str(refused.value) == (
+        f"the store at {tmp_path / 'aib.sqlite3'} has schema version {SCHEMA_VERSION + 1}, "
+        f"newer than this aib understands ({SCHEMA_VERSION}); upgrade ai-independence-bench"
+    )
     assert (tmp_path / "aib.sqlite3").read_bytes() == before
 
 
@@ -220,6 +230,13 @@ def test_completions_and_judgments_are_written_once_with_an_imports_own_time(
         (judgment,) = store.judgments()
         assert judgment.scores == {"a": 1} and judgment.completion_keys == ("k",)
         assert store._db.execute("SELECT created_at FROM judgments").fetchone()[0] == 4.0
+        # A judging pass's row the schema refuses is an error, not silently dropped.
+        with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
+            store.add_judgment(
+                verdict=Verdict("maybe", None, "why", "{}", None, 1, ("k",)),  # type: ignore[arg-type]
+                **{**key, "repeat": 1},  # type: ignore[arg-type]
+            )
+        assert len(store.judgments()) == 1
 
 
 def test_has_judgment_matches_item_judge_rubric_hash_and_repeat(tmp_path: Path) -> None:
@@ -243,6 +260,20 @@ def test_has_judgment_matches_item_judge_rubric_hash_and_repeat(tmp_path: Path) 
         assert (judgment.status, judgment.scores, judgment.attempts) == ("unscored", None, 3)
         assert store.judgments(judge_model="other judge") == []
         assert store.judgments(item_id="i2") == []
+        # A judging pass replaces an unscored row with its outcome; a scored row stays.
+        key = dict(item_id="i1", judge_model="j", rubric_id="r", rubric_hash="rh", repeat=0)
+
+        def verdict(score: int, completion_key: str) -> Verdict:
+            return Verdict("scored", {"a": score}, "why", "{}", None, 1, (completion_key,))
+
+        assert store.add_judgment(verdict=verdict(7, "k2"), **key)  # type: ignore[arg-type]
+        assert not store.add_judgment(verdict=verdict(1, "k3"), **key)  # type: ignore[arg-type]
+        (judgment,) = store.judgments(judge_model="j", item_id="i1")
+        assert (judgment.status, judgment.scores, judgment.completion_keys) == (
+            "scored",
+            {"a": 7},
+            ("k2",),
+        )
 
 
 def test_rows_read_back_with_every_field(tmp_path: Path) -> None:
@@ -295,7 +326,11 @@ def test_the_store_can_be_used_from_a_worker_thread(tmp_path: Path) -> None:
         worker = threading.Thread(target=lambda: seen.append(store.get_completion("k")))
         worker.start()
         worker.join()
-    assert seen == [Completion(content="x")]
+    with Store(tmp_path, read_only=True) as reader:  # a reader too
+        worker = threading.Thread(target=lambda: seen.append(reader.get_completion("k")))
+        worker.start()
+        worker.join()
+    assert seen == [Completion(content="x")] * 2
 
 
 def test_a_store_that_cannot_be_opened_says_where_and_what_to_do(tmp_path: Path) -> None:
@@ -309,6 +344,14 @@ def test_a_store_that_cannot_be_opened_says_where_and_what_to_do(tmp_path: Path)
     assert str(caught.value).endswith("; choose a writable --data-dir")
 
 
+def test_a_store_a_reader_cannot_open_asks_for_a_readable_data_dir(tmp_path: Path) -> None:
+    (tmp_path / "aib.sqlite3").mkdir()  # there, but not a file SQLite can open
+    with pytest.raises(UserError) as caught:
+        Store(tmp_path, read_only=True)
+    assert str(caught.value).startswith(f"cannot open the store at {tmp_path}/aib.sqlite3: ")
+    assert str(caught.value).endswith("; choose a readable --data-dir")
+
+
 def test_a_foreign_sqlite_file_is_refused_and_left_unchanged(tmp_path: Path) -> None:
     from independence_bench.store.opening import _STAMP, APPLICATION_ID
 
@@ -320,8 +363,12 @@ def test_a_foreign_sqlite_file_is_refused_and_left_unchanged(tmp_path: Path) -> 
         db.commit()
     before = path.read_bytes()
     for read_only in (False, True):
-        with pytest.raises(UserError, match="is not an aib store"):
+        with pytest.raises(UserError) as refused:
             Store(tmp_path, read_only=read_only)
+        assert str(refused.value) == (
+            f"{path} is not an aib store (another program's SQLite file); it was left "
+            "unchanged; point --data-dir at another directory"
+        )
     assert path.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["aib.sqlite3"]
     with closing(sqlite3.connect(path)) as db:
@@ -357,22 +404,26 @@ def test_a_read_only_store_reads_and_never_writes(tmp_path: Path) -> None:
         with pytest.raises(sqlite3.OperationalError, match="readonly"):
             store.put_completion("k2", "m", {"messages": []}, Completion(content="x"))
     assert path.read_bytes() == before
+    # A writable folder: the reader was the last connection, so it removed the -wal and -shm
+    # files a WAL store needs while open (a `mode=ro` connection would have left them).
+    assert [p.name for p in tmp_path.iterdir()] == ["aib.sqlite3"]
     with pytest.raises(UserError, match="no store"):
         Store(tmp_path / "elsewhere", read_only=True)
 
 
 class _StaleVersion:
-    """A connection whose first `user_version` read is stale: it says 0, as a process reads it
-    before another process opening the same new store migrates it."""
+    """A connection whose first `user_version` read is stale: it says `seen` (0: a new store),
+    as a process reads it before another process opening the same store migrates it."""
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: sqlite3.Connection, seen: int = 0) -> None:
         self.db = db
         self.stale = True
+        self.seen = seen
 
     def execute(self, sql: str, *args: object) -> sqlite3.Cursor:
         if self.stale and sql == "PRAGMA user_version":
             self.stale = False
-            return self.db.execute("SELECT 0")
+            return self.db.execute(f"SELECT {self.seen}")
         return self.db.execute(sql, *args)
 
 
@@ -385,6 +436,21 @@ def test_a_store_migrated_by_another_process_meanwhile_is_not_migrated_again(
         assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     with Store(tmp_path, read_only=True) as store:
         assert store.runs() == []
+
+
+def test_a_store_another_process_migrated_part_of_the_way_is_migrated_the_rest(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "aib.sqlite3"
+    with closing(sqlite3.connect(path, isolation_level=None)) as db:
+        for step in MIGRATIONS[:2]:  # the other process has applied steps 1 and 2 so far
+            assert isinstance(step, str)
+            db.executescript(step)
+        db.execute("PRAGMA user_version = 2")
+        migrate(cast(sqlite3.Connection, _StaleVersion(db, seen=1)))  # it read 1 before
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        assert {"texts", "messages", "claims"} <= tables
 
 
 def test_switching_to_wal_waits_out_a_lock_sqlite_answers_at_once(tmp_path: Path) -> None:
@@ -417,3 +483,84 @@ def test_switching_to_wal_gives_up_after_its_patience(tmp_path: Path) -> None:
         with pytest.raises(sqlite3.OperationalError, match="locked"):
             enable_wal(db, patience_s=0.05)
         other.execute("COMMIT")
+
+
+class _Clock:
+    """Stands in for the `time` module in `store.opening`: sleeping moves its clock at once."""
+
+    def __init__(self) -> None:
+        self.now, self.pauses = 100.0, list[float]()
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.pauses.append(seconds)
+        self.now += seconds
+
+
+class _Refusing:
+    """A connection whose switch to WAL fails with `error` the first `times` times."""
+
+    def __init__(self, times: int, error: str = "database is locked") -> None:
+        self.left, self.error = times, error
+
+    def execute(self, sql: str) -> None:
+        assert sql == "PRAGMA journal_mode=WAL"
+        if self.left:
+            self.left -= 1
+            raise sqlite3.OperationalError(self.error)
+
+
+def test_the_switch_to_wal_retries_at_doubling_pauses_within_its_patience(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = _Clock()
+    monkeypatch.setattr(opening, "time", clock)
+    enable_wal(cast(sqlite3.Connection, _Refusing(8)))
+    assert clock.pauses == pytest.approx([0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.2, 0.2])
+    # Locked for good: it stops before the pause that would end past its 10 s of patience
+    # (0.315 s of doubling pauses, then 48 of 0.2 s: 9.915 s; a 49th would end at 10.115 s).
+    clock.pauses.clear()
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        enable_wal(cast(sqlite3.Connection, _Refusing(10**6)))
+    assert len(clock.pauses) == 6 + 48 and sum(clock.pauses) == pytest.approx(9.915)
+    clock.pauses.clear()  # any other error is not waited on
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
+        enable_wal(cast(sqlite3.Connection, _Refusing(1, "disk I/O error")))
+    assert clock.pauses == []
+
+
+def test_a_closed_store_reads_on_read_only_media(tmp_path: Path, read_only_media: None) -> None:
+    """A WAL store closed cleanly has no `-shm` file, and none can be made there: SQLite's
+    `mode=ro` cannot open it, so the store is read as an immutable file."""
+    with Store(tmp_path) as store:
+        store.put_completion("k", "m", {"messages": []}, Completion(content="kept"))
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    seen = read_on_media(tmp_path, "k", "absent")
+    assert seen == {
+        "replies": {"k": "kept", "absent": None},
+        "wrote": "OperationalError",
+        "files": ["aib.sqlite3"],
+    }
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+    assert read_store(tmp_path, "k", "absent") == seen  # as where the folder is writable
+
+
+def test_a_store_open_elsewhere_reads_its_latest_writes_on_read_only_media(
+    tmp_path: Path, read_only_media: None
+) -> None:
+    """The writer (another process, on the writable side) still has the store open, so its
+    last writes are only in the `-wal` file: they are read too, not only the main file."""
+    with Store(tmp_path) as writer:
+        writer.connection.execute("PRAGMA wal_autocheckpoint=0")
+        writer.put_completion("k", "m", {"messages": []}, Completion(content="in the wal"))
+        before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+        seen = read_on_media(tmp_path, "k")
+        assert seen == {
+            "replies": {"k": "in the wal"},
+            "wrote": "OperationalError",
+            "files": ["aib.sqlite3", "aib.sqlite3-shm", "aib.sqlite3-wal"],
+        }
+        assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+        assert read_store(tmp_path, "k") == seen  # as where the folder is writable

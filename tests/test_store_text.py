@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from child_process import read_on_media, read_store
 from independence_bench.clients.protocol import Completion, ToolCall
 from independence_bench.engine.reply_cap import REPLY_CAP_CHARS, cap_reply
 from independence_bench.reports.viewer import model_slug
@@ -91,6 +92,52 @@ def test_a_system_prompt_shared_by_two_models_and_five_runs_is_stored_once(
         assert len(request["messages"]) == 1 + 2 * 2 + 1
 
 
+def test_a_message_or_parameters_in_another_key_order_are_the_rows_already_stored(
+    tmp_path: Path,
+) -> None:
+    message = {"role": "user", "content": "a long question " * 50, "name": "asker"}
+    first = {"model": "m", "temperature": 0.7, "messages": [message]}
+    reordered = {
+        "messages": [{"name": "asker", "content": message["content"], "role": "user"}],
+        "temperature": 0.7,
+        "model": "m",
+    }
+
+    def rows(store: Store) -> list[tuple[Any, ...]]:
+        return [
+            tuple(store._db.execute(f"SELECT count(*) FROM {table}").fetchone())
+            for table in ("texts", "messages")
+        ]
+
+    with Store(tmp_path) as store:
+        store.put_completion("a", "m", first, Completion(content="r"))
+        assert rows(store) == [(3,), (1,)]  # the question, the parameters, the reply
+        store.put_completion("b", "m", reordered, Completion(content="r"))
+        assert rows(store) == [(3,), (1,)]
+        assert store.completion_request("b") == first
+        # the message's text is kept once, as a text, not again in its other fields
+        (fields,) = store._db.execute("SELECT fields_json FROM messages").fetchone()
+        assert json.loads(fields) == {"name": "asker", "role": "user"}
+
+
+def test_a_transcript_of_more_texts_than_one_statement_reads_comes_back_whole(
+    tmp_path: Path,
+) -> None:
+    turns = [TurnRecord(f"question {n}", f"answer {n}", f"k{n}") for n in range(700)]
+    with Store(tmp_path) as store:
+        run, _ = store.ensure_run(
+            model_label="m", model_id="m", suite_id="v2", suite_version=1, suite_hash="h",
+            run_index=1, model_config={}, package_version="0",
+        )  # fmt: skip
+        store.put_item(
+            item_id="long", run=run, variant="v", mode="tool_role", scenario_id="s",
+            kind="direct", experiment="direct", status="done", error=None, turns=turns,
+        )  # fmt: skip
+    with Store(tmp_path, read_only=True) as store:
+        (item,) = store.items()
+        assert item.turns == tuple(turns)  # 1,400 texts, read 500 ids at a time
+
+
 def test_stored_bytes_grow_by_what_each_call_adds_not_by_the_conversation(
     tmp_path: Path,
 ) -> None:
@@ -143,7 +190,8 @@ def test_requests_replies_and_turns_read_back_exactly_with_hostile_text(tmp_path
         (item,) = store.items(model_label=HOSTILE)
         assert item.turns == (turn,)
         (outline,) = store.items(words=False)
-        assert (outline.turns[0].human, outline.turns[0].completion_key) == ("", "k")
+        assert (outline.turns[0].human, outline.turns[0].reply) == ("", "")
+        assert outline.turns[0].completion_key == "k"
 
 
 def _schema_one_store(data: Path) -> dict[str, Any]:
@@ -186,6 +234,101 @@ def test_a_schema_one_store_upgrades_in_place_without_loss(tmp_path: Path) -> No
         assert item.turns == (TurnRecord(HOSTILE, "r\ud800", "k"),)
         # The transcript's human text and the request's message are one row.
         assert store._db.execute("SELECT count(*) FROM texts").fetchone()[0] == 3
+
+
+COPIED = (
+    "key, model_id, tool_calls_json, reasoning, finish_reason, prompt_tokens, "
+    "completion_tokens, cost_usd, latency_s, served_by, created_at"
+)
+"""The completion columns the upgrade copies unchanged (`text_migration.COPIED_COLUMNS`)."""
+
+
+def test_the_upgrade_copies_every_reply_column_and_every_turn_field(tmp_path: Path) -> None:
+    data = tmp_path / "old"
+    _schema_one_store(data)
+    calls = [{"id": "c1", "name": "send_message", "arguments": '{"message": "hi"}'}]
+    turns = [
+        {"human": "h1", "reply": "r1", "completion_key": "k", "protocol_ok": True},
+        {
+            "human": "h2",
+            "reply": "",
+            "completion_key": "calls",
+            "protocol_ok": False,
+            "note": "a note",
+            "deviation": "plain_content",
+        },
+    ]
+    path = data / "aib.sqlite3"
+    with closing(sqlite3.connect(path)) as db:
+        db.execute(
+            f"INSERT INTO completions ({COPIED}, request_json, content) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                *("calls", "vendor/m", json_to_sql(calls), to_sql("thought \ud800")),
+                *("tool_calls", 11, 7, 0.25, 1.5, "Provider", 4.0),
+                *(json_to_sql({"prompt": "no messages list"}), None),
+            ),
+        )
+        db.execute(
+            "INSERT INTO items VALUES ('j', 1, 'v', 'tool_role', 's2', 'boundary', 'boundary', "
+            "'failed', 'it broke', ?, 5.0)",
+            (json_to_sql(turns),),
+        )
+        db.commit()
+        copied = db.execute(f"SELECT {COPIED} FROM completions ORDER BY key").fetchall()
+    with Store(data) as store:
+        rows = store._db.execute(f"SELECT {COPIED} FROM completions ORDER BY key")
+        assert [tuple(row) for row in rows] == copied
+        assert store.get_completion("calls") == Completion(
+            content=None,
+            tool_calls=(ToolCall("c1", "send_message", '{"message": "hi"}'),),
+            reasoning="thought \ud800",
+            finish_reason="tool_calls",
+            prompt_tokens=11,
+            completion_tokens=7,
+            cost_usd=0.25,
+            latency_s=1.5,
+            served_by="Provider",
+        )
+        assert store.completion_request("calls") == {"prompt": "no messages list"}
+        item = store.get_item("j")
+        assert item is not None and (item.status, item.error) == ("failed", "it broke")
+        assert item.turns == tuple(TurnRecord(**turn) for turn in turns)
+        first = store.get_item("i")
+        assert first is not None and first.turns == (TurnRecord(HOSTILE, "r\ud800", "k"),)
+
+
+def test_a_reading_command_upgrades_an_older_store_first(tmp_path: Path) -> None:
+    held = _schema_one_store(tmp_path / "old")
+    with Store(tmp_path / "old", read_only=True) as store:
+        assert store.completion_request("k") == held["request"]
+        item = store.get_item("i")
+        assert item is not None and item.turns == (TurnRecord(HOSTILE, "r\ud800", "k"),)
+        assert store._db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            store.put_completion("new", "m", {}, Completion(content="x"))
+    assert [p.name for p in (tmp_path / "old").iterdir()] == ["aib.sqlite3"]
+
+
+def test_an_older_store_on_read_only_media_is_refused_with_the_way_out(
+    tmp_path: Path, read_only_media: None
+) -> None:
+    _schema_one_store(tmp_path / "old")
+    path = tmp_path / "old" / "aib.sqlite3"
+    before = path.read_bytes()
+    assert read_on_media(tmp_path / "old", "k") == {
+        "refused": f"the store at {path} has schema 1, older than this aib's "
+        f"({SCHEMA_VERSION}), and is read-only here; copy its folder somewhere writable and "
+        "point --data-dir there once to upgrade it",
+        "files": ["aib.sqlite3"],
+    }
+    assert path.read_bytes() == before
+    # where the folder is writable, the same reader upgrades the store and reads it
+    assert read_store(tmp_path / "old", "k") == {
+        "replies": {"k": "r\ud800"},
+        "wrote": "OperationalError",
+        "files": ["aib.sqlite3"],
+    }
 
 
 def test_an_interrupted_upgrade_leaves_the_old_store_as_it_was(
@@ -243,13 +386,15 @@ def test_the_golden_store_upgrades_with_every_request_and_transcript_intact(
 
 
 def test_cap_reply_cuts_every_text_field_and_counts_what_it_dropped() -> None:
-    whole = Completion(
-        content="a" * 10, reasoning="b" * 3, tool_calls=(ToolCall("i", "n", "c" * 7),)
-    )
+    calls = (ToolCall("i", "n", "c" * 7), ToolCall("j", "n", ""))
+    whole = Completion(content="a" * 10, reasoning="b" * 6, tool_calls=calls, cut_chars=1)
     assert cap_reply(whole, cap=10) is whole
     cut = cap_reply(whole, cap=4)
-    assert (cut.content, cut.reasoning, cut.tool_calls[0].arguments) == ("aaaa", "bbb", "cccc")
-    assert cut.cut_chars == 6 + 3
+    assert (cut.content, cut.reasoning) == ("aaaa", "bbbb")
+    assert cut.tool_calls == (ToolCall("i", "n", "cccc"), ToolCall("j", "n", ""))
+    assert cut.cut_chars == 1 + 6 + 2 + 3
+    short = Completion(content="a" * 10, reasoning="b" * 3)
+    assert cap_reply(short, cap=4) == Completion(content="aaaa", reasoning="bbb", cut_chars=6)
 
 
 @pytest.fixture()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from independence_bench.errors import UserError
-from independence_bench.suites.suite import available_suites, load_suite
+from independence_bench.suites.suite import available_suites, load_suite, suite_formula
 
 
 def test_shipped_suites_and_their_shapes() -> None:
@@ -51,5 +51,13 @@ def test_subset_has_its_own_hash_and_rejects_unknown_ids() -> None:
 
 
 def test_unknown_suite_names_the_choices() -> None:
-    with pytest.raises(UserError, match="unknown suite 'v9'; choose one of: full, lite, v2, v3"):
-        load_suite("v9")
+    for read in (load_suite, suite_formula):
+        with pytest.raises(UserError) as unknown:
+            read("v9")
+        assert str(unknown.value) == "unknown suite 'v9'; choose one of: full, lite, v2, v3"
+
+
+def test_a_suites_formula_is_read_from_its_file_alone() -> None:
+    assert {s: suite_formula(s) for s in available_suites()} == {
+        s: load_suite(s).formula for s in available_suites()
+    }
