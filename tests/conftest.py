@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from child_process import read_only_mounts_problem
+from cli_home import clear_user_variables
 from independence_bench.cli.main import main
 from independence_bench.testing.mock_server import MockConfig, MockServer
 
@@ -41,9 +42,7 @@ class CliResult:
 @pytest.fixture()
 def aib(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path):  # type: ignore[no-untyped-def]
     """Run the `aib` CLI in-process in an empty working directory with no API keys."""
-    monkeypatch.chdir(tmp_path)
-    for name in ("OPENROUTER_API_KEY", "AIB_API_KEY", "AIB_DATA_DIR"):
-        monkeypatch.delenv(name, raising=False)
+    clear_user_variables(monkeypatch, tmp_path)
 
     def run(*args: str) -> CliResult:
         code = main(list(args))

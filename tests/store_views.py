@@ -9,12 +9,12 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
-from independence_bench.store.store import Store
+from independence_bench.store.store import ItemRecord, Store, TurnRecord
 from independence_bench.testing.mock_behaviours import request_fingerprint
 
 
@@ -23,6 +23,24 @@ def connect(data: Path) -> Iterator[sqlite3.Connection]:
     """A connection to the store file, closed afterwards (so no -wal/-shm file lingers)."""
     with closing(sqlite3.connect(data / "aib.sqlite3")) as db:
         yield db
+
+
+def store_as_failed(
+    store: Store, item: ItemRecord, error: str, turns: Sequence[TurnRecord]
+) -> None:
+    """Store `item` again as failed with `error` and `turns`: a run that stopped part-way."""
+    store.put_item(
+        item_id=item.id,
+        run=item.run,
+        variant=item.variant,
+        mode=item.mode,
+        scenario_id=item.scenario_id,
+        kind=item.kind,
+        experiment=item.experiment,
+        status="failed",
+        error=error,
+        turns=turns,
+    )
 
 
 def item_statuses(data: Path) -> dict[str, tuple[str, str | None]]:

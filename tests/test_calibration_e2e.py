@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from cli_home import cli_home
 from independence_bench.cli.main import main
 from independence_bench.store.store import Store
 from independence_bench.testing.mock_server import MockConfig, MockServer
@@ -30,10 +31,7 @@ MODELS = "scripted-firm,scripted-plain,scripted-caving"
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, MockServer]]:
     root = tmp_path_factory.mktemp("calibration")
-    with pytest.MonkeyPatch.context() as patch, MockServer(MockConfig()) as server:
-        patch.chdir(root)
-        for name in ("OPENROUTER_API_KEY", "AIB_API_KEY", "AIB_DATA_DIR"):
-            patch.delenv(name, raising=False)
+    with cli_home(root), MockServer(MockConfig()) as server:
         data, url = root / "data", server.base_url
         run = ("run", "--models", MODELS, "--judge", REFERENCE, "--base-url", url)
         assert main([*run, "--runs", "1", "--data-dir", str(data)]) == 0

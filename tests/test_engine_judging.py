@@ -21,6 +21,7 @@ from independence_bench.judging.rubric import load_rubric
 from independence_bench.store.store import Store
 from independence_bench.suites.suite import load_suite
 from independence_bench.testing.mock_server import MockServer
+from store_views import store_as_failed
 
 SUITE = load_suite("v2").subset(["stability_weather"])
 """One conversation of two turns, judged with the stability rubric."""
@@ -268,18 +269,7 @@ async def test_only_finished_items_are_judged(
     if failed:
         with Store(tmp_path) as store:
             (item,) = store.items()
-            store.put_item(
-                item_id=item.id,
-                run=item.run,
-                variant=item.variant,
-                mode=item.mode,
-                scenario_id=item.scenario_id,
-                kind=item.kind,
-                experiment=item.experiment,
-                status="failed",
-                error="turn 2: boom",
-                turns=item.turns[:1],
-            )
+            store_as_failed(store, item, "turn 2: boom", item.turns[:1])
     judge = ScriptedJudge(GOOD)
     pool = ClientPool(env={}, factories=(lambda s: ("judge", judge, 4),))
     try:

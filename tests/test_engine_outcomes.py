@@ -145,6 +145,17 @@ EXPECTED_FAILURES = [
     Failure("mute run 1 stability_weather", EMPTY),
 ]
 
+EXPECTED_OUTCOMES = {
+    "items_done": 8,
+    "items_failed": 2,
+    "items_skipped": 2,
+    "judged": 2,
+    "judge_unscored": 2,
+    "judge_failed": 2,
+    "judge_skipped": 2,
+}
+"""The run summary's outcome counts of these models, whether their calls are sent or read back."""
+
 
 async def test_each_outcome_is_counted_once_per_conversation_judgment_and_call(
     tmp_path: Path,
@@ -153,16 +164,7 @@ async def test_each_outcome_is_counted_once_per_conversation_judgment_and_call(
     summary = await _run(tmp_path, guard, sink, judge)
     # answered: 4 turns each of steady, vague, fog, snow; judge calls: steady 2, vague 2 × 3
     # (the first answer and two repairs); failed: mute's two first turns, the judge on fog
-    assert _counts(summary) == {
-        "items_done": 8,
-        "items_failed": 2,
-        "items_skipped": 2,
-        "judged": 2,
-        "judge_unscored": 2,
-        "judge_failed": 2,
-        "judge_skipped": 2,
-        "calls": 24,
-    }
+    assert _counts(summary) == {**EXPECTED_OUTCOMES, "calls": 24}
     assert _failures(summary) == EXPECTED_FAILURES
     assert sink.plans == [(12, 12, 36)]  # 6 models × 2 conversations; 2 turns + 1 judge call
     assert sink.events == Counter(
@@ -207,16 +209,7 @@ async def test_a_repeat_reads_every_answered_call_from_the_store(tmp_path: Path)
     summary = await _run(tmp_path, guard, sink, judge)
     # 16 subject turns and 8 judge replies come from the store; mute and the judge on fog fail
     # again, broke and the judge on snow are refused again
-    assert _counts(summary) == {
-        "items_done": 8,
-        "items_failed": 2,
-        "items_skipped": 2,
-        "judged": 2,
-        "judge_unscored": 2,
-        "judge_failed": 2,
-        "judge_skipped": 2,
-        "cached_calls": 24,
-    }
+    assert _counts(summary) == {**EXPECTED_OUTCOMES, "cached_calls": 24}
     assert _failures(summary) == EXPECTED_FAILURES
     assert sink.events == Counter(
         item_done=8,

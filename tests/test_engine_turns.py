@@ -42,6 +42,7 @@ from independence_bench.store.store import Store, TurnRecord
 from independence_bench.suites.suite import Suite, load_suite
 from independence_bench.testing.mock_behaviours import FIRM_FIRST_REPLY, FIRM_LATER_REPLY
 from independence_bench.testing.mock_server import MockServer
+from store_views import store_as_failed
 
 _V2 = load_suite("v2").subset(["stability_weather"])
 BOTH_MODES = Suite(**{**_V2.model_dump(), "delivery_modes": ("tool_role", "user_role")})
@@ -255,18 +256,7 @@ async def test_an_empty_reply_of_a_seeded_model_is_asked_again_with_the_next_see
             assert turn.completion_key == request_key(replace(request, seed=5), sample="run1")
             assert store.completion_request(turn.completion_key)["seed"] == 6
     with Store(tmp_path) as store:
-        store.put_item(
-            item_id=item.id,
-            run=item.run,
-            variant=item.variant,
-            mode=item.mode,
-            scenario_id=item.scenario_id,
-            kind=item.kind,
-            experiment=item.experiment,
-            status="failed",
-            error="turn 3: forgotten",
-            turns=[],
-        )
+        store_as_failed(store, item, "turn 3: forgotten", [])
     again = await _run(tmp_path, USER_ROLE, (spec,), clients={"seeded": model})
     assert (again.items_done, again.calls, again.cached_calls) == (1, 0, 2)
     assert len(model.requests) == 4

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from cli_home import cli_home
 from independence_bench.cli.main import main
 from independence_bench.reports.insights import flag_of
 from independence_bench.stats.analysis import ItemDifficulty
@@ -49,10 +50,7 @@ def _ok(*args: str) -> None:
 @pytest.fixture(scope="module")
 def stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stores]:
     root = tmp_path_factory.mktemp("insights")
-    with pytest.MonkeyPatch.context() as patch, MockServer(MockConfig()) as server:
-        patch.chdir(root)
-        for name in ("OPENROUTER_API_KEY", "AIB_API_KEY", "AIB_DATA_DIR"):
-            patch.delenv(name, raising=False)
+    with cli_home(root), MockServer(MockConfig()) as server:
         (root / "models.yaml").write_text(
             f"models:\n  - id: {FIRM}\n  - id: {FIRM}\n    temperature: 1.0\n  - id: {CAVING}\n",
             "utf-8",

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from cli_home import cli_home
 from independence_bench.cli.main import main
 from independence_bench.clients.config import LOCAL_JUDGE_FORM, ModelSpec
 from independence_bench.errors import UserError
@@ -30,10 +31,7 @@ MODELS = "scripted-firm,scripted-caving"
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
     root = tmp_path_factory.mktemp("judge-form")
-    with pytest.MonkeyPatch.context() as patch, MockServer(MockConfig()) as server:
-        patch.chdir(root)
-        for name in ("OPENROUTER_API_KEY", "AIB_API_KEY", "AIB_DATA_DIR"):
-            patch.delenv(name, raising=False)
+    with cli_home(root), MockServer(MockConfig()) as server:
         data, url = root / "data", server.base_url
         run = ("run", "--models", MODELS, "--judge", JUDGE, "--base-url", url, "--suite", "lite")
         assert main([*run, "--runs", "1", "--data-dir", str(data)]) == 0

@@ -44,6 +44,13 @@ EVENTS = (
 conversations (two done, one each cached, failed, skipped) and two judgments."""
 
 
+def _console(out: io.StringIO, *, terminal: bool) -> Console:
+    """A console writing to `out`: a 160-column terminal, or an 80-column log file."""
+    return Console(
+        file=out, force_terminal=terminal, width=160 if terminal else 80, color_system=None
+    )
+
+
 def _play(console: Console, clock: Clock) -> None:
     with RichProgress(console, limits=lambda: "limit 3/4", clock=clock) as progress:
         progress.planned(5, 3, 10)
@@ -66,7 +73,7 @@ def _last_frame(output: str) -> list[str]:
 
 def test_a_terminal_shows_every_outcome_count_the_pending_calls_and_the_eta() -> None:
     out = io.StringIO()
-    _play(Console(file=out, force_terminal=True, width=160, color_system=None), Clock())
+    _play(_console(out, terminal=True), Clock())
     # 40 s for 1 answered call; 10 planned - 1 answered - 2 cached = 7 left: 280 s
     assert _last_frame(out.getvalue()) == [
         "calls 3/10 1 pending 1 answered 2 cached 2 failed ETA 4:40",
@@ -79,7 +86,7 @@ def test_a_terminal_shows_every_outcome_count_the_pending_calls_and_the_eta() ->
 
 def test_before_any_event_a_terminal_shows_the_totals_and_nothing_counted() -> None:
     out = io.StringIO()
-    console = Console(file=out, force_terminal=True, width=160, color_system=None)
+    console = _console(out, terminal=True)
     with RichProgress(console, limits=lambda: "limit 3/4", clock=Clock()) as progress:
         progress.planned(5, 3, 10)
     assert _last_frame(out.getvalue()) == [
@@ -92,7 +99,7 @@ def test_before_any_event_a_terminal_shows_the_totals_and_nothing_counted() -> N
 def test_the_last_frame_shows_the_events_since_the_last_redraw() -> None:
     """Redraws are spaced out, so the closing frame draws what came since the last one."""
     out, clock = io.StringIO(), Clock()
-    console = Console(file=out, force_terminal=True, width=160, color_system=None)
+    console = _console(out, terminal=True)
     with RichProgress(console, limits=lambda: "limit 3/4", clock=clock) as progress:
         progress.planned(5, 3, 10)
         clock.now += 40.0
@@ -109,7 +116,7 @@ def test_the_last_frame_shows_the_events_since_the_last_redraw() -> None:
 def test_with_no_call_planned_a_terminal_shows_no_calls_row() -> None:
     """Everything stored: the run plans conversations and judgments but no call."""
     out, clock = io.StringIO(), Clock()
-    console = Console(file=out, force_terminal=True, width=160, color_system=None)
+    console = _console(out, terminal=True)
     with RichProgress(console, limits=lambda: "limit 3/4", clock=clock) as progress:
         progress.planned(2, 2)
         clock.now += 40.0
@@ -136,7 +143,7 @@ def test_progress_goes_to_stderr_and_nothing_without_a_plan(
 
 def test_a_log_gets_a_line_at_the_first_event_every_interval_and_at_the_end() -> None:
     out = io.StringIO()
-    _play(Console(file=out, force_terminal=False, width=80, color_system=None), Clock())
+    _play(_console(out, terminal=False), Clock())
     assert out.getvalue().splitlines() == [
         "progress: calls: 1 pending  0 answered  0 cached  ETA after the first call; "
         "conversations 0/5; judgments 0/3",
@@ -152,7 +159,7 @@ def test_a_log_gets_a_line_at_the_first_event_every_interval_and_at_the_end() ->
 def test_a_log_line_waits_for_the_interval() -> None:
     out = io.StringIO()
     clock = Clock()
-    console = Console(file=out, force_terminal=False, width=80, color_system=None)
+    console = _console(out, terminal=False)
     with RichProgress(console, clock=clock) as progress:
         progress.planned(3, 0)
         clock.now = 0.0
@@ -172,7 +179,7 @@ def test_a_log_line_waits_for_the_interval() -> None:
 def test_the_eta_counts_from_the_first_call_sent_and_cached_calls_are_not_left() -> None:
     out = io.StringIO()
     clock = Clock(0.0)  # a clock that starts at zero still marks the first call
-    console = Console(file=out, force_terminal=False, width=80, color_system=None)
+    console = _console(out, terminal=False)
     with RichProgress(console, clock=clock) as progress:
         progress.planned(0, 0, 6)
         clock.now = 100.0

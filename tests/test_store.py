@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from contextlib import closing
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import cast
 
@@ -453,25 +454,10 @@ def test_a_store_another_process_migrated_part_of_the_way_is_migrated_the_rest(
         assert {"texts", "messages", "claims"} <= tables
 
 
-def test_switching_to_wal_waits_out_a_lock_sqlite_answers_at_once(tmp_path: Path) -> None:
-    """A second process's shared lock makes the switch fail at once, busy handler or not (the
-    deadlock of two processes opening one new store); the switch tries again until it is free."""
-    path = tmp_path / "new.sqlite3"
-    with (
-        closing(sqlite3.connect(path, isolation_level=None, check_same_thread=False)) as other,
-        closing(sqlite3.connect(path, isolation_level=None, timeout=0)) as db,
-    ):
-        other.execute("CREATE TABLE t (x)")
-        other.execute("BEGIN")
-        other.execute("SELECT * FROM t").fetchall()  # holds a shared lock
-        with pytest.raises(sqlite3.OperationalError, match="locked"):
-            db.execute("PRAGMA journal_mode=WAL")
-        threading.Timer(0.2, lambda: other.execute("COMMIT")).start()
-        enable_wal(db)
-        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-
-
-def test_switching_to_wal_gives_up_after_its_patience(tmp_path: Path) -> None:
+@contextmanager
+def _shared_lock_held(tmp_path: Path) -> Iterator[tuple[sqlite3.Connection, sqlite3.Connection]]:
+    """(other, db) on a new file: `other` holds a shared lock in an open read transaction, and
+    `db` has no busy timeout, so a switch to WAL on `db` fails at once while the lock is held."""
     path = tmp_path / "new.sqlite3"
     with (
         closing(sqlite3.connect(path, isolation_level=None, check_same_thread=False)) as other,
@@ -480,6 +466,22 @@ def test_switching_to_wal_gives_up_after_its_patience(tmp_path: Path) -> None:
         other.execute("CREATE TABLE t (x)")
         other.execute("BEGIN")
         other.execute("SELECT * FROM t").fetchall()
+        yield other, db
+
+
+def test_switching_to_wal_waits_out_a_lock_sqlite_answers_at_once(tmp_path: Path) -> None:
+    """A second process's shared lock makes the switch fail at once, busy handler or not (the
+    deadlock of two processes opening one new store); the switch tries again until it is free."""
+    with _shared_lock_held(tmp_path) as (other, db):
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            db.execute("PRAGMA journal_mode=WAL")
+        threading.Timer(0.2, lambda: other.execute("COMMIT")).start()
+        enable_wal(db)
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_switching_to_wal_gives_up_after_its_patience(tmp_path: Path) -> None:
+    with _shared_lock_held(tmp_path) as (other, db):
         with pytest.raises(sqlite3.OperationalError, match="locked"):
             enable_wal(db, patience_s=0.05)
         other.execute("COMMIT")
