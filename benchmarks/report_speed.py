@@ -32,6 +32,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from child_timing import timed_run
+
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
 
@@ -61,13 +63,7 @@ def fill_store(data_dir: Path, models: int, runs: int) -> None:
 
 def run_timed(args: list[str]) -> tuple[float, float]:
     """Wall and CPU seconds of `python -m independence_bench ARGS`, start to exit."""
-    command = [sys.executable, "-m", "independence_bench", *args]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    wall = time.perf_counter()
-    subprocess.run(command, check=True, env=ENV, stdout=subprocess.DEVNULL)
-    wall = time.perf_counter() - wall
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    wall, cpu, _ = timed_run([sys.executable, "-m", "independence_bench", *args], ENV)
     return wall, cpu
 
 

@@ -23,12 +23,9 @@ import argparse
 import json
 import os
 import platform
-import resource
-import subprocess
 import sys
 import tempfile
 import threading
-import time
 import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -39,6 +36,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from child_timing import timed_run, without_api_keys
 from throughput import mock_servers, server_request_count
 
 from independence_bench.conversations.conversation import (
@@ -187,23 +185,9 @@ def baseline_main(url: str, models: int, runs: int, out: str) -> None:
         thread.join()
 
 
-def _timed(command: Sequence[str], env: dict[str, str]) -> tuple[float, float]:
-    """Wall seconds from process start to exit, and the process's CPU seconds."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    completed = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if completed.returncode != 0:
-        tail = (completed.stderr or completed.stdout)[-2000:]
-        raise RuntimeError(f"{command[:3]} exited {completed.returncode}: {tail}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu
-
-
 def measure(url: str, models: int, runs: int, work: Path) -> tuple[Side, Side]:
     """(aib run, threaded baseline) for one size against the server at `url`."""
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENROUTER_API_KEY", "AIB_API_KEY")}
+    env = without_api_keys()
     config = work / "models.yaml"
     entries = [{"id": mid, "label": label, "seed": seed} for label, mid, seed in _models(models)]
     config.write_text(yaml.safe_dump({"models": entries}), encoding="utf-8")
@@ -211,12 +195,12 @@ def measure(url: str, models: int, runs: int, work: Path) -> tuple[Side, Side]:
     command = [*aib, "run", "--config", str(config), "--judge", JUDGE, "--base-url", url]
     command += ["--runs", str(runs), "--data-dir", str(work / "store")]
     before = server_request_count(url)
-    wall, cpu = _timed(command, env)
+    wall, cpu, _ = timed_run(command, env)
     ours = Side(wall, cpu, server_request_count(url) - before)
 
     before = server_request_count(url)
     script = [sys.executable, __file__, "--baseline", url, str(models), str(runs)]
-    wall, cpu = _timed([*script, str(work / "files")], env)
+    wall, cpu, _ = timed_run([*script, str(work / "files")], env)
     theirs = Side(wall, cpu, server_request_count(url) - before)
     return ours, theirs
 

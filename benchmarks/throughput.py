@@ -35,7 +35,6 @@ import os
 import platform
 import resource
 import sqlite3
-import subprocess
 import sys
 import tempfile
 import time
@@ -45,6 +44,8 @@ from concurrent.futures import ProcessPoolExecutor
 from contextlib import ExitStack, closing, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
+
+from child_timing import timed_run, without_api_keys
 
 from independence_bench.clients.protocol import Completion
 from independence_bench.reports.leaderboard import load_leaderboard
@@ -316,20 +317,6 @@ def measure(config: BenchConfig, base_urls: Sequence[str]) -> Measurement:
         return executor.submit(_measure_in_child, config, list(base_urls)).result()
 
 
-def _timed_process(argv: Sequence[str]) -> tuple[float, float, str]:
-    """Wall seconds from process start to exit, the process's CPU seconds, and its stdout."""
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENROUTER_API_KEY", "AIB_API_KEY")}
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != 0:
-        raise RuntimeError(f"aib run exited {done.returncode}: {done.stderr[-2000:]}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, done.stdout
-
-
 def measure_command(config: BenchConfig, base_urls: Sequence[str]) -> CommandMeasurement:
     """`aib run` as a new process (default settings unless `config.concurrency` is set), then
     the same command again with everything stored."""
@@ -348,9 +335,9 @@ def measure_command(config: BenchConfig, base_urls: Sequence[str]) -> CommandMea
             return chats, chats + sum(server_models_listings(url) for url in base_urls)
 
         chats, _ = requests()
-        wall, cpu, first = _timed_process(argv)
+        wall, cpu, first = timed_run(argv, without_api_keys())
         after_chats, after_all = requests()
-        rerun_wall, rerun_cpu, again = _timed_process(argv)
+        rerun_wall, rerun_cpu, again = timed_run(argv, without_api_keys())
         _, rerun_all = requests()
     return CommandMeasurement(
         calls=after_chats - chats,
