@@ -88,20 +88,14 @@ def is_local_model(model: str) -> bool:
     return model.startswith(("embedded:", "gguf:", "hf:"))
 
 
-def resolve_gguf(
-    model: str,
-    cache_dir: Path,
-    *,
-    search_path: Sequence[str] | None = None,
-    notify: Notify | None = None,
-) -> Path:
+def resolve_gguf(model: str, cache_dir: Path, *, notify: Notify | None = None) -> Path:
     """The GGUF file behind an `embedded:`, `gguf:` or `hf:` model name, built or fetched once."""
     if model.startswith("embedded:"):
         weights = embedded_models().get(model)
         if weights is None:
             known = ", ".join(embedded_models())
             raise UserError(f"unknown embedded model {model!r}; known: {known}")
-        return assemble_weights(weights, cache_dir, search_path=search_path, notify=notify)
+        return assemble_weights(weights, cache_dir, notify=notify)
     if model.startswith("gguf:"):
         return check_gguf_file(Path(model.removeprefix("gguf:")).expanduser())
     if model.startswith("hf:"):
