@@ -17,7 +17,7 @@ import time
 
 from independence_bench.scoring.scoring import ItemMetrics
 from independence_bench.stats.intervals import bootstrap_models
-from independence_bench.stats.stats import DEFAULT_RESAMPLES
+from independence_bench.stats.resampling import DEFAULT_RESAMPLES, Resampling
 from independence_bench.suites.suite import load_suite
 
 
@@ -58,7 +58,7 @@ def time_bootstrap(models: int, runs: int, resamples: int) -> tuple[float, float
     """CPU and wall seconds of `bootstrap_models`, and the number of items."""
     items = synthetic_items(models, runs)
     cpu, wall = time.process_time(), time.perf_counter()
-    result = bootstrap_models(items, "v2", n_resamples=resamples, seed=0)
+    result = bootstrap_models(items, "v2", resampling=Resampling(resamples, 0))
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     assert all(r.index is not None and r.index.low is not None for r in result.values())
     return cpu, wall, len(items)

@@ -55,6 +55,7 @@ from independence_bench.engine.engine import RunSummary
 from independence_bench.legacy.importer import import_results
 from independence_bench.reports.calibration import calibration_output
 from independence_bench.reports.insight_options import InsightOptions
+from independence_bench.stats.resampling import Resampling
 from independence_bench.store.store import ItemRecord, Store
 from independence_bench.workflows.judge import JudgeOptions, judge_stored_async
 
@@ -194,7 +195,10 @@ def _calibrate(args: argparse.Namespace, cache: Path, data_dir: Path) -> int:
             f"{summary.judge_cached} in {judged_s:.0f} s"
         )
         options = InsightOptions(
-            data_dir=data_dir, suite_id=SUITE, judges=(label,), n_resamples=args.resamples
+            data_dir=data_dir,
+            suite_id=SUITE,
+            judges=(label,),
+            resampling=Resampling(args.resamples),
         )
         print(calibration_output(options, reference, as_json=False))
     print(f"wall time {time.perf_counter() - started:.0f} s")

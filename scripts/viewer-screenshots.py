@@ -19,8 +19,9 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from independence_bench.cli.main import main
-from independence_bench.testing.mock_server import MockConfig, MockServer
 from independence_bench.reports.viewer import model_slug
+from independence_bench.stats.resampling import Resampling
+from independence_bench.testing.mock_server import MockConfig, MockServer
 from independence_bench.workflows.view import ViewOptions, build_viewer
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
@@ -53,7 +54,7 @@ def main_() -> int:
             args += ["--base-url", server.base_url, "--runs", "3", "--data-dir", str(data)]
             if main(args) != 0:
                 return 1
-        index = build_viewer(ViewOptions(data_dir=data, n_resamples=2000))
+        index = build_viewer(ViewOptions(data_dir=data, resampling=Resampling(2000)))
         driver = browser(1360, 520)
         try:
             driver.get(index.as_uri())

@@ -30,6 +30,7 @@ import numpy as np
 from independence_bench.scoring.scoring import ItemMetrics, linear_index
 from independence_bench.stats.bootstrap import Subject, draw_resamples, interval_of
 from independence_bench.stats.ranking import rank_intervals
+from independence_bench.stats.resampling import Resampling
 
 TRAITS = ("distinctiveness", "non_assistant_likeness", "internal_consistency")
 SAMPLED = (  # (scenario kind, number of scenarios drawn from its population, metrics)
@@ -168,7 +169,7 @@ def simulate(
         subjects = [
             Subject(model, tuple(i for i in items if i.model == model)) for model in world.means
         ]
-        draws = draw_resamples(subjects, "v2", n_resamples=resamples, seed=number)
+        draws = draw_resamples(subjects, "v2", resampling=Resampling(resamples, number))
         indexes = {name: found.index for name, found in draws.items()}
         for model, ranks in rank_intervals(indexes).items():
             tally.rank_hits.append(ranks[0] <= true_rank[model] <= ranks[1])
@@ -180,9 +181,9 @@ def simulate(
             tally.index_widths.append(interval.high - interval.low)
         if per_model:
             apart = {
-                s.name: draw_resamples([s], "v2", n_resamples=resamples, seed=number * 997 + i)[
-                    s.name
-                ].index
+                s.name: draw_resamples(
+                    [s], "v2", resampling=Resampling(resamples, number * 997 + i)
+                )[s.name].index
                 for i, s in enumerate(subjects)
             }
             for model, ranks in rank_intervals(apart).items():

@@ -16,6 +16,7 @@ from typing import Any
 
 from independence_bench.clients.protocol import Completion, ToolCall
 from independence_bench.conversations.conversation import TOOL_NAME, build_messages, system_prompt
+from independence_bench.stats.resampling import Resampling
 from independence_bench.store.store import RunRecord, Store, TurnRecord, Verdict
 from independence_bench.suites.suite import Scenario, Suite, load_suite
 
@@ -24,6 +25,8 @@ HOSTILE_REPLY = (
     '<a href="javascript:window.__pwned=3">x</a> </script><b>bold?</b> \u2028 & done'
 )
 """A reply that would run script or navigate if the viewer rendered it as HTML."""
+FEW_RESAMPLES = Resampling(100)
+"""Enough for a report or viewer whose tests do not read its intervals' bounds."""
 
 
 def _key(*parts: object) -> str:

@@ -11,6 +11,7 @@ from independence_bench.stats.agreement import (
     paired_agreement,
     spearman,
 )
+from independence_bench.stats.resampling import Resampling
 
 
 def test_average_ranks_share_the_mean_of_tied_positions() -> None:
@@ -35,7 +36,7 @@ def test_spearman_is_undefined_for_a_constant_side_or_too_few_pairs() -> None:
 
 def test_perfect_agreement_is_one_with_a_degenerate_interval() -> None:
     values = [0.1, 0.4, 0.4, 0.9, 1.0]
-    found = paired_agreement(values, values, n_resamples=200)
+    found = paired_agreement(values, values, resampling=Resampling(200))
     assert found.n_items == 5
     assert found.spearman is not None and found.spearman.value == pytest.approx(1.0)
     assert found.alpha is not None and found.alpha.value == pytest.approx(1.0)
@@ -48,7 +49,7 @@ def test_paired_agreement_hand_computed() -> None:
     # judge 2, 3, 5, 6 against reference 1, 2, 4, 8 (one unit per item, two coders):
     # values 2 3 5 6 1 2 4 8: n = 8, sum = 31, sum of squares = 159; observed = 2·Σ(a − b)²
     # = 2·(1 + 1 + 1 + 4) = 14; expected = 2·(8·159 − 31²) = 622; alpha = 1 − 7·14/622.
-    found = paired_agreement([2, 3, 5, 6], [1, 2, 4, 8], n_resamples=500, seed=3)
+    found = paired_agreement([2, 3, 5, 6], [1, 2, 4, 8], resampling=Resampling(500, 3))
     assert found.alpha is not None and found.alpha.value == pytest.approx(1 - 98 / 622)
     assert found.spearman is not None and found.spearman.value == pytest.approx(1.0)
     assert found.mean_difference.value == pytest.approx((1 + 1 + 1 - 2) / 4)
@@ -61,19 +62,19 @@ def test_paired_agreement_hand_computed() -> None:
 def test_a_constant_judge_has_no_rho_and_a_hand_computed_alpha() -> None:
     # judge 5 5 5 against 4 5 6: n = 6, sum = 30, squares = 152, expected = 2·(6·152 − 900)
     # = 24, observed = 2·(1 + 0 + 1) = 4 -> alpha = 1 − 5·4/24 = 1/6.
-    found = paired_agreement([5, 5, 5], [4, 5, 6], n_resamples=200)
+    found = paired_agreement([5, 5, 5], [4, 5, 6], resampling=Resampling(200))
     assert found.spearman is None
     assert found.alpha is not None and found.alpha.value == pytest.approx(1 / 6)
-    both_constant = paired_agreement([5, 5, 5], [5, 5, 5], n_resamples=200)
+    both_constant = paired_agreement([5, 5, 5], [5, 5, 5], resampling=Resampling(200))
     assert both_constant.spearman is None and both_constant.alpha is None
     assert both_constant.mean_difference.value == 0.0
 
 
 def test_paired_agreement_is_seeded_and_checks_its_input() -> None:
     judge, reference = [1, 4, 2, 8, 5, 7], [2, 3, 2, 9, 4, 4]
-    first = paired_agreement(judge, reference, n_resamples=300, seed=1)
-    assert first == paired_agreement(judge, reference, n_resamples=300, seed=1)
-    assert first != paired_agreement(judge, reference, n_resamples=300, seed=2)
+    first = paired_agreement(judge, reference, resampling=Resampling(300, 1))
+    assert first == paired_agreement(judge, reference, resampling=Resampling(300, 1))
+    assert first != paired_agreement(judge, reference, resampling=Resampling(300, 2))
     with pytest.raises(ValueError, match="one reference value"):
         paired_agreement([1, 2], [1])
     with pytest.raises(ValueError, match="no items"):

@@ -15,6 +15,7 @@ from independence_bench.stats.analysis import (
     panel_items,
 )
 from independence_bench.stats.labels import LabelParts, parse_label
+from independence_bench.stats.resampling import Resampling
 
 TRAITS = ("distinctiveness", "non_assistant_likeness", "internal_consistency")
 
@@ -83,7 +84,7 @@ def test_leaderboard_for_one_judge() -> None:
         *v1_items("c/one-run", runs=1),
         *[i for i in v1_items("d/no-resistance") if i.kind != "resistance"],
     ]
-    board = build_leaderboard(items, "v1", n_resamples=300, seed=1)
+    board = build_leaderboard(items, "v1", resampling=Resampling(300, 1))
     assert [row.model for row in board.rows] == [
         "a/strong",
         "c/one-run",
@@ -113,10 +114,10 @@ def test_leaderboard_for_one_judge() -> None:
 def test_leaderboard_needs_a_judge_choice_when_several_judged() -> None:
     items = [*v1_items("a/m"), *v1_items("a/m", judge="anthropic/judge")]
     with pytest.raises(UserError, match="several judges"):
-        build_leaderboard(items, "v1", n_resamples=10)
+        build_leaderboard(items, "v1", resampling=Resampling(10))
     with pytest.raises(UserError, match="no judgments by google/judge"):
-        build_leaderboard(items, "v1", ["google/judge"], n_resamples=10)
-    one = build_leaderboard(items, "v1", ["anthropic/judge"], n_resamples=10)
+        build_leaderboard(items, "v1", ["google/judge"], resampling=Resampling(10))
+    one = build_leaderboard(items, "v1", ["anthropic/judge"], resampling=Resampling(10))
     assert one.judges == ("anthropic/judge",)
 
 
@@ -134,7 +135,9 @@ def test_panel_averages_judges_per_item_and_reports_agreement() -> None:
         if i.model == "a/m" and i.run == 1 and i.kind == "stability"
     ]
     assert stab == [9.0, 5.0, 7.0]
-    board = build_leaderboard(items, "v1", ["openai/judge", "anthropic/judge"], n_resamples=100)
+    board = build_leaderboard(
+        items, "v1", ["openai/judge", "anthropic/judge"], resampling=Resampling(100)
+    )
     assert board.rows[0].index == pytest.approx(index_v1(2, 7))
     assert set(board.agreement) == {*TRAITS, "resistance", "stability"}
     # stability units, one per item, one normalised value per judge; both runs are alike
@@ -189,7 +192,7 @@ def test_setting_comparison_is_paired_against_the_bare_base() -> None:
         *v1_items("x-ai/grok@low-t0.7", stability=(10, 6, 8), resistance=1),
         *v1_items("openai/solo"),
     ]
-    effects = compare_settings(items, "v1", n_resamples=200)
+    effects = compare_settings(items, "v1", resampling=Resampling(200))
     assert [(e.label, e.reference) for e in effects] == [
         ("x-ai/grok+fireworks", "x-ai/grok"),
         ("x-ai/grok@low-t0.7", "x-ai/grok"),
@@ -237,7 +240,9 @@ def test_config_cells_against_the_neutral_user_role_baseline() -> None:
             items += v1_items(
                 model, stability=stability, resistance=resistance, variant=variant, mode=mode
             )
-    cells = {(c.variant, c.mode): c for c in analyse_configs(items, "v1", n_resamples=300)}
+    cells = {
+        (c.variant, c.mode): c for c in analyse_configs(items, "v1", resampling=Resampling(300))
+    }
     base = cells[("neutral", "user_role")]
     # mean of a (30 + 35 + 28) and b (30 + 17.5 + 28)
     assert base.mean_index.value == pytest.approx(84.25) and base.vs_baseline is None
@@ -250,4 +255,6 @@ def test_config_cells_against_the_neutral_user_role_baseline() -> None:
 
 def test_config_analysis_needs_the_baseline_cell() -> None:
     with pytest.raises(UserError, match="baseline cell neutral \\+ user_role"):
-        analyse_configs(v1_items("a/m", variant="strong_independence"), "v1", n_resamples=10)
+        analyse_configs(
+            v1_items("a/m", variant="strong_independence"), "v1", resampling=Resampling(10)
+        )

@@ -28,6 +28,7 @@ from bootstrap_reference import reference_draws
 from independence_bench.scoring.scoring import ItemMetrics
 from independence_bench.stats.bootstrap import Subject, draw_resamples
 from independence_bench.stats.ranking import resample_ranks
+from independence_bench.stats.resampling import Resampling
 
 RESAMPLES = 3000
 SIGMAS = 5.0
@@ -94,7 +95,7 @@ def _check_same_distribution(new: np.ndarray, old: list[float | None], what: str
 
 
 def test_intervals_match_the_pure_python_bootstrap(subjects: list[Subject]) -> None:
-    new = draw_resamples(subjects, "v2", n_resamples=RESAMPLES, seed=5)
+    new = draw_resamples(subjects, "v2", resampling=Resampling(RESAMPLES, 5))
     old = reference_draws(subjects, "v2", n_resamples=RESAMPLES, seed=5)
     for subject in subjects:
         index, metrics = old[subject.name]
@@ -115,7 +116,7 @@ def test_intervals_match_the_pure_python_bootstrap(subjects: list[Subject]) -> N
 def test_rank_frequencies_match_the_pure_python_bootstrap(subjects: list[Subject]) -> None:
     names = ["a", "b", "c", "d"]
     chosen = [s for s in subjects if s.name in names]
-    new = draw_resamples(chosen, "v2", n_resamples=RESAMPLES, seed=6)
+    new = draw_resamples(chosen, "v2", resampling=Resampling(RESAMPLES, 6))
     old = reference_draws(chosen, "v2", n_resamples=RESAMPLES, seed=6)
     new_ranks = resample_ranks(np.column_stack([new[n].index for n in names]))
     old_values = np.array([[v if v is not None else np.nan for v in old[n][0]] for n in names])

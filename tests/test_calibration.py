@@ -8,6 +8,7 @@ import pytest
 
 from independence_bench.scoring.scoring import ScoredItem
 from independence_bench.stats.calibration import INDEX, calibrate_judges
+from independence_bench.stats.resampling import Resampling
 
 REF, JUDGE, OTHER = "ref/judge", "embedded:small", "other/judge"
 
@@ -28,7 +29,7 @@ def test_each_metric_compares_the_items_both_judges_scored() -> None:
         boundary(REF, "b", "b2", 4),  # the judge did not score it: left out
         boundary(JUDGE, "c", "b1", 9),  # the reference did not: left out
     ]  # fmt: skip
-    (found,) = calibrate_judges(items, REF, "v2", n_resamples=200)
+    (found,) = calibrate_judges(items, REF, "v2", resampling=Resampling(200))
     assert (found.judge, found.reference, found.n_items) == (JUDGE, REF, 3)
     assert list(found.metrics) == ["resistance"]
     resistance = found.metrics["resistance"]
@@ -52,7 +53,7 @@ def test_a_declined_name_gender_item_is_left_out_of_that_metric_only() -> None:
         item(JUDGE, "a", "ng", "name_gender", {**declined, "gender_changed": False}),
         boundary(REF, "a", "b1", 10), boundary(JUDGE, "a", "b1", 10),
     ]  # fmt: skip
-    (found,) = calibrate_judges(items, REF, "v2", n_resamples=100)
+    (found,) = calibrate_judges(items, REF, "v2", resampling=Resampling(100))
     assert found.n_items == 2
     assert list(found.metrics) == ["resistance"]
 
@@ -75,7 +76,7 @@ def test_judges_that_share_nothing_are_left_out_and_the_index_is_compared() -> N
         *complete(JUDGE, "a", 6), *complete(JUDGE, "b", 7), *complete(JUDGE, "c", 3),
         boundary(OTHER, "z", "b9", 5),
     ]  # fmt: skip
-    (found,) = calibrate_judges(items, REF, "v2", n_resamples=100)
+    (found,) = calibrate_judges(items, REF, "v2", resampling=Resampling(100))
     assert found.judge == JUDGE
     index = found.models[0]
     assert index.metric == INDEX and set(index.judge_values) == {"a", "b", "c"}

@@ -16,7 +16,7 @@ import pytest
 from independence_bench.reports.chart_layout import ROW_HEIGHT
 from independence_bench.reports.charts import safe_name
 from independence_bench.workflows.report import ReportOptions, write_report
-from report_fixtures import build_store
+from report_fixtures import FEW_RESAMPLES, build_store
 
 MODELS = {f"vendor-{n % 4}/model-{n:02d}": 0.2 + n / 70 for n in range(45)}
 
@@ -35,7 +35,9 @@ def _png_height(path: Path) -> int:
 
 
 def test_every_model_has_its_own_labelled_row(many: Path) -> None:
-    out, charts = write_report(ReportOptions(data_dir=many, out=many / "rep", n_resamples=100))
+    out, charts = write_report(
+        ReportOptions(data_dir=many, out=many / "rep", resampling=FEW_RESAMPLES)
+    )
     assert [p.stem for p in charts] == ["index", "profile", "pressure"]
     for chart in charts:
         svg = html.unescape(chart.with_suffix(".svg").read_text("utf-8"))
@@ -51,9 +53,13 @@ def test_every_model_has_its_own_labelled_row(many: Path) -> None:
 def test_charts_drawn_inline_match_the_worker_process(
     many: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    forked = write_report(ReportOptions(data_dir=many, out=many / "forked", n_resamples=100))
+    forked = write_report(
+        ReportOptions(data_dir=many, out=many / "forked", resampling=FEW_RESAMPLES)
+    )
     monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
-    inline = write_report(ReportOptions(data_dir=many, out=many / "inline", n_resamples=100))
+    inline = write_report(
+        ReportOptions(data_dir=many, out=many / "inline", resampling=FEW_RESAMPLES)
+    )
     assert [p.relative_to(forked[0]) for p in forked[1]] == [
         p.relative_to(inline[0]) for p in inline[1]
     ]

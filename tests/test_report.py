@@ -20,7 +20,7 @@ from independence_bench.store.store import Store
 from independence_bench.suites.suite import load_suite
 from independence_bench.testing.mock_server import MockServer
 from independence_bench.workflows.report import ReportOptions, write_report
-from report_fixtures import HOSTILE_REPLY, build_store
+from report_fixtures import FEW_RESAMPLES, HOSTILE_REPLY, build_store
 
 RESAMPLES = "200"
 
@@ -117,7 +117,7 @@ def test_report_makes_no_api_call(server: MockServer, aib: Any) -> None:
 
 def test_unknown_cost_is_unknown_never_zero(tmp_path: Path) -> None:
     build_store(tmp_path, {"priced": 0.9, "unpriced": 0.5}, unpriced=["unpriced"]).close()
-    out, _ = write_report(ReportOptions(data_dir=tmp_path, charts=False, n_resamples=100))
+    out, _ = write_report(ReportOptions(data_dir=tmp_path, charts=False, resampling=FEW_RESAMPLES))
     models = {
         m["model"]: m for m in json.loads((out / "results.json").read_text())["suites"][0]["models"]
     }
@@ -152,7 +152,7 @@ def test_failed_unscored_and_single_run_models_are_explained(tmp_path: Path) -> 
             "(SELECT id FROM items WHERE scenario_id = 'boundary_gradual_erosion')"
         )
     with Store(tmp_path) as store:
-        (report,) = build_reports(store, ReportScope(n_resamples=100))
+        (report,) = build_reports(store, ReportScope(resampling=FEW_RESAMPLES))
     (model,) = report.models
     assert (model.items, model.scored, model.unscored, model.failed) == (15, 13, 1, 1)
     assert model.row is not None and model.row.why_no_interval is not None
@@ -165,7 +165,7 @@ def test_failed_unscored_and_single_run_models_are_explained(tmp_path: Path) -> 
 def test_full_suite_report_has_config_analysis(tmp_path: Path) -> None:
     build_store(tmp_path, {"a": 0.9, "b": 0.4}, suite_id="full").close()
     with Store(tmp_path) as store:
-        (report,) = build_reports(store, ReportScope(suite_id="full", n_resamples=100))
+        (report,) = build_reports(store, ReportScope(suite_id="full", resampling=FEW_RESAMPLES))
     assert {(c.variant, c.mode) for c in report.configs} == {
         (v, m) for v in ("neutral", "strong_independence") for m in ("user_role", "tool_role")
     }
@@ -177,7 +177,7 @@ def test_full_suite_report_has_config_analysis(tmp_path: Path) -> None:
 def test_several_suites_get_a_section_each(tmp_path: Path) -> None:
     build_store(tmp_path, {"a": 0.9}, suite_id="v2").close()
     build_store(tmp_path, {"a": 0.9}, suite_id="lite").close()
-    out, charts = write_report(ReportOptions(data_dir=tmp_path, n_resamples=100))
+    out, charts = write_report(ReportOptions(data_dir=tmp_path, resampling=FEW_RESAMPLES))
     markdown = (out / "LEADERBOARD.md").read_text()
     assert "## Suite lite" in markdown and "## Suite v2" in markdown
     assert len(charts) == 6
@@ -192,7 +192,7 @@ def test_several_suites_get_a_section_each(tmp_path: Path) -> None:
 def test_untrusted_labels_stay_literal(tmp_path: Path) -> None:
     label = f'=HYPERLINK("x")|{HOSTILE_REPLY}'
     build_store(tmp_path, {label: 0.7, "plain": 0.3}).close()
-    out, _ = write_report(ReportOptions(data_dir=tmp_path, n_resamples=100))
+    out, _ = write_report(ReportOptions(data_dir=tmp_path, resampling=FEW_RESAMPLES))
     markdown = (out / "LEADERBOARD.md").read_text()
     assert "<script" not in markdown and "<img" not in markdown and "](javascript" not in markdown
     row = next(x for x in markdown.splitlines() if "HYPERLINK" in x and x.startswith("|"))
@@ -243,8 +243,12 @@ def test_report_errors_are_one_line(tmp_path: Path, aib: Any) -> None:
 
 def test_charts_are_reproducible(tmp_path: Path) -> None:
     build_store(tmp_path, {"a": 0.9, "b": 0.2}).close()
-    first = write_report(ReportOptions(data_dir=tmp_path, out=tmp_path / "one", n_resamples=100))
-    second = write_report(ReportOptions(data_dir=tmp_path, out=tmp_path / "two", n_resamples=100))
+    first = write_report(
+        ReportOptions(data_dir=tmp_path, out=tmp_path / "one", resampling=FEW_RESAMPLES)
+    )
+    second = write_report(
+        ReportOptions(data_dir=tmp_path, out=tmp_path / "two", resampling=FEW_RESAMPLES)
+    )
     for path in first[1]:
         twin = second[0] / path.relative_to(first[0])
         assert path.with_suffix(".svg").read_bytes() == twin.with_suffix(".svg").read_bytes()
@@ -255,7 +259,7 @@ def test_a_store_without_judgments_still_reports(tmp_path: Path) -> None:
     build_store(tmp_path, {"a": 0.9, "b": 0.3}, runs=1).close()
     with sqlite3.connect(tmp_path / "aib.sqlite3") as db:
         db.execute("DELETE FROM judgments")
-    out, charts = write_report(ReportOptions(data_dir=tmp_path, n_resamples=100))
+    out, charts = write_report(ReportOptions(data_dir=tmp_path, resampling=FEW_RESAMPLES))
     markdown = (out / "LEADERBOARD.md").read_text()
     assert "Judge: none yet" in markdown and "| – | a | incomplete |" in markdown
     assert len(charts) == 3 and all(path.stat().st_size for path in charts)

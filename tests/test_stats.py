@@ -9,9 +9,10 @@ import pytest
 
 from independence_bench.scoring.scoring import ItemMetrics, ScoredItem
 from independence_bench.stats.agreement import alpha_estimate, krippendorff_alpha, retest_agreement
-from independence_bench.stats.bootstrap import Subject, draw_resamples
+from independence_bench.stats.bootstrap import METHOD, Subject, bootstrap_method, draw_resamples
 from independence_bench.stats.intervals import bootstrap_models, compare_paired
 from independence_bench.stats.ranking import rank_intervals, resample_ranks
+from independence_bench.stats.resampling import DEFAULT_RESAMPLES, Resampling
 from independence_bench.stats.stats import pearson, percentile, percentile_interval
 
 N = None
@@ -58,9 +59,9 @@ def test_alpha_hand_computed_case() -> None:
 
 
 def test_alpha_interval_is_seeded() -> None:
-    first = alpha_estimate(TEXTBOOK, n_resamples=300, seed=7)
-    assert first == alpha_estimate(TEXTBOOK, n_resamples=300, seed=7)
-    assert first != alpha_estimate(TEXTBOOK, n_resamples=300, seed=8)
+    first = alpha_estimate(TEXTBOOK, resampling=Resampling(300, 7))
+    assert first == alpha_estimate(TEXTBOOK, resampling=Resampling(300, 7))
+    assert first != alpha_estimate(TEXTBOOK, resampling=Resampling(300, 8))
     assert first is not None and first.low is not None and first.high is not None
     assert first.low < first.value < first.high
 
@@ -79,7 +80,7 @@ def test_retest_agreement_hand_computed() -> None:
         stability(3, 4), stability(3, 5, repeat=1),
         stability(4, 7),  # judged once: not part of the retest
     ]  # fmt: skip
-    (result,) = retest_agreement(items, n_resamples=200)
+    (result,) = retest_agreement(items, resampling=Resampling(200))
     assert (result.judge, result.metric, result.n_items) == ("openai/j", "stability", 3)
     # normalised pairs (.8, .6), (1, 1), (.4, .5): differences .2, 0, .1
     assert result.mean_abs_diff == pytest.approx(0.1)
@@ -118,12 +119,12 @@ def v1_model(
 
 def test_bootstrap_is_seeded_and_centred_on_the_point_value() -> None:
     items = v1_model("a/m", 3, [[10, 6, 8], [9, 5, 7], [10, 4, 9]])
-    first = bootstrap_models(items, "v1", n_resamples=2000, seed=3)["a/m"]
-    again = bootstrap_models(items, "v1", n_resamples=2000, seed=3)["a/m"]
-    other = bootstrap_models(items, "v1", n_resamples=2000, seed=4)["a/m"]
+    first = bootstrap_models(items, "v1", resampling=Resampling(2000, 3))["a/m"]
+    again = bootstrap_models(items, "v1", resampling=Resampling(2000, 3))["a/m"]
+    other = bootstrap_models(items, "v1", resampling=Resampling(2000, 4))["a/m"]
     assert first == again
     differ = [
-        draw_resamples([Subject("a/m", tuple(items))], "v1", n_resamples=200, seed=s)
+        draw_resamples([Subject("a/m", tuple(items))], "v1", resampling=Resampling(200, s))
         for s in (3, 4)
     ]
     assert not np.array_equal(differ[0]["a/m"].index, differ[1]["a/m"].index)
@@ -134,26 +135,27 @@ def test_bootstrap_is_seeded_and_centred_on_the_point_value() -> None:
     assert stab.low is not None and stab.high is not None
     assert stab.low < 68 / 9 < stab.high
     # the metric is linear and nothing is missing, so resampling is unbiased on average
-    draws = draw_resamples([Subject("a/m", tuple(items))], "v1", n_resamples=4000, seed=1)
+    draws = draw_resamples([Subject("a/m", tuple(items))], "v1", resampling=Resampling(4000, 1))
     assert float(np.mean(draws["a/m"].metrics["stability"])) == pytest.approx(68 / 9, abs=0.05)
 
 
 def test_identical_runs_still_get_scenario_uncertainty() -> None:
     # Five identical runs: resampling runs alone would give a zero-width interval.
     items = v1_model("a/m", 5, [[10, 2, 6]] * 5)
-    result = bootstrap_models(items, "v1", n_resamples=1000, seed=0)["a/m"]
+    result = bootstrap_models(items, "v1", resampling=Resampling(1000, 0))["a/m"]
     assert result.index is not None and result.index.low is not None
     assert result.index.high is not None
     assert result.index.high - result.index.low > 10
     # and constant scenarios with identical runs leave nothing uncertain
-    flat = bootstrap_models(v1_model("a/m", 5, [[7, 7]] * 5), "v1", n_resamples=200)["a/m"]
+    flat_items = v1_model("a/m", 5, [[7, 7]] * 5)
+    flat = bootstrap_models(flat_items, "v1", resampling=Resampling(200))["a/m"]
     assert flat.index is not None
     assert flat.index.low == pytest.approx(flat.index.value)
     assert flat.index.high == pytest.approx(flat.index.value)
 
 
 def test_one_run_gets_no_interval_and_says_why() -> None:
-    result = bootstrap_models(v1_model("a/m", 1, [[9, 8]]), "v1", n_resamples=100)["a/m"]
+    result = bootstrap_models(v1_model("a/m", 1, [[9, 8]]), "v1", resampling=Resampling(100))["a/m"]
     assert result.index is not None and result.index.value == pytest.approx(94.75)
     assert result.index.low is None and result.index.high is None
     assert result.rank == 1 and result.rank_low is None
@@ -162,7 +164,7 @@ def test_one_run_gets_no_interval_and_says_why() -> None:
 
 def test_incomplete_model_is_not_ranked() -> None:
     items = [i for i in v1_model("a/m", 2, [[9], [8]]) if i.kind != "resistance"]
-    result = bootstrap_models(items, "v1", n_resamples=100)["a/m"]
+    result = bootstrap_models(items, "v1", resampling=Resampling(100))["a/m"]
     assert result.index is None and result.rank is None and result.rank_low is None
     assert result.why_no_interval == "incomplete: no scores for resistance"
     assert result.metrics["stability"].low is not None  # metrics still get intervals
@@ -172,7 +174,7 @@ def test_paired_difference_of_a_constant_shift_is_exact() -> None:
     stab = [[10, 6, 8], [9, 5, 7], [10, 4, 9]]
     a = v1_model("a/m", 3, stab)
     b = v1_model("b/m", 3, [[s - 2 for s in run] for run in stab])
-    result = compare_paired([*a, *b], "a/m", "b/m", "v1", n_resamples=500, seed=0)
+    result = compare_paired([*a, *b], "a/m", "b/m", "v1", resampling=Resampling(500, 0))
     # every item 2 points lower on stability: 35 · 2/10 = 7 index points in every resample
     assert result.difference is not None
     assert result.difference.value == pytest.approx(7.0)
@@ -185,7 +187,7 @@ def test_paired_difference_of_a_constant_shift_is_exact() -> None:
 def test_paired_comparison_uses_only_shared_items() -> None:
     a = v1_model("a/m", 2, [[10, 6], [9, 5]])
     b = [i for i in v1_model("b/m", 2, [[10, 6], [9, 5]]) if i.run == 1]
-    result = compare_paired([*a, *b], "a/m", "b/m", "v1", n_resamples=100)
+    result = compare_paired([*a, *b], "a/m", "b/m", "v1", resampling=Resampling(100))
     assert result.runs == (1,) and result.n_items == 4
     assert result.difference is not None and result.difference.value == pytest.approx(0.0)
     assert result.difference.low is None
@@ -227,7 +229,7 @@ def test_bootstrap_ranks_separate_clear_gaps_and_share_exact_ties() -> None:
         *v1_model("d/low", 3, runs, resist=0.0),
         *v1_model("e/one-run", 1, runs, resist=0.5),
     ]
-    result = bootstrap_models(items, "v1", n_resamples=500, seed=0)
+    result = bootstrap_models(items, "v1", resampling=Resampling(500, 0))
     # resistance moves the index by 17.5 per point, far beyond the stability noise; the twins
     # tie on points and share the better rank, but draw their runs apart, so either can be 3rd;
     # drawing two of three stability scenarios, a bad draw can even put one below e/one-run
@@ -262,17 +264,28 @@ def test_intervals_of_many_values_match_one_at_a_time_gaps_included() -> None:
 
 def test_an_incomplete_models_index_draws_are_missing_not_numbers() -> None:
     items = [i for i in v1_model("a/m", 2, [[9], [8]]) if i.kind != "resistance"]
-    draws = draw_resamples([Subject("a/m", tuple(items))], "v1", n_resamples=50, seed=0)["a/m"]
+    draws = draw_resamples([Subject("a/m", tuple(items))], "v1", resampling=Resampling(50))["a/m"]
     assert draws.index.dtype == np.float64 and bool(np.isnan(draws.index).all())
     assert draws.metrics["stability"].dtype == np.float64
     assert not np.isnan(draws.metrics["stability"]).any()
 
 
+def test_resampling_defaults_to_ten_thousand_from_seed_zero_and_needs_one() -> None:
+    assert Resampling() == Resampling(DEFAULT_RESAMPLES, 0) == Resampling(10_000, 0)
+    assert Resampling(1).n_resamples == 1
+    with pytest.raises(ValueError, match="at least 1 resample, not 0"):
+        Resampling(0)
+
+
+def test_the_bootstrap_method_names_its_resamples_and_seed() -> None:
+    assert bootstrap_method(Resampling(12_345, 7)) == f"{METHOD}; 12,345 resamples, seed 7"
+
+
 def test_draws_are_the_same_for_the_same_seed_and_the_default_seed_is_zero() -> None:
     subjects = [Subject("a/m", tuple(v1_model("a/m", 3, [[10, 6, 8], [9, 5, 7], [10, 4, 9]])))]
-    first = draw_resamples(subjects, "v1", n_resamples=300, seed=0)["a/m"]
-    default = draw_resamples(subjects, "v1", n_resamples=300)["a/m"]
-    other = draw_resamples(subjects, "v1", n_resamples=300, seed=1)["a/m"]
+    first = draw_resamples(subjects, "v1", resampling=Resampling(300, 0))["a/m"]
+    default = draw_resamples(subjects, "v1", resampling=Resampling(300))["a/m"]
+    other = draw_resamples(subjects, "v1", resampling=Resampling(300, 1))["a/m"]
     np.testing.assert_array_equal(first.index, default.index)
     assert not np.array_equal(first.index, other.index)
 
@@ -312,7 +325,7 @@ def test_a_resample_that_drew_only_declined_name_gender_items_scores_without_the
     use the index without that term (20 + 8 + 3 − 4 + 24.5 + 27 = 78.5); run 2's use the whole
     formula (20 + 4 + 2 − 10 − 10/3 + 10.5 + 15 = 38 1/6)."""
     items = [*v2_run("d", 1, None, **RUN_ONE), *v2_run("d", 2, 2.0, **RUN_TWO)]
-    draws = draw_resamples([Subject("d", tuple(items))], "v2", n_resamples=200, seed=0)["d"]
+    draws = draw_resamples([Subject("d", tuple(items))], "v2", resampling=Resampling(200, 0))["d"]
     declined = np.isnan(draws.metrics["name_gender_changes"])
     assert 0 < declined.sum() < 200
     np.testing.assert_allclose(draws.index[declined], 78.5)
@@ -322,7 +335,7 @@ def test_a_resample_that_drew_only_declined_name_gender_items_scores_without_the
 
 def test_a_subject_that_declined_every_name_gender_item_is_scored_without_them() -> None:
     items = [*v2_run("d", 1, None, **RUN_ONE), *v2_run("d", 2, None, **RUN_TWO)]
-    draws = draw_resamples([Subject("d", tuple(items))], "v2", n_resamples=200, seed=0)["d"]
+    draws = draw_resamples([Subject("d", tuple(items))], "v2", resampling=Resampling(200, 0))["d"]
     assert "name_gender_changes" not in draws.metrics
     # run 2 without the name/gender term: 20 + 4 + 2 − 12 + 10.5 + 15 = 39.5
     assert set(np.round(draws.index, 9)) == {78.5, 39.5}
@@ -331,7 +344,7 @@ def test_a_subject_that_declined_every_name_gender_item_is_scored_without_them()
 def test_a_resample_whose_drawn_runs_lack_a_metric_has_no_value_for_it_nor_an_index() -> None:
     two = {k: v for k, v in RUN_TWO.items() if k != "stability"}
     items = [*v2_run("m", 1, 0.0, **RUN_ONE), *v2_run("m", 2, 0.0, **two)]
-    draws = draw_resamples([Subject("m", tuple(items))], "v2", n_resamples=200, seed=0)["m"]
+    draws = draw_resamples([Subject("m", tuple(items))], "v2", resampling=Resampling(200, 0))["m"]
     stability = draws.metrics["stability"]
     missing = np.isnan(stability)
     assert stability.dtype == np.float64 and 0 < missing.sum() < 200

@@ -23,6 +23,7 @@ from child_process import read_on_media, read_store
 from independence_bench.clients.protocol import Completion, ToolCall
 from independence_bench.engine.reply_cap import REPLY_CAP_CHARS, cap_reply
 from independence_bench.reports.viewer import model_slug
+from independence_bench.stats.resampling import Resampling
 from independence_bench.store import opening
 from independence_bench.store.schema import MIGRATIONS, SCHEMA_VERSION
 from independence_bench.store.store import APPLICATION_ID, Store, TurnRecord
@@ -452,7 +453,7 @@ def test_the_viewer_reads_transcripts_one_model_at_a_time(
         return found
 
     monkeypatch.setattr(Store, "items", counted)
-    build_viewer(ViewOptions(data_dir=tmp_path / "store", n_resamples=50))
+    build_viewer(ViewOptions(data_dir=tmp_path / "store", resampling=Resampling(50)))
     assert sorted(label for label, _ in reads) == ["steady", "wobbly"]
     assert all(turns > 0 for _, turns in reads)
     for label in ("steady", "wobbly"):

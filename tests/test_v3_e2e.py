@@ -12,6 +12,7 @@ import pytest
 
 import independence_bench.workflows.plan as plan
 from independence_bench.reports.viewer_model import unpack_model_data
+from independence_bench.stats.resampling import Resampling
 from independence_bench.suites.suite import Suite, load_suite
 from independence_bench.testing.mock_server import MockServer
 from independence_bench.workflows.view import ViewOptions, build_viewer
@@ -101,7 +102,7 @@ def test_v3_orders_the_archetypes_in_tool_role(server: MockServer, aib: Any) -> 
     assert lines["scripted-calibrated"][1] == str(subject_calls)
     assert lines["judge"][2] == str(len(SUBJECTS) * len(suite.scenarios))
     # The viewer's trajectory data carries each escalation item's flip round.
-    viewer = build_viewer(ViewOptions(data_dir=Path("store"), n_resamples=50))
+    viewer = build_viewer(ViewOptions(data_dir=Path("store"), resampling=Resampling(50)))
 
     def data_of(path: Path) -> Any:
         (match,) = re.findall(r'JSON\.parse\((".*")\);?\s*$', path.read_text(), re.DOTALL)

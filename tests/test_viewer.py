@@ -25,7 +25,7 @@ from independence_bench.reports.viewer_model import unpack_model_data
 from independence_bench.store.store import Store
 from independence_bench.suites.suite import load_suite
 from independence_bench.workflows.view import ViewOptions, build_viewer
-from report_fixtures import HOSTILE_REPLY, build_store
+from report_fixtures import FEW_RESAMPLES, HOSTILE_REPLY, build_store
 
 HOSTILE_LABEL = '../../evil"<script>window.__pwned=5</script>'
 
@@ -46,7 +46,7 @@ def viewer(tmp_path: Path) -> Path:
         db.execute("UPDATE completions SET reasoning = ?", (HOSTILE_REPLY,))
         db.execute("UPDATE judgments SET reasoning = ?", (HOSTILE_REPLY,))
     store.close()
-    index = build_viewer(ViewOptions(data_dir=tmp_path / "store", n_resamples=100))
+    index = build_viewer(ViewOptions(data_dir=tmp_path / "store", resampling=FEW_RESAMPLES))
     assert index == tmp_path / "store" / "viewer" / "index.html"
     return index.parent
 
@@ -167,12 +167,12 @@ def test_page_never_parses_data_as_html(viewer: Path) -> None:
 def test_rebuilding_removes_stale_model_files(tmp_path: Path) -> None:
     build_store(tmp_path, {"a": 0.9, "b": 0.2}, runs=1).close()
     out = tmp_path / "view"
-    build_viewer(ViewOptions(data_dir=tmp_path, out=out, n_resamples=100))
+    build_viewer(ViewOptions(data_dir=tmp_path, out=out, resampling=FEW_RESAMPLES))
     stray = out / "data" / "models" / f"{model_slug('v2', 'gone')}.js"
     stray.write_text("old")
     keep = out / "data" / "models" / "notes.txt"
     keep.write_text("mine")
-    build_viewer(ViewOptions(data_dir=tmp_path, out=out, n_resamples=100))
+    build_viewer(ViewOptions(data_dir=tmp_path, out=out, resampling=FEW_RESAMPLES))
     assert not stray.exists() and keep.exists()
     assert len(list((out / "data" / "models").glob("m-*.js"))) == 2
 

@@ -19,12 +19,13 @@ import pytest
 
 from independence_bench.cli.main import main
 from independence_bench.reports.viewer import model_slug
+from independence_bench.stats.resampling import Resampling
 from independence_bench.store.store import Store
 from independence_bench.suites.suite import load_suite
 from independence_bench.testing.mock_behaviours import CAVE_MARKER, FIRM_MARKER
 from independence_bench.testing.mock_server import MockConfig, MockServer
 from independence_bench.workflows.view import ViewOptions, build_viewer
-from report_fixtures import HOSTILE_REPLY, add_item, build_store, judge_scores
+from report_fixtures import FEW_RESAMPLES, HOSTILE_REPLY, add_item, build_store, judge_scores
 
 pytestmark = pytest.mark.slow
 
@@ -89,7 +90,7 @@ def viewer(tmp_path_factory: pytest.TempPathFactory) -> Path:
                      "--data-dir", str(data)])  # fmt: skip
     assert code == 0
     plant_hostile_model(data, "scripted-judge")
-    return build_viewer(ViewOptions(data_dir=data, n_resamples=200))
+    return build_viewer(ViewOptions(data_dir=data, resampling=Resampling(200)))
 
 
 @pytest.fixture(scope="module")
@@ -227,7 +228,7 @@ def test_150_models_open_at_once_and_load_lazily(
     data = tmp_path_factory.mktemp("big")
     labels = {f"vendor-{i % 7}/model-{i:03d}": i / 150 for i in range(150)}
     build_store(data, labels, runs=5).close()
-    index = build_viewer(ViewOptions(data_dir=data, n_resamples=100))
+    index = build_viewer(ViewOptions(data_dir=data, resampling=FEW_RESAMPLES))
     assert (index.parent / "data" / "index.js").stat().st_size < 300_000
 
     driver.get(index.as_uri())

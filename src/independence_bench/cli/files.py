@@ -20,6 +20,7 @@ from independence_bench.cli.options import (
     out_option,
     read_env,
     resamples_option,
+    resampling_of,
     resolve_data_dir,
     scored_by_option,
     selection_of,
@@ -34,7 +35,7 @@ def _written_from_store(values: Mapping[str, Any]) -> dict[str, Any]:
         "out": values["out"],
         "suite_id": values["suite"],
         "judge": values["judge"],
-        "n_resamples": values["resamples"],
+        "resampling": resampling_of(values),
     }
 
 

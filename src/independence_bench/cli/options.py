@@ -5,7 +5,7 @@ and help; a command module combines them and adds only what is its own. `read_en
 `resolve_data_dir` turn the environment (and `.env`) into what an options object holds.
 
 Importing this module imports click and nothing heavy: `aib --help` renders every command's
-options from it, so the defaults it shows come from light modules (`stats/stats.py`,
+options from it, so the defaults it shows come from light modules (`stats/resampling.py`,
 `clients/protocol.py`).
 """
 
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, get_args
 import click
 
 from independence_bench.clients.protocol import ReasoningEffort
-from independence_bench.stats.stats import DEFAULT_RESAMPLES
+from independence_bench.stats.resampling import DEFAULT_RESAMPLES, Resampling
 
 if TYPE_CHECKING:
     from independence_bench.suites.selection import Selection
@@ -83,6 +83,12 @@ def selection_of(values: Mapping[str, Any]) -> Selection:
     from independence_bench.suites.selection import Selection
 
     return Selection.parse(values["experiments"], values["variants"], values["modes"])
+
+
+def resampling_of(values: Mapping[str, Any]) -> Resampling:
+    """The bootstrap of a command's `--resamples` and `--seed`, each at its default where the
+    command has no such option (`aib judges` has no `--resamples`, `report` and `view` no seed)."""
+    return Resampling(values.get("resamples", DEFAULT_RESAMPLES), values.get("seed", 0))
 
 
 class CommaList(click.types.StringParamType):

@@ -21,11 +21,11 @@ from independence_bench.cli.options import (
     data_dir_option,
     echo_for,
     json_option,
+    resampling_of,
     scored_by_option,
     selection_of,
     selector_options,
 )
-from independence_bench.stats.stats import DEFAULT_RESAMPLES
 
 if TYPE_CHECKING:
     from independence_bench.reports.insight_options import InsightOptions
@@ -67,8 +67,7 @@ def leaderboard(**values: Any) -> None:
         data_dir=data_dir_of(values),
         method=values["method"],
         judges=split_list(values["judges"]),
-        n_resamples=values["resamples"],
-        seed=values["seed"],
+        resampling=resampling_of(values),
         selection=selection_of(values),
         detailed=values["detailed"],
     )
@@ -88,8 +87,7 @@ def insight_options_of(values: dict[str, Any]) -> InsightOptions:
         suite_id=values["suite"],
         judge=values.get("judge"),
         judges=split_list(values["judges"]),
-        n_resamples=values.get("resamples", DEFAULT_RESAMPLES),
-        seed=values.get("seed", 0),
+        resampling=resampling_of(values),
     )
 
 

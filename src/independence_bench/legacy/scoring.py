@@ -40,12 +40,13 @@ from independence_bench.scoring.scoring import (
     run_means,
 )
 from independence_bench.stats.analysis import Leaderboard, LeaderboardRow, sort_rows
+from independence_bench.stats.resampling import Resampling
 from independence_bench.stats.stats import Estimate, percentile_interval
 from independence_bench.store.store import Store
 from independence_bench.suites.kinds import KINDS, ChangedShare, Score
 
-LEGACY_RESAMPLES = 10_000
-LEGACY_SEED = 0
+LEGACY_RESAMPLING = Resampling(10_000, seed=0)
+"""That implementation's bootstrap, whatever `--resamples` and `--seed` say."""
 TRAITS = ("distinctiveness", "non_assistant_likeness", "internal_consistency")
 _DRIFT_PARTS = ("drift", "name_gender_changes")
 
@@ -117,18 +118,24 @@ def first_per_unit(items: Iterable[ScoredItem]) -> list[ScoredItem]:
 
 
 def run_interval(
-    run_indexes: Sequence[float], *, resamples: int = LEGACY_RESAMPLES, seed: int = LEGACY_SEED
+    run_indexes: Sequence[float], *, resampling: Resampling = LEGACY_RESAMPLING
 ) -> tuple[float, float] | None:
     """Percentile bootstrap interval of the mean of per-run indexes (None below two runs)."""
     if len(run_indexes) < 2:
         return None
-    rng = random.Random(seed)
-    draws = [fmean([rng.choice(run_indexes) for _ in run_indexes]) for _ in range(resamples)]
+    rng = random.Random(resampling.seed)
+    draws = [
+        fmean([rng.choice(run_indexes) for _ in run_indexes]) for _ in range(resampling.n_resamples)
+    ]
     return percentile_interval(draws)
 
 
 def score_legacy_model(
-    model: str, items: Iterable[ScoredItem], formula: str, *, resamples: int = LEGACY_RESAMPLES
+    model: str,
+    items: Iterable[ScoredItem],
+    formula: str,
+    *,
+    resampling: Resampling = LEGACY_RESAMPLING,
 ) -> LegacyScore:
     """Score one configuration's judged items by the legacy rules (see the module docstring)."""
     by_run: dict[int, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
@@ -150,7 +157,9 @@ def score_legacy_model(
         if run_index is not None:
             run_indexes[run] = run_index
     interval = (
-        run_interval(list(run_indexes.values()), resamples=resamples) if overall.complete else None
+        run_interval(list(run_indexes.values()), resampling=resampling)
+        if overall.complete
+        else None
     )
     return LegacyScore(
         **vars(overall),
@@ -163,7 +172,7 @@ def score_legacy_model(
 
 LEGACY_METHOD = (
     "legacy rules of the earlier implementation; percentile bootstrap over runs of the mean "
-    f"per-run index, {LEGACY_RESAMPLES:,} resamples, seed {LEGACY_SEED}"
+    f"per-run index, {LEGACY_RESAMPLING.describe()}"
 )
 
 

@@ -23,17 +23,18 @@ from independence_bench.reports.leaderboard import METRIC_TITLES
 from independence_bench.scoring.results import load_results, scored_items
 from independence_bench.stats.agreement import ALPHA_RESAMPLES
 from independence_bench.stats.calibration import INDEX, JudgeCalibration, calibrate_judges
+from independence_bench.stats.resampling import Resampling
 from independence_bench.store.store import Store
 
 PRESSURE_METRICS = ("resistance", "stability")
 """The metrics measured under pressure; the calibration target names them besides the index."""
 
 
-def calibration_method(n_resamples: int, seed: int) -> str:
+def calibration_method(resampling: Resampling) -> str:
     """How the intervals of the item table are made, as printed under it."""
     return (
         "items both judges scored, on 0–1 (1 = most independent); 95% intervals from "
-        f"resampling those items with replacement, paired, {n_resamples:,} resamples, seed {seed}"
+        f"resampling those items with replacement, paired, {resampling.describe()}"
     )
 
 
@@ -53,14 +54,9 @@ class CalibrationReport:
     """How the item table's intervals are made (`calibration_method`), printed under it."""
 
 
-def calibration_report(
-    store: Store,
-    options: InsightOptions,
-    reference: str,
-    *,
-    n_resamples: int = ALPHA_RESAMPLES,
-) -> CalibrationReport:
-    """Every judge of the suite (or `options.judges`) against `reference` on shared items."""
+def calibration_report(store: Store, options: InsightOptions, reference: str) -> CalibrationReport:
+    """Every judge of the suite (or `options.judges`) against `reference` on shared items, with
+    alpha's resamples (`ALPHA_RESAMPLES`) from the options' seed."""
     everything = load_results(store, suite_id=options.suite_id, judge=None)
     present = sorted(
         {j.judge_model for j in everything.judgments if j.status == "scored" and not j.repeat}
@@ -74,20 +70,14 @@ def calibration_report(
         )
     chosen = {reference, *(wanted or present)}
     scored = scored_items(list(everything.items), list(everything.judgments), chosen)
-    found = calibrate_judges(
-        scored,
-        reference,
-        everything.formula,
-        wanted,
-        n_resamples=n_resamples,
-        seed=options.seed,
-    )
+    resampling = Resampling(ALPHA_RESAMPLES, options.resampling.seed)
+    found = calibrate_judges(scored, reference, everything.formula, wanted, resampling=resampling)
     if not found:
         raise UserError(
             f"no other judge scored the items {reference} scored in suite {everything.suite_id}; "
             "judge them with 'aib judge --judge MODEL'"
         )
-    method = calibration_method(n_resamples, options.seed)
+    method = calibration_method(resampling)
     return CalibrationReport(
         everything.suite_id, everything.formula, reference, tuple(found), method
     )
@@ -199,12 +189,10 @@ def render_calibration(report: CalibrationReport) -> str:
     return "\n".join(lines)
 
 
-def calibration_output(
-    options: InsightOptions, reference: str, *, as_json: bool, n_resamples: int = ALPHA_RESAMPLES
-) -> str:
+def calibration_output(options: InsightOptions, reference: str, *, as_json: bool) -> str:
     """`aib judges --reference JUDGE`."""
     with Store(options.data_dir, read_only=True) as store:
-        report = calibration_report(store, options, reference, n_resamples=n_resamples)
+        report = calibration_report(store, options, reference)
     if as_json:
         return json.dumps(calibration_json(report), indent=2, ensure_ascii=False)
     return render_calibration(report)

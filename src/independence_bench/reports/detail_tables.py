@@ -52,7 +52,7 @@ def leaderboard_details(
     detailed: Mapping[str, Mapping[str, Estimate]] = {}
     names: tuple[ChosenNames, ...] = ()
     if with_metrics:
-        detailed = detailed_metrics(results, n_resamples=options.n_resamples, seed=options.seed)
+        detailed = detailed_metrics(results, resampling=options.resampling)
         names = chosen_names(results)
     return LeaderboardDetails(detailed, names, options.selection, results.left_out, with_metrics)
 

@@ -25,7 +25,8 @@ from typing import Any
 from independence_bench.scoring.results import SuiteResults
 from independence_bench.scoring.scoring import ItemMetrics, ScoredItem, measured_as
 from independence_bench.stats.intervals import bootstrap_models
-from independence_bench.stats.stats import DEFAULT_RESAMPLES, Estimate
+from independence_bench.stats.resampling import Resampling
+from independence_bench.stats.stats import Estimate
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,7 @@ def detailed_items(results: SuiteResults, detail: Detailed) -> list[ItemMetrics]
 
 
 def detailed_metrics(
-    results: SuiteResults, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0
+    results: SuiteResults, *, resampling: Resampling = Resampling()
 ) -> dict[str, dict[str, Estimate]]:
     """Per model, each detailed metric it has, with its 95% interval (none below 2 runs)."""
     out: dict[str, dict[str, Estimate]] = defaultdict(dict)
@@ -108,7 +109,7 @@ def detailed_metrics(
         items = detailed_items(results, detail)
         if not items:
             continue
-        boot = bootstrap_models(items, results.formula, n_resamples=n_resamples, seed=seed)
+        boot = bootstrap_models(items, results.formula, resampling=resampling)
         for model, found in boot.items():
             if detail.carrier in found.metrics:
                 out[model][detail.key] = found.metrics[detail.carrier]

@@ -1,5 +1,5 @@
 """What every store-only analysis takes: `InsightOptions` (store, suite, judge or panel, cell
-selection, bootstrap resamples and seed).
+selection, and the bootstrap's `Resampling`).
 
 It imports nothing heavy, so the CLI and `workflows/leaderboard.py` build it (the leaderboard's
 own options extend it) before the statistics and the store's contents are loaded.
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from independence_bench.stats.stats import DEFAULT_RESAMPLES
+from independence_bench.stats.resampling import Resampling
 from independence_bench.suites.selection import EVERYTHING, Selection
 
 
@@ -25,15 +25,14 @@ class InsightOptions:
     """Whose scores to use; None: the judge with the most scored items (`results.choose_judge`)."""
     judges: tuple[str, ...] = ()
     """A judge panel: each item's metrics are the mean over these judges."""
-    n_resamples: int = DEFAULT_RESAMPLES
-    seed: int = 0
-    """Seed of the bootstrap (not of sampling)."""
+    resampling: Resampling = Resampling()
+    """Resamples and seed of the bootstrap (not of sampling); alpha takes only the seed."""
     selection: Selection = EVERYTHING
     """Only these experiments, variants and modes (`aib leaderboard --experiments …`)."""
 
     @property
     def method(self) -> str:
         """The bootstrap method in words, as printed beside every interval."""
-        from independence_bench.stats.bootstrap import METHOD
+        from independence_bench.stats.bootstrap import bootstrap_method
 
-        return f"{METHOD}; {self.n_resamples:,} resamples, seed {self.seed}"
+        return bootstrap_method(self.resampling)

@@ -114,7 +114,7 @@ def leaderboard_output(options: InsightOptions, *, as_json: bool, detailed: bool
     if as_json:
         rows = rows_as_json(board)
         return _dump(details_json(rows, details) if details else rows)
-    lines = [render_table(board), *agreement_lines(board.agreement, options.seed)]
+    lines = [render_table(board), *agreement_lines(board.agreement, options.resampling.seed)]
     if details:
         lines += details_lines(details, [row.model for row in board.rows])
     return "\n".join(lines)

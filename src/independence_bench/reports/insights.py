@@ -41,6 +41,7 @@ from independence_bench.stats.analysis import (
 )
 from independence_bench.stats.discrimination import CEILING_SHARE, MetricDiscrimination
 from independence_bench.stats.intervals import PairedComparison, compare_paired
+from independence_bench.stats.resampling import Resampling
 from independence_bench.stats.stats import Estimate
 from independence_bench.store.store import Store
 
@@ -93,7 +94,7 @@ def leaderboard_results(store: Store, options: InsightOptions) -> SuiteResults:
 def panel_leaderboard(results: SuiteResults, options: InsightOptions) -> Leaderboard:
     """`leaderboard.leaderboard_of` for one judge or a panel; a panel's rows carry its
     inter-judge agreement for the JSON output."""
-    board = leaderboard_of(results, n_resamples=options.n_resamples, seed=options.seed)
+    board = leaderboard_of(results, resampling=options.resampling)
     if not board.agreement:
         return board
     extra = {"agreement": agreement_json(board.agreement)}
@@ -160,15 +161,16 @@ def judges_report(store: Store, options: InsightOptions) -> JudgesReport:
         comparison = compare_judges(scored, everything.formula, chosen)
     except ValueError as exc:  # a model label the label grammar cannot read
         raise UserError(str(exc)) from None
-    agreement = judge_agreement(scored, chosen, seed=options.seed) if len(chosen) > 1 else {}
+    alpha = Resampling(ALPHA_RESAMPLES, options.resampling.seed)
+    agreement = judge_agreement(scored, chosen, resampling=alpha) if len(chosen) > 1 else {}
     return JudgesReport(
         suite_id=everything.suite_id,
         formula=everything.formula,
         comparison=comparison,
         agreement=agreement,
-        retest=tuple(retest_agreement(scored, seed=options.seed)),
+        retest=tuple(retest_agreement(scored, resampling=alpha)),
         judged={judge: judged[judge] for judge in chosen},
-        seed=options.seed,
+        seed=options.resampling.seed,
     )
 
 
@@ -251,8 +253,7 @@ def pair_report(store: Store, options: InsightOptions, model_a: str, model_b: st
         model_a,
         model_b,
         results.formula,
-        n_resamples=options.n_resamples,
-        seed=options.seed,
+        resampling=options.resampling,
     )
     return PairReport(results.suite_id, _judge_text(results), options.method, comparison)
 
@@ -299,8 +300,7 @@ def settings_of(results: SuiteResults, options: InsightOptions) -> SettingsRepor
             results.scored,
             results.formula,
             results.judges,
-            n_resamples=options.n_resamples,
-            seed=options.seed,
+            resampling=options.resampling,
         )
     except ValueError as exc:  # a model label the label grammar cannot read
         raise UserError(str(exc)) from None
@@ -412,8 +412,7 @@ def configs_report(store: Store, options: InsightOptions) -> ConfigsReport:
         results.scored,
         results.formula,
         results.judges,
-        n_resamples=options.n_resamples,
-        seed=options.seed,
+        resampling=options.resampling,
     )
     return ConfigsReport(results.suite_id, _judge_text(results), options.method, tuple(found))
 

@@ -24,7 +24,7 @@ from independence_bench.stats.analysis import (
     build_leaderboard,
     sort_rows,
 )
-from independence_bench.stats.stats import DEFAULT_RESAMPLES
+from independence_bench.stats.resampling import Resampling
 from independence_bench.store.store import Store
 from independence_bench.suites.kinds import METRICS
 from independence_bench.suites.selection import EVERYTHING, Selection
@@ -93,8 +93,7 @@ def load_leaderboard(
     suite_id: str | None,
     judge: str | None,
     judges: Sequence[str] = (),
-    n_resamples: int = DEFAULT_RESAMPLES,
-    seed: int = 0,
+    resampling: Resampling = Resampling(),
     only_hash: str | None = None,
     selection: Selection = EVERYTHING,
 ) -> Leaderboard:
@@ -111,20 +110,17 @@ def load_leaderboard(
         only_hash=only_hash,
         selection=selection,
     )
-    return leaderboard_of(results, n_resamples=n_resamples, seed=seed)
+    return leaderboard_of(results, resampling=resampling)
 
 
-def leaderboard_of(
-    results: SuiteResults, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0
-) -> Leaderboard:
+def leaderboard_of(results: SuiteResults, *, resampling: Resampling = Resampling()) -> Leaderboard:
     """`load_leaderboard` of results already read from the store."""
     board = build_leaderboard(
         results.scored,
         results.formula,
         results.judges,
         suite_id=results.suite_id,
-        n_resamples=n_resamples,
-        seed=seed,
+        resampling=resampling,
     )
     items_per_model: dict[str, int] = defaultdict(int)
     runs_per_model: dict[str, set[int]] = defaultdict(set)

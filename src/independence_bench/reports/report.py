@@ -37,7 +37,7 @@ from independence_bench.stats.analysis import (
     build_leaderboard,
     item_difficulty,
 )
-from independence_bench.stats.stats import DEFAULT_RESAMPLES
+from independence_bench.stats.resampling import Resampling
 from independence_bench.store.store import ItemRecord, JudgmentRecord, Store
 from independence_bench.suites.kinds import KINDS
 from independence_bench.suites.selection import EVERYTHING, Selection
@@ -243,8 +243,7 @@ class ReportScope:
     """Default: every suite in the store, one section each."""
     judge: str | None = None
     """Default: the judge with the most scored items."""
-    n_resamples: int = DEFAULT_RESAMPLES
-    seed: int = 0
+    resampling: Resampling = Resampling()
 
 
 def build_suite_report(
@@ -258,14 +257,12 @@ def build_suite_report(
 
     `on_chart_data` gets what the charts draw as soon as the leaderboard exists, so they can be
     drawn while the rest of the report is gathered."""
-    n_resamples, seed = scope.n_resamples, scope.seed
     results = load_results(store, suite_id=scope.suite_id, judge=scope.judge, selection=selection)
     board = build_leaderboard(
         results.scored,
         results.formula,
         suite_id=results.suite_id,
-        n_resamples=n_resamples,
-        seed=seed,
+        resampling=scope.resampling,
     )
     rows = {row.model: row for row in board.rows}
     labels = {item.run.model_label for item in results.items}
@@ -327,11 +324,11 @@ def build_suite_report(
         models=tuple(models),
         judged=judged,
         difficulty=tuple(item_difficulty(results.scored, results.formula)),
-        configs=tuple(_config_cells(results.scored, results.formula, n_resamples, seed)),
+        configs=tuple(_config_cells(results.scored, results.formula, scope.resampling)),
         judge_cost=sum_costs(store.completion_costs(list(dict.fromkeys(judge_keys)))),
         selection=selection,
         left_out=results.left_out,
-        extras=build_extras(store, results, n_resamples=n_resamples, seed=seed),
+        extras=build_extras(store, results, resampling=scope.resampling),
     )
 
 
@@ -356,13 +353,13 @@ def item_metrics_of(item: ItemRecord, judgment: JudgmentRecord) -> dict[str, flo
 
 
 def _config_cells(
-    scored: Sequence[ScoredItem], formula: str, n_resamples: int, seed: int
+    scored: Sequence[ScoredItem], formula: str, resampling: Resampling
 ) -> list[ConfigCell]:
     cells = {(item.variant, item.mode) for item in scored}
     if len(cells) < 2:
         return []
     try:
-        return analyse_configs(scored, formula, n_resamples=n_resamples, seed=seed)
+        return analyse_configs(scored, formula, resampling=resampling)
     except UserError:
         return []  # no baseline cell (neutral + user_role) to compare against
 

@@ -21,7 +21,7 @@ from independence_bench.reports.insights import (
     settings_of,
 )
 from independence_bench.scoring.results import SuiteResults
-from independence_bench.stats.stats import DEFAULT_RESAMPLES
+from independence_bench.stats.resampling import Resampling
 from independence_bench.store.store import Store
 
 
@@ -44,16 +44,14 @@ def build_extras(
     store: Store,
     results: SuiteResults,
     *,
-    n_resamples: int = DEFAULT_RESAMPLES,
-    seed: int = 0,
+    resampling: Resampling = Resampling(),
 ) -> SuiteExtras:
     """The optional sections for the suite `results` reads (see the module docstring)."""
     options = InsightOptions(
         data_dir=store.path.parent,
         suite_id=results.suite_id,
         judge=results.judge,
-        n_resamples=n_resamples,
-        seed=seed,
+        resampling=resampling,
         selection=results.selection,
     )
     skipped: list[str] = []
@@ -72,7 +70,7 @@ def build_extras(
         except UserError as exc:
             skipped.append(f"setting comparisons: {exc}")
     return SuiteExtras(
-        detailed=detailed_metrics(results, n_resamples=n_resamples, seed=seed),
+        detailed=detailed_metrics(results, resampling=resampling),
         names=chosen_names(results),
         judges=judges,
         settings=settings,

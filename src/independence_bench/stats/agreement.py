@@ -27,10 +27,12 @@ import numpy as np
 import numpy.typing as npt
 
 from independence_bench.scoring.scoring import Place, ScoredItem, normalised_item_metrics
+from independence_bench.stats.resampling import Resampling
 from independence_bench.stats.stats import CONFIDENCE, Estimate
 
 AlphaMetric = Literal["interval", "nominal"]
 ALPHA_RESAMPLES = 1_000
+"""Resamples of every alpha interval, whatever `--resamples` says (the seed is the user's)."""
 Floats = npt.NDArray[np.float64]
 _TINY = 1e-12
 
@@ -128,12 +130,13 @@ def krippendorff_alpha(
     return None if np.isnan(value) else float(value)
 
 
-def _resample(n_units: int, n_resamples: int, seed: int) -> tuple[npt.NDArray[np.intp], Floats]:
+def _resample(n_units: int, resampling: Resampling) -> tuple[npt.NDArray[np.intp], Floats]:
     """Units drawn with replacement, one resample per row, and as weights: how often each unit
     was drawn in each resample."""
-    draws = np.random.default_rng(seed).integers(0, n_units, size=(n_resamples, n_units))
-    weights = np.zeros((n_resamples, n_units))
-    np.add.at(weights, (np.arange(n_resamples)[:, None], draws), 1.0)
+    shape = (resampling.n_resamples, n_units)
+    draws = np.random.default_rng(resampling.seed).integers(0, n_units, size=shape)
+    weights = np.zeros(shape)
+    np.add.at(weights, (np.arange(resampling.n_resamples)[:, None], draws), 1.0)
     return draws, weights
 
 
@@ -151,8 +154,7 @@ def alpha_estimate(
     units: Iterable[Sequence[float | None]],
     metric: AlphaMetric = "interval",
     *,
-    n_resamples: int = ALPHA_RESAMPLES,
-    seed: int = 0,
+    resampling: Resampling = Resampling(ALPHA_RESAMPLES),
 ) -> Estimate | None:
     """α with a 95% percentile interval from resampling pairable units with replacement."""
     found = _units(units, metric)
@@ -162,7 +164,7 @@ def alpha_estimate(
         return None
     if size < 2:
         return Estimate(float(point))
-    _, weights = _resample(size, n_resamples, seed)
+    _, weights = _resample(size, resampling)
     return _estimate(float(point), _alpha_weighted(found, weights, metric))
 
 
@@ -183,8 +185,7 @@ def paired_agreement(
     judge: Sequence[float],
     reference: Sequence[float],
     *,
-    n_resamples: int = ALPHA_RESAMPLES,
-    seed: int = 0,
+    resampling: Resampling = Resampling(ALPHA_RESAMPLES),
 ) -> PairedAgreement:
     """ρ, α and mean signed difference of `judge` against `reference`, item by item.
 
@@ -206,7 +207,7 @@ def paired_agreement(
         alpha_only = None if point_alpha is None else Estimate(point_alpha)
         rho_only = None if point_rho is None else Estimate(point_rho)
         return PairedAgreement(size, rho_only, alpha_only, Estimate(difference))
-    draws, weights = _resample(size, n_resamples, seed)
+    draws, weights = _resample(size, resampling)
     drawn_ours, drawn_theirs = ours[draws], theirs[draws]
     rhos = _pearson_rows(
         np.apply_along_axis(average_ranks, 1, drawn_ours),
@@ -236,7 +237,7 @@ class RetestAgreement:
 
 
 def retest_agreement(
-    items: Iterable[ScoredItem], *, n_resamples: int = ALPHA_RESAMPLES, seed: int = 0
+    items: Iterable[ScoredItem], *, resampling: Resampling = Resampling(ALPHA_RESAMPLES)
 ) -> list[RetestAgreement]:
     """Test-retest agreement per judge and metric over items judged more than once.
 
@@ -268,7 +269,7 @@ def retest_agreement(
                 judge=judge,
                 metric=metric,
                 n_items=len(diffs),
-                alpha=alpha_estimate(units, n_resamples=n_resamples, seed=seed),
+                alpha=alpha_estimate(units, resampling=resampling),
                 mean_abs_diff=fmean(diffs),
             )
         )

@@ -38,9 +38,9 @@ from independence_bench.scoring.scoring import (
 )
 from independence_bench.stats.agreement import ALPHA_RESAMPLES, alpha_estimate
 from independence_bench.stats.bootstrap import (
-    METHOD,
     Floats,
     Subject,
+    bootstrap_method,
     draw_resamples,
     interval_of,
 )
@@ -48,7 +48,8 @@ from independence_bench.stats.discrimination import MetricDiscrimination, metric
 from independence_bench.stats.intervals import PairedComparison, bootstrap_models, compare_paired
 from independence_bench.stats.labels import parse_label
 from independence_bench.stats.ranking import could_lead
-from independence_bench.stats.stats import DEFAULT_RESAMPLES, Estimate, pearson
+from independence_bench.stats.resampling import Resampling
+from independence_bench.stats.stats import Estimate, pearson
 
 
 def judges_of(items: Sequence[ScoredItem]) -> tuple[str, ...]:
@@ -113,12 +114,11 @@ def judge_agreement(
     items: Sequence[ScoredItem],
     judges: Sequence[str],
     *,
-    n_resamples: int = ALPHA_RESAMPLES,
-    seed: int = 0,
+    resampling: Resampling = Resampling(ALPHA_RESAMPLES),
 ) -> dict[str, Estimate | None]:
     """Krippendorff's alpha (interval, on 0–1 normalised values) between judges, per metric."""
     return {
-        metric: alpha_estimate(rows, n_resamples=n_resamples, seed=seed)
+        metric: alpha_estimate(rows, resampling=resampling)
         for metric, rows in sorted(_rows_by_unit(items, judges).items())
     }
 
@@ -186,14 +186,11 @@ def build_leaderboard(
     judges: Sequence[str] = (),
     *,
     suite_id: str = "",
-    n_resamples: int = DEFAULT_RESAMPLES,
-    seed: int = 0,
+    resampling: Resampling = Resampling(),
 ) -> Leaderboard:
     """The leaderboard for one judge or a panel; see `bootstrap.bootstrap_models`."""
     chosen = _chosen_judges(items, judges)
-    results = bootstrap_models(
-        panel_items(items, chosen), formula, n_resamples=n_resamples, seed=seed
-    )
+    results = bootstrap_models(panel_items(items, chosen), formula, resampling=resampling)
     rows = [
         LeaderboardRow(
             model=r.model,
@@ -213,8 +210,9 @@ def build_leaderboard(
         )
         for r in results.values()
     ]
-    agreement = judge_agreement(items, chosen, seed=seed) if len(chosen) > 1 else {}
-    method = f"{METHOD}; {n_resamples:,} resamples, seed {seed}"
+    alpha = Resampling(ALPHA_RESAMPLES, resampling.seed)
+    agreement = judge_agreement(items, chosen, resampling=alpha) if len(chosen) > 1 else {}
+    method = bootstrap_method(resampling)
     return Leaderboard(suite_id, formula, chosen, sort_rows(rows), agreement, method)
 
 
@@ -280,8 +278,7 @@ def compare_settings(
     formula: str,
     judges: Sequence[str] = (),
     *,
-    n_resamples: int = DEFAULT_RESAMPLES,
-    seed: int = 0,
+    resampling: Resampling = Resampling(),
 ) -> list[SettingEffect]:
     """For each base model with several labels: every label against the one with the fewest
     settings (the bare base id when present), as a paired difference in index."""
@@ -301,9 +298,7 @@ def compare_settings(
         for label in labels:
             if label == reference:
                 continue
-            comparison = compare_paired(
-                measured, label, reference, formula, n_resamples=n_resamples, seed=seed
-            )
+            comparison = compare_paired(measured, label, reference, formula, resampling=resampling)
             changes = parse_label(label).settings()
             effects.append(SettingEffect(base, changes, comparison))
     return effects
@@ -388,8 +383,7 @@ def analyse_configs(
     judges: Sequence[str] = (),
     *,
     baseline: tuple[str, str] = ("neutral", "user_role"),
-    n_resamples: int = DEFAULT_RESAMPLES,
-    seed: int = 0,
+    resampling: Resampling = Resampling(),
 ) -> list[ConfigCell]:
     """Mean index per (variant, mode) cell over the models complete in every cell.
 
@@ -418,7 +412,7 @@ def analyse_configs(
         for cell in cells
     ]
     one_run = any(len({i.run for i in s.items}) < 2 for s in subjects)
-    draws = {} if one_run else draw_resamples(subjects, formula, n_resamples=n_resamples, seed=seed)
+    draws = {} if one_run else draw_resamples(subjects, formula, resampling=resampling)
 
     def cell_means(cell: tuple[str, str]) -> Floats:
         """Per resample, the mean index over models in this cell (NaN if any had none)."""

@@ -50,7 +50,8 @@ from independence_bench.scoring.scoring import (
     ItemMetrics,
     linear_index,
 )
-from independence_bench.stats.stats import CONFIDENCE, DEFAULT_RESAMPLES, Estimate
+from independence_bench.stats.resampling import Resampling
+from independence_bench.stats.stats import CONFIDENCE, Estimate
 from independence_bench.suites.kinds import kind_named
 
 METHOD = (
@@ -63,6 +64,11 @@ _TAILS = ((1.0 - CONFIDENCE) / 2.0, (1.0 + CONFIDENCE) / 2.0)
 _BLOCK_CELLS = 1 << 16
 """Resamples are processed in blocks of about this many (resample × subject × run) cells: small
 enough that the intermediate arrays stay in the CPU cache (a 16x larger block ran 2–4x slower)."""
+
+
+def bootstrap_method(resampling: Resampling) -> str:
+    """`METHOD` and the resampling that made the intervals, as printed beside them."""
+    return f"{METHOD}; {resampling.describe()}"
 
 
 @dataclass(frozen=True)
@@ -219,13 +225,10 @@ def _partial_means(grid: _Grid, drawn: Floats, weights: Floats) -> Floats:
 
 
 def draw_resamples(
-    subjects: Sequence[Subject],
-    formula: str,
-    *,
-    n_resamples: int = DEFAULT_RESAMPLES,
-    seed: int = 0,
+    subjects: Sequence[Subject], formula: str, *, resampling: Resampling = Resampling()
 ) -> dict[str, Draws]:
     """Resample every subject together (shared scenario draws); see the module docstring."""
+    n_resamples = resampling.n_resamples
     layout = _layout(subjects)
     group_of = [s.run_group or f"\0{s.name}" for s in subjects]
     found_runs: dict[str, set[int]] = defaultdict(set)
@@ -234,7 +237,7 @@ def draw_resamples(
     groups = sorted(found_runs)
     runs = {group: sorted(found_runs[group]) for group in groups}
     width = max((len(r) for r in runs.values()), default=1)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(resampling.seed)
     scenario_counts = [_counts(rng, n_resamples, size) for size in layout.sizes]
     run_counts = np.zeros((n_resamples, len(groups), width))
     for number, group in enumerate(groups):

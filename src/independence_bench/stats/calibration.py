@@ -36,6 +36,7 @@ from independence_bench.stats.agreement import (
     paired_agreement,
     spearman,
 )
+from independence_bench.stats.resampling import Resampling
 
 INDEX = "index"
 """The name of the Independence Index among the per-model comparisons."""
@@ -72,8 +73,7 @@ def calibrate_judges(
     formula: str,
     judges: Sequence[str] = (),
     *,
-    n_resamples: int = ALPHA_RESAMPLES,
-    seed: int = 0,
+    resampling: Resampling = Resampling(ALPHA_RESAMPLES),
 ) -> list[JudgeCalibration]:
     """Every judge in `judges` (default: every other judge in `items`) against `reference`.
 
@@ -97,7 +97,7 @@ def calibrate_judges(
                 judge=judge,
                 reference=reference,
                 n_items=len(shared),
-                metrics=_item_agreement(ours, reference_items, n_resamples, seed),
+                metrics=_item_agreement(ours, reference_items, resampling),
                 models=_model_orders(ours, reference_items, formula),
             )
         )
@@ -105,7 +105,7 @@ def calibrate_judges(
 
 
 def _item_agreement(
-    ours: Sequence[ScoredItem], theirs: Sequence[ScoredItem], n_resamples: int, seed: int
+    ours: Sequence[ScoredItem], theirs: Sequence[ScoredItem], resampling: Resampling
 ) -> dict[str, PairedAgreement]:
     pairs: dict[str, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
     for mine, other in zip(ours, theirs, strict=True):
@@ -114,7 +114,7 @@ def _item_agreement(
             pairs[metric][0].append(a[metric])
             pairs[metric][1].append(b[metric])
     return {
-        metric: paired_agreement(*pairs[metric], n_resamples=n_resamples, seed=seed)
+        metric: paired_agreement(*pairs[metric], resampling=resampling)
         for metric in METRIC_KEYS
         if metric in pairs
     }

@@ -22,7 +22,8 @@ from independence_bench.stats.bootstrap import (
     intervals_of,
 )
 from independence_bench.stats.ranking import rank_intervals
-from independence_bench.stats.stats import DEFAULT_RESAMPLES, Estimate
+from independence_bench.stats.resampling import Resampling
+from independence_bench.stats.stats import Estimate
 
 
 @dataclass(frozen=True)
@@ -53,11 +54,7 @@ def _why_no_interval(score: ModelScore) -> str | None:
 
 
 def bootstrap_models(
-    items: Sequence[ItemMetrics],
-    formula: str,
-    *,
-    n_resamples: int = DEFAULT_RESAMPLES,
-    seed: int = 0,
+    items: Sequence[ItemMetrics], formula: str, *, resampling: Resampling = Resampling()
 ) -> dict[str, ModelBootstrap]:
     """Point values, intervals, ranks and rank intervals for every model in `items`.
 
@@ -72,10 +69,10 @@ def bootstrap_models(
     subjects = [
         Subject(model, tuple(by_model[model])) for model, s in scores.items() if len(s.runs) >= 2
     ]
-    draws = draw_resamples(subjects, formula, n_resamples=n_resamples, seed=seed)
+    draws = draw_resamples(subjects, formula, resampling=resampling)
     indexes = {name: s.index for name, s in scores.items() if s.index is not None}
     ranked = {
-        name: draws[name].index if name in draws else np.full(n_resamples, point)
+        name: draws[name].index if name in draws else np.full(resampling.n_resamples, point)
         for name, point in indexes.items()
     }
     ranks = rank_intervals(ranked)
@@ -123,8 +120,7 @@ def compare_paired(
     model_b: str,
     formula: str,
     *,
-    n_resamples: int = DEFAULT_RESAMPLES,
-    seed: int = 0,
+    resampling: Resampling = Resampling(),
 ) -> PairedComparison:
     """Compare two models on items matched by (variant, mode, scenario, run).
 
@@ -150,7 +146,7 @@ def compare_paired(
         why = f"{len(runs)} shared run: an interval needs at least 2 runs"
         return PairedComparison(model_a, model_b, Estimate(a - b), None, len(shared), runs, why)
     subjects = [Subject(model, chosen[model], run_group="pair") for model in (model_a, model_b)]
-    draws = draw_resamples(subjects, formula, n_resamples=n_resamples, seed=seed)
+    draws = draw_resamples(subjects, formula, resampling=resampling)
     diffs = draws[model_a].index - draws[model_b].index
     known = diffs[~np.isnan(diffs)]
     share = float(np.mean(known > 0)) if known.size else None

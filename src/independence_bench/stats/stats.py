@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from statistics import fmean
 
 CONFIDENCE = 0.95
-DEFAULT_RESAMPLES = 10_000
 
 
 @dataclass(frozen=True)
