@@ -110,20 +110,9 @@ def add_item(
         )
         store.put_completion(key, run.model_id, request, completion)
         turns.append(TurnRecord(human=scenario.turns[index], reply=reply, completion_key=key))
-    store.put_item(
-        ItemRecord(
-            id=item_id,
-            run=run,
-            variant=variant,
-            mode=mode,
-            scenario_id=scenario.id,
-            kind=scenario.kind,
-            experiment=scenario.experiment,
-            status=status,
-            error=None if status == "done" else "HTTP 500 three times",
-            turns=tuple(turns),
-        )
-    )
+    error = None if status == "done" else "HTTP 500 three times"
+    place = (variant, mode, scenario.id, scenario.kind, scenario.experiment)
+    store.put_item(ItemRecord(item_id, run, *place, status, error, tuple(turns)))
     if status == "done":
         judge_key = _key(item_id, "judge")
         store.put_completion(
