@@ -17,7 +17,7 @@ from typing import Any
 from independence_bench.clients.protocol import Completion, ToolCall
 from independence_bench.conversations.conversation import TOOL_NAME, build_messages, system_prompt
 from independence_bench.stats.resampling import Resampling
-from independence_bench.store.store import RunRecord, Store, TurnRecord, Verdict
+from independence_bench.store.store import ItemRecord, RunRecord, Store, TurnRecord, Verdict
 from independence_bench.suites.suite import Scenario, Suite, load_suite
 
 HOSTILE_REPLY = (
@@ -113,18 +113,9 @@ def add_item(
         )
         store.put_completion(key, run.model_id, request, completion)
         turns.append(TurnRecord(human=scenario.turns[index], reply=reply, completion_key=key))
-    store.put_item(
-        item_id=item_id,
-        run=run,
-        variant=variant,
-        mode=mode,
-        scenario_id=scenario.id,
-        kind=scenario.kind,
-        experiment=scenario.experiment,
-        status=status,
-        error=None if status == "done" else "HTTP 500 three times",
-        turns=turns,
-    )
+    error = None if status == "done" else "HTTP 500 three times"
+    place = (variant, mode, scenario.id, scenario.kind, scenario.experiment)
+    store.put_item(ItemRecord(item_id, run, *place, status, error, tuple(turns)))
     if status == "done":
         judge_key = _key(item_id, "judge")
         store.put_completion(

@@ -11,6 +11,7 @@ import sqlite3
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,18 +30,7 @@ def store_as_failed(
     store: Store, item: ItemRecord, error: str, turns: Sequence[TurnRecord]
 ) -> None:
     """Store `item` again as failed with `error` and `turns`: a run that stopped part-way."""
-    store.put_item(
-        item_id=item.id,
-        run=item.run,
-        variant=item.variant,
-        mode=item.mode,
-        scenario_id=item.scenario_id,
-        kind=item.kind,
-        experiment=item.experiment,
-        status="failed",
-        error=error,
-        turns=turns,
-    )
+    store.put_item(replace(item, status="failed", error=error, turns=tuple(turns)))
 
 
 def item_statuses(data: Path) -> dict[str, tuple[str, str | None]]:

@@ -19,7 +19,7 @@ from independence_bench.scoring.results import (
     scored_items,
 )
 from independence_bench.scoring.scoring import ScoredItem
-from independence_bench.store.store import RunRecord, Store, TurnRecord, Verdict
+from independence_bench.store.store import ItemRecord, RunRecord, Store, TurnRecord, Verdict
 from independence_bench.suites.selection import Selection
 
 
@@ -46,17 +46,12 @@ def _item(
     variant: str = "neutral",
     mode: str = "tool_role",
 ) -> None:
+    kind = "stability" if experiment == "stability" else "boundary"
+    turns = (TurnRecord("h", "r", "k"),)
     store.put_item(
-        item_id=item_id,
-        run=run,
-        variant=variant,
-        mode=mode,
-        scenario_id=f"s_{item_id}",
-        kind="stability" if experiment == "stability" else "boundary",
-        experiment=experiment,
-        status="done",
-        error=None,
-        turns=[TurnRecord("h", "r", "k")],
+        ItemRecord(
+            item_id, run, variant, mode, f"s_{item_id}", kind, experiment, "done", None, turns
+        )
     )
 
 

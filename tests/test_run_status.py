@@ -12,7 +12,7 @@ from independence_bench.store.run_status import (
     render_run_states,
     run_states,
 )
-from independence_bench.store.store import RunRecord, Store, TurnRecord, Verdict
+from independence_bench.store.store import ItemRecord, RunRecord, Store, TurnRecord, Verdict
 from independence_bench.suites.suite import load_suite
 
 SUITE = load_suite("v2")
@@ -42,19 +42,16 @@ def _run(
     return run
 
 
-def _item(store: Store, run: RunRecord, item_id: str, status: str = "done") -> None:
-    store.put_item(
-        item_id=item_id,
-        run=run,
-        variant="neutral",
-        mode="tool_role",
-        scenario_id=item_id,
-        kind="stability",
-        experiment="stability",
-        status=status,
-        error=None if status == "done" else "boom",
-        turns=[TurnRecord("h", "r", "k")],
-    )
+def _item(
+    store: Store,
+    run: RunRecord,
+    item_id: str,
+    status: str = "done",
+    turns: tuple[TurnRecord, ...] = (TurnRecord("h", "r", "k"),),
+) -> None:
+    error = None if status == "done" else "boom"
+    place = ("neutral", "tool_role", item_id, "stability", "stability")
+    store.put_item(ItemRecord(item_id, run, *place, status, error, turns))
 
 
 def _judge(store: Store, item_id: str, status: str, judge: str = "j") -> None:
@@ -266,11 +263,7 @@ def test_replies_stored_cut_are_counted_per_run_and_in_the_summary(tmp_path: Pat
             (first, "b", ("k3",)),
             (second, "c", ("whole",)),
         ):
-            store.put_item(
-                item_id=item_id, run=run, variant="neutral", mode="tool_role",
-                scenario_id=item_id, kind="stability", experiment="stability", status="done",
-                error=None, turns=[TurnRecord("h", "r", key) for key in keys],
-            )  # fmt: skip
+            _item(store, run, item_id, turns=tuple(TurnRecord("h", "r", key) for key in keys))
         states = run_states(store)
     assert [s.cut for s in states] == [3, 0]
     lines = render_run_states(states).split("\n")

@@ -6,8 +6,9 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
+from dataclasses import replace
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import pytest
 
@@ -17,7 +18,14 @@ from independence_bench.errors import UserError
 from independence_bench.store import opening
 from independence_bench.store.opening import enable_wal, migrate
 from independence_bench.store.schema import MIGRATIONS
-from independence_bench.store.store import SCHEMA_VERSION, RunRecord, Store, TurnRecord, Verdict
+from independence_bench.store.store import (
+    SCHEMA_VERSION,
+    ItemRecord,
+    RunRecord,
+    Store,
+    TurnRecord,
+    Verdict,
+)
 
 
 def _run(store: Store) -> RunRecord:
@@ -59,18 +67,7 @@ def test_run_rows_are_unique_and_judgments_are_never_overwritten(tmp_path: Path)
     with Store(tmp_path) as store:
         run = _run(store)
         assert _run(store).id == run.id
-        store.put_item(
-            item_id="i1",
-            run=run,
-            variant="v",
-            mode="tool_role",
-            scenario_id="s",
-            kind="stability",
-            experiment="stability",
-            status="done",
-            error=None,
-            turns=[TurnRecord("h", "r", "k")],
-        )
+        _item(store, run)
         for judge, score in (("j1", 1), ("j1", 9), ("j2", 5)):
             store.add_judgment(
                 item_id="i1",
@@ -111,18 +108,7 @@ def test_a_rejudged_item_counts_once_with_its_newest_judgment(tmp_path: Path) ->
 
     with Store(tmp_path) as store:
         run = _run(store)
-        store.put_item(
-            item_id="i1",
-            run=run,
-            variant="v",
-            mode="tool_role",
-            scenario_id="s",
-            kind="stability",
-            experiment="stability",
-            status="done",
-            error=None,
-            turns=[TurnRecord("h", "r", "k")],
-        )
+        _item(store, run)
         for rubric_hash, score in (("old", 2), ("new", 9)):
             store.add_judgment(
                 item_id="i1",
@@ -140,20 +126,15 @@ def _runs_table(store: Store) -> list[tuple[object, ...]]:
     return [tuple(row) for row in store._db.execute("SELECT * FROM runs ORDER BY id")]
 
 
-def _item(store: Store, run: RunRecord, **changes: object) -> bool:
-    fields: dict[str, object] = dict(
-        item_id="i1",
-        run=run,
-        variant="v",
-        mode="tool_role",
-        scenario_id="s",
-        kind="stability",
-        experiment="stability",
-        status="done",
-        error=None,
-        turns=[TurnRecord("h", "r", "k")],
+def _item(
+    store: Store, run: RunRecord, *, imported_at: float | None = None, **changes: Any
+) -> bool:
+    """Write item ``i1`` of `run` (a done item with one turn), with `changes` to its fields."""
+    turns = (TurnRecord("h", "r", "k"),)
+    item = ItemRecord(
+        "i1", run, "v", "tool_role", "s", "stability", "stability", "done", None, turns
     )
-    return store.put_item(**{**fields, **changes})  # type: ignore[arg-type]
+    return store.put_item(replace(item, **changes), imported_at=imported_at)
 
 
 def test_a_run_keeps_its_row_and_an_import_refreshes_only_a_changed_config(
@@ -193,7 +174,7 @@ def test_a_run_keeps_its_row_and_an_import_refreshes_only_a_changed_config(
 def test_a_run_rewrites_its_item_and_an_import_only_a_changed_one(tmp_path: Path) -> None:
     with Store(tmp_path) as store:
         run = _run(store)
-        assert _item(store, run, status="failed", error="turn 1: boom", turns=[])
+        assert _item(store, run, status="failed", error="turn 1: boom", turns=())
         assert _item(store, run)  # a retried item replaces the failure
         item = store.get_item("i1")
         assert item is not None and (item.status, item.error) == ("done", None)
@@ -207,7 +188,7 @@ def test_a_run_rewrites_its_item_and_an_import_only_a_changed_one(tmp_path: Path
         assert updated_at() == 6.0
         assert _item(store, run, imported_at=7.0, error="e") is False
         assert _item(store, run, imported_at=8.0, error="e", status="failed")
-        assert _item(store, run, imported_at=9.0, error="e", status="failed", turns=[])
+        assert _item(store, run, imported_at=9.0, error="e", status="failed", turns=())
         assert updated_at() == 9.0
         assert store.get_item("i1").turns == ()  # type: ignore[union-attr]
 
@@ -243,7 +224,7 @@ def test_completions_and_judgments_are_written_once_with_an_imports_own_time(
 def test_has_judgment_matches_item_judge_rubric_hash_and_repeat(tmp_path: Path) -> None:
     with Store(tmp_path) as store:
         _item(store, _run(store))
-        _item(store, _run(store), item_id="i2")
+        _item(store, _run(store), id="i2")
         store.add_judgment(
             item_id="i1",
             judge_model="j",

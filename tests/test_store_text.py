@@ -26,7 +26,7 @@ from independence_bench.reports.viewer import model_slug
 from independence_bench.stats.resampling import Resampling
 from independence_bench.store import opening
 from independence_bench.store.schema import MIGRATIONS, SCHEMA_VERSION
-from independence_bench.store.store import APPLICATION_ID, Store, TurnRecord
+from independence_bench.store.store import APPLICATION_ID, ItemRecord, Store, TurnRecord
 from independence_bench.testing.mock_hostile import HOSTILE_TEXT
 from independence_bench.testing.mock_server import MockConfig, MockServer
 from independence_bench.text.lossless import json_from_sql, json_to_sql, to_sql
@@ -130,10 +130,8 @@ def test_a_transcript_of_more_texts_than_one_statement_reads_comes_back_whole(
             model_label="m", model_id="m", suite_id="v2", suite_version=1, suite_hash="h",
             run_index=1, model_config={}, package_version="0",
         )  # fmt: skip
-        store.put_item(
-            item_id="long", run=run, variant="v", mode="tool_role", scenario_id="s",
-            kind="direct", experiment="direct", status="done", error=None, turns=turns,
-        )  # fmt: skip
+        place = ("v", "tool_role", "s", "direct", "direct")
+        store.put_item(ItemRecord("long", run, *place, "done", None, tuple(turns)))
     with Store(tmp_path, read_only=True) as store:
         (item,) = store.items()
         assert item.turns == tuple(turns)  # 1,400 texts, read 500 ids at a time
@@ -179,10 +177,8 @@ def test_requests_replies_and_turns_read_back_exactly_with_hostile_text(tmp_path
             model_label=HOSTILE, model_id="m", suite_id="v2", suite_version=1, suite_hash="h",
             run_index=1, model_config={}, package_version="0",
         )  # fmt: skip
-        store.put_item(
-            item_id="i", run=run, variant="v", mode="tool_role", scenario_id="s", kind="direct",
-            experiment="direct", status="done", error=None, turns=[turn],
-        )  # fmt: skip
+        place = ("v", "tool_role", "s", "direct", "direct")
+        store.put_item(ItemRecord("i", run, *place, "done", None, (turn,)))
     with Store(tmp_path, read_only=True) as store:
         assert store.completion_request("k") == request
         assert store.completion_request("plain") == {"no messages": HOSTILE}

@@ -376,8 +376,8 @@ class Engine:
             turns.append(
                 TurnRecord(human, reply.text, key, reply.protocol_ok, reply.note, reply.deviation)
             )
-        self.store.put_item(
-            item_id=iid,
+        item = ItemRecord(
+            id=iid,
             run=run,
             variant=variant.id,
             mode=mode,
@@ -386,8 +386,9 @@ class Engine:
             experiment=scenario.experiment,
             status=status,
             error=error,
-            turns=turns,
+            turns=tuple(turns),
         )
+        self.store.put_item(item)
         if status == "done":
             self.summary.items_done += 1
             self._emit("item_done")

@@ -42,7 +42,7 @@ from independence_bench.legacy.format import (
     subject_request,
     suite_of_run,
 )
-from independence_bench.store.store import RunRecord, Store
+from independence_bench.store.store import ItemRecord, RunRecord, Store
 from independence_bench.suites.kinds import kind_named
 
 NAMES_FILE = "name_extraction.json"
@@ -225,18 +225,13 @@ def import_run_folder(
             where = f"{run_rel}/{variant}/{mode}/{scenario_id}"
             turns, error = build_transcript(members, keys)
             iid = item_key(run, variant, mode, scenario_id)
+            status = "failed" if error else "done"
+            experiment = kind_named(kind).experiment
+            item = ItemRecord(
+                iid, run, variant, mode, scenario_id, kind, experiment, status, error, tuple(turns)
+            )
             written["items"] += store.put_item(
-                item_id=iid,
-                run=run,
-                variant=variant,
-                mode=mode,
-                scenario_id=scenario_id,
-                kind=kind,
-                experiment=kind_named(kind).experiment,
-                status="failed" if error else "done",
-                error=error,
-                turns=turns,
-                imported_at=max(turn.timestamp for turn in members),
+                item, imported_at=max(turn.timestamp for turn in members)
             )
             report.items += 1
             if error:

@@ -40,6 +40,11 @@ class RunRecord:
 
 @dataclass(frozen=True)
 class ItemRecord:
+    """One conversation of a run and how it went: what the engine or the importer builds and
+    hands `Store.put_item`, and what an `items` row (joined with its run) reads back as. Its id
+    is the producer's (a hash of the conversation's place), so, unlike a judgment, the value
+    written and the row read are one type."""
+
     id: str
     run: RunRecord
     variant: str

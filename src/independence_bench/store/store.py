@@ -299,30 +299,17 @@ class Store:
 
     # -- items ------------------------------------------------------------------------------
 
-    def put_item(
-        self,
-        *,
-        item_id: str,
-        run: RunRecord,
-        variant: str,
-        mode: str,
-        scenario_id: str,
-        kind: str,
-        experiment: str,
-        status: str,
-        error: str | None,
-        turns: Sequence[TurnRecord],
-        imported_at: float | None = None,
-    ) -> bool:
-        """Write an item. A run replaces the stored one (a retried failure); an import replaces
-        it only when its transcript, status or error differ. Each turn's human text and reply
-        are stored once by content; the transcript holds their ids."""
+    def put_item(self, item: ItemRecord, *, imported_at: float | None = None) -> bool:
+        """Write `item`, as the engine or the importer built it (only its run's id is read from
+        `item.run`). A run replaces the stored one (a retried failure); an import replaces it
+        only when its transcript, status or error differ. Each turn's human text and reply are
+        stored once by content; the transcript holds their ids."""
         only_if_changed = (
             " WHERE items.status IS NOT excluded.status OR items.error IS NOT excluded.error "
             "OR items.transcript_json IS NOT excluded.transcript_json"
         )
         with atomic(self._db):
-            transcript = transcript_to_sql(self._db, turns)
+            transcript = transcript_to_sql(self._db, item.turns)
             cursor = self._db.execute(
                 "INSERT INTO items (id, run_id, variant, mode, scenario_id, kind, experiment, "
                 "status, error, transcript_json, updated_at) "
@@ -331,15 +318,15 @@ class Store:
                 "transcript_json = excluded.transcript_json, updated_at = excluded.updated_at"
                 + ("" if imported_at is None else only_if_changed),
                 (
-                    item_id,
-                    run.id,
-                    variant,
-                    mode,
-                    scenario_id,
-                    kind,
-                    experiment,
-                    status,
-                    to_sql(error),
+                    item.id,
+                    item.run.id,
+                    item.variant,
+                    item.mode,
+                    item.scenario_id,
+                    item.kind,
+                    item.experiment,
+                    item.status,
+                    to_sql(item.error),
                     transcript,
                     _now_or(imported_at),
                 ),
