@@ -44,7 +44,7 @@ async def test_a_503_backs_off_like_a_429(tmp_path: Path) -> None:
             limiter = pool.endpoints()[0].limiter
         finally:
             await pool.aclose()
-    assert summary.items_done == 1 and server.request_count == 2
+    assert summary.items_done == 1 and server.seen.request_count == 2
     assert limiter.throttles == 1 and limiter.limit == 4
 
 
@@ -71,7 +71,7 @@ async def test_throttled_bursts_bring_the_calls_in_flight_down_and_successes_bri
             limiter = pool.endpoints()[0].limiter
         finally:
             await pool.aclose()
-        seen = server.in_flight_seen
+        seen = server.seen.in_flight_seen
     assert summary.items_failed == 0 and summary.judge_failed == 0
     assert summary.items_done == 4 * 15 and summary.judged == 4 * 15
     assert limiter.throttles == throttled
@@ -92,7 +92,7 @@ def test_concurrency_caps_the_calls_in_flight(aib: Any) -> None:
             result = aib("run", *args)
             assert result.code == 0, result.err
             assert "12 conversations run" in result.out
-            return server.peak_in_flight
+            return server.seen.peak_in_flight
 
     assert run("--data-dir", "capped", "--concurrency", "3") == 3
     assert run("--data-dir", "adaptive") == 12, "without a cap all 12 conversations start at once"

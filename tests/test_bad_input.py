@@ -119,10 +119,10 @@ def test_an_unknown_judge_in_a_store_reader_is_one_line(
 def test_an_unknown_model_is_one_line_and_leaves_the_store_as_it_was(
     args: tuple[str, ...], stored: Path, server: MockServer, aib: Any
 ) -> None:
-    before, requests = _snapshot(stored), server.request_count
+    before, requests = _snapshot(stored), server.seen.request_count
     result = aib(*args, "--base-url", server.base_url, "--data-dir", str(stored))
     _refused(result, "does not list model", "no-such-")
-    assert _snapshot(stored) == before and server.request_count == requests
+    assert _snapshot(stored) == before and server.seen.request_count == requests
 
 
 class _Rejecting:
@@ -209,7 +209,7 @@ def test_an_unwritable_data_dir_is_one_line(server: MockServer, aib: Any) -> Non
     bad = str(Path("a-file") / "store")
     _refused(aib("run", *GOOD, "--base-url", server.base_url, "--data-dir", bad), bad)
     _refused(aib("run", *GOOD, "--base-url", server.base_url, "--data-dir", "a-file"), "a-file")
-    assert server.request_count == 0
+    assert server.seen.request_count == 0
     for command in _store_commands(Path("nowhere")):
         if command[0] == "import":
             continue  # needs a results folder first; its own tests cover a bad folder
@@ -256,7 +256,7 @@ def test_an_endpoint_that_answers_html_is_one_line_and_leaves_the_store_alone(
             _refused(result, "web page", "/v1")
             result = aib(*command, "--base-url", html.base_url, "--data-dir", "new-store")
             _refused(result, "web page")
-        assert html.request_count == 0
+        assert html.seen.request_count == 0
     assert _snapshot(stored) == before
     assert not Path("new-store").exists()
 

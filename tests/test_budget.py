@@ -49,7 +49,7 @@ def test_estimate_counts_calls_tokens_and_cost_without_sending_a_call(
 ) -> None:
     result = aib("estimate", *_args(server, "--runs", "3"))
     assert result.code == 0, result.err
-    assert server.request_count == 0
+    assert server.seen.request_count == 0
     assert not Path("store").exists()
     assert "characters / 4" in result.out and "upper bound" in result.out
     firm = _row(result.out, "scripted-firm")
@@ -108,7 +108,7 @@ judge:
     remote = _row(result.out, "some-remote-model")
     assert remote[4] == "unknown" and remote[5] == "unknown"
     assert "(1 price unknown)" in result.out and _row(result.out, "total")[4] == "≥"
-    assert server.request_count == 0
+    assert server.seen.request_count == 0
 
 
 def _spent(store: Path) -> float:
@@ -138,7 +138,7 @@ def test_max_cost_stops_before_the_cap_and_the_same_command_resumes(
     assert "2 complete, 0 partial" in aib("runs", "--data-dir", "store").out
     stored = stored_fingerprints(Path("store"))
     assert sum(stored.values()) == 2 * (SUBJECT_CALLS_PER_RUN + ITEMS_PER_RUN)
-    assert sum(server.answered.values()) == sum(stored.values()), "a call was paid for twice"
+    assert sum(server.seen.answered.values()) == sum(stored.values()), "a call was paid for twice"
 
 
 class _UnpricedClient:

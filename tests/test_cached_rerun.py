@@ -43,10 +43,10 @@ def test_a_cached_rerun_sends_nothing_and_prints_the_same_leaderboard(aib: Any) 
     with MockServer() as server:
         first = aib(*_run(server.base_url, models))
         assert first.code == 0, first.err
-        calls, listings = server.request_count, server.model_lists
+        calls, listings = server.seen.request_count, server.seen.model_lists
         again = aib(*_run(server.base_url, models))
         assert again.code == 0, again.err
-        assert (server.request_count, server.model_lists) == (calls, listings)
+        assert (server.seen.request_count, server.seen.model_lists) == (calls, listings)
         url = server.base_url
     # The server is gone: a preflight `GET /models` would now fail the run.
     offline = aib(*_run(url, models))

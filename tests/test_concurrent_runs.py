@@ -105,7 +105,7 @@ def reference(
     data = tmp_path_factory.mktemp("alone")
     slow_server.reset()
     assert main(_args(slow_server, data)) == 0
-    return data, Counter(slow_server.answered)
+    return data, Counter(slow_server.seen.answered)
 
 
 def test_two_processes_pay_for_each_call_once_and_rank_as_one(
@@ -125,8 +125,8 @@ def test_two_processes_pay_for_each_call_once_and_rank_as_one(
     for _, out, _ in results:
         ran = re.search(r"(\d+) conversations run, (\d+) cached", out)
         assert ran is not None and int(ran.group(1)) > 0, out
-    assert slow_server.request_count == sum(needed.values())
-    assert Counter(slow_server.answered) == needed
+    assert slow_server.seen.request_count == sum(needed.values())
+    assert Counter(slow_server.seen.answered) == needed
     assert sum(stored_fingerprints(data).values()) == sum(needed.values())
     assert not integrity_problems(data)
     assert _claims_left(data) == []
@@ -171,7 +171,7 @@ def test_a_sigkilled_run_leaves_claims_that_the_same_command_takes_over(
     data = tmp_path / "killed"
     process = _start(_args(slow_server, data))
     deadline = time.monotonic() + 120
-    while slow_server.request_count < sum(needed.values()) // 3:
+    while slow_server.seen.request_count < sum(needed.values()) // 3:
         assert process.poll() is None, "the run ended before the kill point"
         assert time.monotonic() < deadline
         time.sleep(0.01)
@@ -182,11 +182,11 @@ def test_a_sigkilled_run_leaves_claims_that_the_same_command_takes_over(
 
     time.sleep(2 * LATENCY_S)  # calls in flight at the kill are answered into the void
     stored_before = stored_fingerprints(data)
-    answered_before = Counter(slow_server.answered)
+    answered_before = Counter(slow_server.seen.answered)
     # The killed process is gone from this host, so its claims are taken over without
     # waiting for their 60 s lease.
     assert main(_args(slow_server, data)) == 0
-    answered = Counter(slow_server.answered) - answered_before
+    answered = Counter(slow_server.seen.answered) - answered_before
     assert answered == needed - stored_before  # nothing stored before is asked for again
     assert _claims_left(data) == []
     assert store_dump(data) == store_dump(alone)

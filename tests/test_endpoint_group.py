@@ -159,9 +159,9 @@ def test_a_run_over_two_servers_uses_both(tmp_path: Path, aib: Any) -> None:
         subject_calls = 2 * sum(len(s.turns) for s in suite.scenarios)
         judge_calls = 2 * len(suite.scenarios)
         subjects_on = [
-            sum(1 for r in server.requests if r["model"] != "scripted-judge")
+            sum(1 for r in server.seen.requests if r["model"] != "scripted-judge")
             for server in (first, second)
         ]
         assert sum(subjects_on) == subject_calls
         assert min(subjects_on) > subject_calls // 4
-        assert first.request_count + second.request_count == subject_calls + judge_calls
+        assert first.seen.request_count + second.seen.request_count == subject_calls + judge_calls

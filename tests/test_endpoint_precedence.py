@@ -49,7 +49,7 @@ def _models_yaml(model_url: str | None, judge_url: str | None, *, judge: bool = 
 
 
 def _models_at(server: MockServer) -> set[str]:
-    return {str(body.get("model")) for body in server.requests}
+    return {str(body.get("model")) for body in server.seen.requests}
 
 
 def test_with_no_url_anywhere_the_default_endpoint_serves(default: MockServer, aib: Any) -> None:
@@ -66,7 +66,7 @@ def test_base_url_on_the_command_line_takes_the_judge_of_models_yaml_too(
     result = aib("run", "--config", "models.yaml", "--base-url", server.base_url, *QUICK)
     assert result.code == 0, result.err
     assert _models_at(server) == {SUBJECT, JUDGE}
-    assert default.request_count == 0, "a transcript went to the default endpoint"
+    assert default.seen.request_count == 0, "a transcript went to the default endpoint"
 
 
 def test_the_command_line_wins_over_the_entries_own_urls(
@@ -85,7 +85,7 @@ def test_the_command_line_wins_over_the_entries_own_urls(
     )
     assert result.code == 0, result.err
     assert _models_at(server) == {SUBJECT} and _models_at(other) == {JUDGE}
-    assert default.request_count == 0
+    assert default.seen.request_count == 0
 
 
 def test_without_a_command_line_url_each_entry_keeps_its_own(
@@ -95,7 +95,7 @@ def test_without_a_command_line_url_each_entry_keeps_its_own(
     result = aib("run", "--config", "models.yaml", *QUICK)
     assert result.code == 0, result.err
     assert _models_at(server) == {SUBJECT} and _models_at(other) == {JUDGE}
-    assert default.request_count == 0
+    assert default.seen.request_count == 0
 
 
 def test_models_on_their_own_endpoint_need_a_named_judge(
@@ -108,7 +108,7 @@ def test_models_on_their_own_endpoint_need_a_named_judge(
         f"aib: error: --judge is required with a custom endpoint ({server.base_url}); name a "
         "model that endpoint serves, or add a judge to models.yaml"
     ]
-    assert server.request_count == default.request_count == 0
+    assert server.seen.request_count == default.seen.request_count == 0
     assert not Path("d").exists()
 
 
@@ -117,9 +117,9 @@ def test_aib_judge_sends_to_its_base_url_only(
 ) -> None:
     first = aib("run", "--models", SUBJECT, "--judge", JUDGE, "--base-url", server.base_url, *QUICK)
     assert first.code == 0, first.err
-    asked = server.request_count
+    asked = server.seen.request_count
     graded = "scripted-judge-graded"
     again = aib("judge", "--judge", graded, "--base-url", other.base_url, "--data-dir", "d")
     assert again.code == 0, again.err
     assert _models_at(other) == {"scripted-judge-graded"}
-    assert server.request_count == asked and default.request_count == 0
+    assert server.seen.request_count == asked and default.seen.request_count == 0

@@ -100,10 +100,10 @@ async def test_a_changed_subject_setting_misses_the_cache_and_the_same_one_hits(
     server: MockServer, tmp_path: Path, change: dict[str, Any]
 ) -> None:
     await _run(tmp_path, (_subject(server, "subject"),), None)
-    assert server.request_count == SUBJECT_CALLS
+    assert server.seen.request_count == SUBJECT_CALLS
     _forget_items(tmp_path)
     summary = await _run(tmp_path, (_subject(server, "subject"),), None)
-    assert server.request_count == SUBJECT_CALLS
+    assert server.seen.request_count == SUBJECT_CALLS
     assert (summary.items_done, summary.calls, summary.cached_calls) == (2, 0, SUBJECT_CALLS)
     _forget_items(tmp_path)
     # The stored run row would refuse other settings under its label
@@ -112,7 +112,7 @@ async def test_a_changed_subject_setting_misses_the_cache_and_the_same_one_hits(
         db.execute("DELETE FROM runs")
         db.commit()
     summary = await _run(tmp_path, (_subject(server, "subject", **change),), None)
-    assert server.request_count == 2 * SUBJECT_CALLS
+    assert server.seen.request_count == 2 * SUBJECT_CALLS
     assert (summary.calls, summary.cached_calls) == (SUBJECT_CALLS, 0)
 
 
@@ -126,8 +126,8 @@ async def test_changed_tools_miss_the_cache(
     changed = {**tool, "function": {**tool["function"], "description": "Talk to the human."}}
     monkeypatch.setattr(engine_module, "tool_definition", lambda delivery: changed)
     await _run(tmp_path, subject, None)
-    assert server.request_count == 2 * SUBJECT_CALLS
-    assert all(r["tools"] == [changed] for r in server.requests[SUBJECT_CALLS:])
+    assert server.seen.request_count == 2 * SUBJECT_CALLS
+    assert all(r["tools"] == [changed] for r in server.seen.requests[SUBJECT_CALLS:])
 
 
 async def test_changed_messages_miss_the_cache(server: MockServer, tmp_path: Path) -> None:
@@ -135,17 +135,17 @@ async def test_changed_messages_miss_the_cache(server: MockServer, tmp_path: Pat
     await _run(tmp_path, subject, None)
     changed = _with_suite_text(SUITE, kickoff="Begin, please.")
     await _run(tmp_path, subject, None, suite=changed)
-    assert server.request_count == 2 * SUBJECT_CALLS
+    assert server.seen.request_count == 2 * SUBJECT_CALLS
     _forget_items(tmp_path)
     await _run(tmp_path, subject, None, suite=changed)
-    assert server.request_count == 2 * SUBJECT_CALLS
+    assert server.seen.request_count == 2 * SUBJECT_CALLS
 
 
 async def test_each_run_is_its_own_sample(server: MockServer, tmp_path: Path) -> None:
     subject = (_subject(server, "subject"),)
     await _run(tmp_path, subject, None)
     await _run(tmp_path, subject, None, first_run=2)
-    assert server.request_count == 2 * SUBJECT_CALLS
+    assert server.seen.request_count == 2 * SUBJECT_CALLS
     with Store(tmp_path) as store:
         assert [run.run_index for run in store.runs()] == [1, 2]
 
@@ -159,12 +159,12 @@ async def test_a_changed_judge_setting_misses_the_cache_and_the_same_one_hits(
     subject = (_subject(server, "subject"),)
     judged = len(SUITE.scenarios)
     await _run(tmp_path, subject, _judge(server, "judge a"))
-    assert server.request_count == SUBJECT_CALLS + judged
+    assert server.seen.request_count == SUBJECT_CALLS + judged
     summary = await _run(tmp_path, subject, _judge(server, "judge b"))
-    assert server.request_count == SUBJECT_CALLS + judged  # a new judgment, a cached reply
+    assert server.seen.request_count == SUBJECT_CALLS + judged  # a new judgment, a cached reply
     assert (summary.judged, summary.judge_cached, summary.cached_calls) == (judged, 0, judged)
     await _run(tmp_path, subject, _judge(server, "judge c", **change))
-    assert server.request_count == SUBJECT_CALLS + 2 * judged
+    assert server.seen.request_count == SUBJECT_CALLS + 2 * judged
     with Store(tmp_path) as store:
         assert store.judge_models() == ["judge a", "judge b", "judge c"]
 
@@ -174,13 +174,13 @@ async def test_a_changed_response_schema_misses_the_cache(
 ) -> None:
     subject = (_subject(server, "subject"),)
     await _run(tmp_path, subject, _judge(server, "judge a"))
-    before = server.request_count
+    before = server.seen.request_count
     schema = ReplyForm.json_schema
     monkeypatch.setattr(
         ReplyForm, "json_schema", lambda self: {**schema(self), "description": "changed"}
     )
     summary = await _run(tmp_path, subject, _judge(server, "judge b"))
-    assert server.request_count - before == len(SUITE.scenarios)
+    assert server.seen.request_count - before == len(SUITE.scenarios)
     assert summary.judged == len(SUITE.scenarios)
 
 
@@ -189,9 +189,9 @@ async def test_judge_repeats_are_separate_samples_and_kept_on_a_rerun(
 ) -> None:
     subject, judge = (_subject(server, "subject"),), _judge(server)
     await _run(tmp_path, subject, judge, judge_repeats=2)
-    assert server.request_count == SUBJECT_CALLS + 2 * len(SUITE.scenarios)
+    assert server.seen.request_count == SUBJECT_CALLS + 2 * len(SUITE.scenarios)
     summary = await _run(tmp_path, subject, judge, judge_repeats=2)
-    assert server.request_count == SUBJECT_CALLS + 2 * len(SUITE.scenarios)
+    assert server.seen.request_count == SUBJECT_CALLS + 2 * len(SUITE.scenarios)
     assert (summary.judged, summary.judge_cached) == (0, 2 * len(SUITE.scenarios))
     with Store(tmp_path) as store:
         assert sorted(j.repeat for j in store.judgments()) == [0, 0, 1, 1]
@@ -246,7 +246,7 @@ async def test_a_failed_item_is_retried_next_time_and_its_finished_turns_come_fr
 
     first = await _run(tmp_path, subject, judge, factories=(outage,))
     assert (first.items_done, first.items_failed, first.judged) == (1, 1, 1)
-    assert server.request_count == 2 + 1  # direct, negotiation turn 1; direct's judge call
+    assert server.seen.request_count == 2 + 1  # direct, negotiation turn 1; direct's judge call
     with Store(tmp_path) as store:
         failed = store.items(status="failed")
     assert [item.scenario_id for item in failed] == ["negotiation"]
@@ -256,7 +256,7 @@ async def test_a_failed_item_is_retried_next_time_and_its_finished_turns_come_fr
     second = await _run(tmp_path, subject, judge)
     assert (second.items_cached, second.items_done, second.items_failed) == (1, 1, 0)
     assert (second.calls, second.cached_calls) == (2, 1)  # turn 2 and its judge call; turn 1
-    assert server.request_count == 3 + 2
+    assert server.seen.request_count == 3 + 2
     with Store(tmp_path) as store:
         retried = [i for i in store.items() if i.scenario_id == "negotiation"]
         assert len(store.judgments()) == 2

@@ -127,7 +127,7 @@ async def test_a_judge_request_carries_the_rubric_schema_and_the_judge_settings(
         rubric.json_schema(),
         "stability_judgment",
     )
-    subject_requests = [r for r in server.requests if r.get("model") == "scripted-firm"]
+    subject_requests = [r for r in server.seen.requests if r.get("model") == "scripted-firm"]
     assert [r.get("reasoning", {}).get("effort") for r in subject_requests] == ["high", "high"]
 
 
@@ -135,7 +135,7 @@ async def test_an_effort_of_off_is_not_sent(server: MockServer, tmp_path: Path) 
     judge = ScriptedJudge(GOOD)
     await _run(server, tmp_path, judge)
     assert judge.requests[0].reasoning_effort is None
-    assert all("reasoning" not in r for r in server.requests)
+    assert all("reasoning" not in r for r in server.seen.requests)
 
 
 async def test_a_scored_judgment_is_stored_counted_and_shown(

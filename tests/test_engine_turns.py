@@ -198,7 +198,7 @@ async def test_every_stored_turn_answers_the_request_build_messages_makes(
     def canonical(bodies: list[dict[str, Any]]) -> list[str]:
         return sorted(json.dumps(b, sort_keys=True) for b in bodies)
 
-    assert canonical(server.requests) == canonical(expected_bodies)
+    assert canonical(server.seen.requests) == canonical(expected_bodies)
 
 
 async def test_a_run_row_keeps_the_model_configuration_and_no_judge_plans_no_judgments(

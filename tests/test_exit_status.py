@@ -53,11 +53,11 @@ def test_unscored_judgments_exit_3_and_are_judged_again_not_counted_as_done(
     assert first.code == 3, first.err
     assert first.out.startswith("judge scripted-firm: 0 judged, 0 already judged, 2 unscored")
     assert "  2 × unscored: " in first.out
-    asked = server.request_count
+    asked = server.seen.request_count
     again = _judge(aib, "scripted-firm", server.base_url)
     assert again.code == 3, again.err
     assert again.out.startswith("judge scripted-firm: 0 judged, 0 already judged, 2 unscored")
-    assert server.request_count > asked, "the unscored judgments were not asked again"
+    assert server.seen.request_count > asked, "the unscored judgments were not asked again"
     scored = _judge(aib, "scripted-judge", server.base_url)
     assert scored.code == 0, scored.err
     assert (
@@ -84,7 +84,7 @@ def test_a_scored_retry_replaces_the_unscored_row_and_the_next_pass_keeps_it(
         rows = store.judgments(judge_model="scripted-judge")
     assert [r.status for r in rows] == ["scored", "scored"]
     assert rows[0].completion_keys != row.completion_keys  # asked anew, not the cached reply
-    calls = server.request_count
+    calls = server.seen.request_count
     settled = _judge(aib, "scripted-judge", server.base_url)
     assert settled.code == 0 and "0 judged, 2 already judged" in settled.out
-    assert server.request_count == calls
+    assert server.seen.request_count == calls

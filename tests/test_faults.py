@@ -73,7 +73,7 @@ def _subset(full: dict[Any, Any], part: dict[Any, Any]) -> dict[Any, Any]:
 
 def _faulted(server: MockServer) -> dict[str, int]:
     counts: dict[str, int] = {}
-    for body in server.requests:
+    for body in server.seen.requests:
         if body.get("faulted"):
             counts[body["faulted"]] = counts.get(body["faulted"], 0) + 1
     return counts
@@ -123,7 +123,7 @@ def test_twenty_percent_of_calls_faulted_with_every_kind_gives_the_same_scores(
     with MockServer(config) as server:
         result = _run(server, tmp_path, TRIO)
         faulted = sum(_faulted(server).values())
-        total = server.request_count
+        total = server.seen.request_count
     assert faulted >= 0.1 * total
     suite = load_suite("v2")
     statuses = item_statuses(tmp_path)
@@ -132,7 +132,7 @@ def test_twenty_percent_of_calls_faulted_with_every_kind_gives_the_same_scores(
         assert status == "done" or (status == "failed" and error)
     with MockServer(MockConfig()) as server:
         reference = _board(_run(server, clean, TRIO))  # all cached: no call is made
-        assert server.request_count == 0
+        assert server.seen.request_count == 0
     assert _board(result) == reference
     assert scores_by_item(tmp_path) == scores_by_item(clean)
 
@@ -146,7 +146,7 @@ def test_a_reply_that_stays_empty_fails_its_item_with_the_reason_and_is_never_st
         # No timeout fault here: a generous timeout keeps a slow machine from turning an
         # "empty" attempt into a "timed out" one.
         result = _run(server, tmp_path, "scripted-firm", retry=retry, timeout_s=60.0)
-        assert server.request_count == 3 * len(load_suite("v2").scenarios)
+        assert server.seen.request_count == 3 * len(load_suite("v2").scenarios)
     assert result.summary.items_done == 0
     for status, error in item_statuses(tmp_path).values():
         assert status == "failed"
@@ -162,7 +162,7 @@ def test_truncated_tool_arguments_are_retried_then_recovered_when_no_retry_is_wh
     retry = RetryPolicy(max_attempts=2, base_delay_s=0.0, max_delay_s=0.0)
     with MockServer(config) as server:
         result = _run(server, tmp_path, "scripted-firm", retry=retry)
-        subject_calls = sum(1 for b in server.requests if b["model"] == "scripted-firm")
+        subject_calls = sum(1 for b in server.seen.requests if b["model"] == "scripted-firm")
     assert result.summary.items_done == len(load_suite("v2").scenarios)
     assert subject_calls == 2 * sum(len(s.turns) for s in load_suite("v2").scenarios)
     intact = replies_by_item(clean)

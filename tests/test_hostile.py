@@ -103,7 +103,7 @@ def test_a_hostile_server_neither_crashes_nor_reaches_any_output(
     run = ("run", "--config", "models.yaml", "--scenarios", SCENARIOS, "--data-dir", "d")
     first = aib(*run)
     assert first.code == 0, first.err
-    calls = hostile.request_count
+    calls = hostile.seen.request_count
     assert calls > 0
     with closing(sqlite3.connect("d/aib.sqlite3")) as db:
         judged = db.execute("SELECT status, reasoning FROM judgments").fetchall()
@@ -121,7 +121,7 @@ def test_a_hostile_server_neither_crashes_nor_reaches_any_output(
 
     again = aib(*run)
     assert again.code == 0, again.err
-    assert hostile.request_count == calls, "a resumed hostile run paid again"
+    assert hostile.seen.request_count == calls, "a resumed hostile run paid again"
     assert "0 API calls" in again.out
 
     outputs = {"run": first.out + first.err, "rerun": again.out + again.err}

@@ -53,9 +53,9 @@ def test_any_reply_and_label_survive_every_command(aib: Any, reply: str, label: 
         outputs = []
         first = aib(*run)
         assert first.code == 0, first.err
-        calls = server.request_count
+        calls = server.seen.request_count
         again = aib(*run)
-        assert again.code == 0 and server.request_count == calls
+        assert again.code == 0 and server.seen.request_count == calls
         outputs += [first.out + first.err, again.out + again.err]
     for command in (
         ("leaderboard",),

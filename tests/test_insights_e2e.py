@@ -59,9 +59,9 @@ def stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stores]:
         common = ("--judge", JUDGE, "--base-url", url, "--concurrency", "64")
         _ok("run", "--config", "models.yaml", "--runs", "2", "--data-dir", str(v2), *common)
         _ok("run", "--models", PLAIN, "--runs", "1", "--data-dir", str(v2), *common)
-        before = server.request_count
+        before = server.seen.request_count
         _ok("judge", "--judge", FLAKY, "--base-url", url, "--repeats", "2", "--data-dir", str(v2))
-        flaky_requests = server.request_count - before
+        flaky_requests = server.seen.request_count - before
         models = f"{FIRM},{CAVING}"
         _ok(
             "run",
@@ -267,7 +267,7 @@ def test_config_cells_of_the_full_suite(stores: Stores, aib: Any) -> None:
 
 
 def test_analyses_read_the_store_only(stores: Stores, aib: Any) -> None:
-    before = stores.server.request_count
+    before = stores.server.seen.request_count
     v2, full = ("--data-dir", str(stores.v2)), ("--data-dir", str(stores.full))
     for args in (
         ("leaderboard", *v2, *FEW),
@@ -279,7 +279,7 @@ def test_analyses_read_the_store_only(stores: Stores, aib: Any) -> None:
         ("configs", *full, *FEW),
     ):
         assert aib(*args).code == 0, args
-    assert stores.server.request_count == before
+    assert stores.server.seen.request_count == before
 
 
 @pytest.mark.parametrize(

@@ -251,7 +251,7 @@ def test_429_fault_sends_retry_after_and_is_recorded() -> None:
             server.base_url + "/chat/completions", {"model": "scripted-firm", "messages": []}
         )
         assert status == 429 and headers["Retry-After"] == "0" and "error" in body
-        assert [r["faulted"] for r in server.requests] == ["429", "429"]
+        assert [r["faulted"] for r in server.seen.requests] == ["429", "429"]
 
 
 def test_fail_first_then_success_and_reset_restarts_script() -> None:
@@ -262,9 +262,10 @@ def test_fail_first_then_success_and_reset_restarts_script() -> None:
                 client.chat.completions.create(model="scripted-firm", messages=user_conversation(1))
         ok = client.chat.completions.create(model="scripted-firm", messages=user_conversation(1))
         assert FIRM_MARKER in (ok.choices[0].message.content or "")
-        assert server.request_count == 3 and "faulted" not in server.requests[2]
+        assert server.seen.request_count == 3 and "faulted" not in server.seen.requests[2]
         server.reset()
-        assert server.request_count == 0 and server.requests == []
+        assert server.seen.request_count == 0 and server.seen.requests == []
+        assert server.seen.in_flight_seen == [1, 1, 1], "reset forgot the calls in flight"
         with pytest.raises(openai.InternalServerError):
             client.chat.completions.create(model="scripted-firm", messages=user_conversation(1))
 
@@ -342,14 +343,14 @@ def test_requests_are_recorded_in_order(server: MockServer) -> None:
     client = client_for(server)
     for model in ("scripted-firm", "scripted-caving", "scripted-echo"):
         client.chat.completions.create(model=model, messages=user_conversation(1), temperature=0.5)
-    assert [r["model"] for r in server.requests] == [
+    assert [r["model"] for r in server.seen.requests] == [
         "scripted-firm",
         "scripted-caving",
         "scripted-echo",
     ]
-    assert server.requests[0]["temperature"] == 0.5
-    assert server.requests[0]["messages"] == user_conversation(1)
-    assert server.request_count == 3
+    assert server.seen.requests[0]["temperature"] == 0.5
+    assert server.seen.requests[0]["messages"] == user_conversation(1)
+    assert server.seen.request_count == 3
 
 
 async def post_twice_on_one_connection(port: int, body: bytes) -> list[dict[str, Any]]:
@@ -378,8 +379,8 @@ def test_hundreds_of_concurrent_keep_alive_connections_overlap() -> None:
 
     with MockServer(MockConfig(latency_s=0.3)) as server:
         replies = [reply for pair in asyncio.run(burst(server.port)) for reply in pair]
-        assert server.request_count == 600
-        peak = server.peak_in_flight
+        assert server.seen.request_count == 600
+        peak = server.seen.peak_in_flight
     assert all(FIRM_MARKER in r["choices"][0]["message"]["content"] for r in replies)
     assert peak >= 100  # held at once, each for its latency; in series the peak would be 1
 

@@ -67,7 +67,7 @@ def test_a_run_at_ulimit_256_with_concurrency_2000_stores_every_conversation(
         args += ["--judge", "scripted-judge", "--base-url", server.base_url, "--runs", "5"]
         args += ["--scenarios", scenarios, "--concurrency", "2000", "--data-dir", "store"]
         done = _python(args, 256, 256, tmp_path)
-        peak = server.peak_in_flight
+        peak = server.seen.peak_in_flight
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Traceback" not in done.stderr and "Errno 24" not in done.stderr
     assert "300 conversations run" in done.stdout and "0 failed" in done.stdout

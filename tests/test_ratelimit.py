@@ -89,7 +89,7 @@ async def test_a_throttling_endpoint_brings_the_limit_down_and_the_run_completes
     assert summary.items_failed == 0 and summary.judge_failed == 0
     assert limiter.throttles > 0
     assert limiter.lowest <= 6, "the limit never came down towards what the server allows"
-    assert server.request_count - limiter.throttles == summary.calls
+    assert server.seen.request_count - limiter.throttles == summary.calls
 
 
 def test_the_progress_display_shows_the_current_limit() -> None:

@@ -110,9 +110,9 @@ def test_report_of_a_loopback_run(server: MockServer, aib: Any) -> None:
 def test_report_makes_no_api_call(server: MockServer, aib: Any) -> None:
     data = Path("store")
     _loopback_store(server, aib, data, runs="1")
-    before = server.request_count
+    before = server.seen.request_count
     assert aib("report", "--data-dir", str(data), "--no-charts").code == 0
-    assert server.request_count == before
+    assert server.seen.request_count == before
 
 
 def test_unknown_cost_is_unknown_never_zero(tmp_path: Path) -> None:

@@ -215,14 +215,14 @@ def test_runs_lists_states_and_fresh_starts_new_run_numbers(server: MockServer, 
         ("scripted-firm", "1", "complete"),
         ("scripted-firm", "2", "complete"),
     ]
-    before = server.request_count
+    before = server.seen.request_count
     fresh = aib("run", *args, "--runs", "1", "--fresh")
     assert fresh.code == 0, fresh.err
-    per_run = server.request_count - before
+    per_run = server.seen.request_count - before
     assert per_run == sum(len(s.turns) + 1 for s in load_suite("v2").scenarios)
     assert [row[2] for row in _runs_table(aib, data)] == ["1", "2", "3"]
     again = aib("run", *args, "--runs", "3")  # --resume (the default): nothing left to do
-    assert again.code == 0 and server.request_count - before == per_run
+    assert again.code == 0 and server.seen.request_count - before == per_run
 
     with closing(sqlite3.connect(data / "aib.sqlite3")) as db:
         db.execute(

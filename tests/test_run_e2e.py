@@ -69,7 +69,7 @@ def test_firm_model_beats_caving_model_and_rerun_is_free(server: MockServer, aib
     assert f"{conversations} conversations run" in result.out
     subject_calls = 2 * 2 * sum(len(s.turns) for s in suite.scenarios)
     judge_calls = conversations
-    assert server.request_count == subject_calls + judge_calls
+    assert server.seen.request_count == subject_calls + judge_calls
 
     board = aib("leaderboard", "--data-dir", str(data), "--json")
     assert board.code == 0, board.err
@@ -87,10 +87,10 @@ def test_firm_model_beats_caving_model_and_rerun_is_free(server: MockServer, aib
         assert row["stability"] == expected["stability"]
     assert (firm["distinctiveness"], caving["distinctiveness"]) == (5, 3)  # shown, not weighted
 
-    before = server.request_count
+    before = server.seen.request_count
     again = aib(*_run_args(server, data, judge="scripted-judge-graded"))
     assert again.code == 0, again.err
-    assert server.request_count == before
+    assert server.seen.request_count == before
     assert f"0 conversations run, {conversations} cached" in again.out
 
 
@@ -101,7 +101,7 @@ def test_tool_role_requests_message_by_message(server: MockServer, aib: Any) -> 
     negotiation = suite.scenario("negotiation")
     bodies = [
         r
-        for r in server.requests
+        for r in server.seen.requests
         if r["model"] == "scripted-firm"
         and any(m.get("content") == negotiation.turns[1] for m in r["messages"])
     ]

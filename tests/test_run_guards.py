@@ -21,7 +21,7 @@ def test_a_label_run_again_with_other_settings_is_refused(server: MockServer, ai
     run = ("run", "--config", "models.yaml", "--scenarios", "direct", "--data-dir", "d")
     _config(server, 0.7)
     assert aib(*run).code == 0
-    calls = server.request_count
+    calls = server.seen.request_count
     _config(server, 0.2)
     refused = aib(*run)
     assert refused.code == 2
@@ -29,9 +29,9 @@ def test_a_label_run_again_with_other_settings_is_refused(server: MockServer, ai
         "aib: error: run 1 of 'x' is stored with other sampling settings (temperature 0.7 → "
         "0.2); use a new label, or --fresh for new run numbers"
     ]
-    assert server.request_count == calls, "a refused run sent requests"
+    assert server.seen.request_count == calls, "a refused run sent requests"
     fresh = aib(*run, "--fresh")
     assert fresh.code == 0, fresh.err
-    assert server.request_count > calls
+    assert server.seen.request_count > calls
     _config(server, 0.7)
     assert aib(*run).code == 0  # run 1 at its own settings is still complete

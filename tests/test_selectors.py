@@ -33,7 +33,7 @@ def test_a_selected_cell_runs_alone_under_its_own_hash(server: MockServer, aib: 
     args = ["--models", "scripted-firm", "--suite", "full", "--runs", "2"]
     result = aib(*_run(server, *args, "--variants", "neutral", "--modes", "user_role"))
     assert result.code == 0, result.err
-    subject = [r for r in server.requests if r["model"] == "scripted-firm"]
+    subject = [r for r in server.seen.requests if r["model"] == "scripted-firm"]
     assert len(subject) == 2 * sum(len(s.turns) for s in full.scenarios)
     assert all(
         r["messages"][0]["content"].startswith("You are an AI companion. A person") for r in subject
@@ -74,7 +74,9 @@ def test_a_run_of_one_experiment_sends_only_its_scenarios(server: MockServer, ai
     )
     assert result.code == 0, result.err
     turns = sum(len(s.turns) for s in stability)
-    assert server.request_count == turns + len(stability)  # subject turns + one judge call each
+    assert server.seen.request_count == turns + len(
+        stability
+    )  # subject turns + one judge call each
     assert "No index (partial): the selection leaves out identity, boundary" in result.out
 
 
@@ -90,7 +92,7 @@ def test_unknown_selector_values_name_the_valid_ones(server: MockServer, aib: An
     assert "--variants: no 'neutral' in suite v2; choose from: strong_independence" in variant.err
     mode = aib("estimate", "--models", "x", "--base-url", server.base_url, "--modes", "tool")
     assert mode.code == 2 and "choose from: tool_role, user_role" in mode.err
-    assert server.request_count == 0 and not Path("store").exists()
+    assert server.seen.request_count == 0 and not Path("store").exists()
 
     assert aib(*_run(server, "--models", "scripted-firm", "--runs", "1")).code == 0
     missing = aib("report", "--data-dir", "store", "--no-charts", "--modes", "user_role")
@@ -103,8 +105,8 @@ def test_reasoning_effort_overrides_every_tested_model(server: MockServer, aib: 
     args = ["--models", "scripted-firm", "--runs", "1", "--scenarios", "direct"]
     result = aib(*_run(server, *args, "--reasoning-effort", "low"))
     assert result.code == 0, result.err
-    subject = [r for r in server.requests if r["model"] == "scripted-firm"]
-    judge = [r for r in server.requests if r["model"] == "scripted-judge"]
+    subject = [r for r in server.seen.requests if r["model"] == "scripted-firm"]
+    judge = [r for r in server.seen.requests if r["model"] == "scripted-judge"]
     assert subject and all(r["reasoning"] == {"effort": "low"} for r in subject)
     assert judge and all("reasoning" not in r for r in judge)
     assert "scripted-firm@low" in result.out

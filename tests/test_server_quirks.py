@@ -44,7 +44,7 @@ def test_a_llamacpp_server_runs_to_judged_rows_with_deviations_counted(
     scenarios = len(suite.scenarios)
     assert f"{scenarios} conversations run" in result.out
     assert f"{scenarios} judged" in result.out and "0 failed" in result.out
-    bodies = llamacpp.requests
+    bodies = llamacpp.seen.requests
     assert not any("content" in m and m["content"] is None for b in bodies for m in b["messages"])
     formats = [b["response_format"]["type"] for b in bodies if "response_format" in b]
     # One refusal of json_schema, then json_object for every judge call.
@@ -68,7 +68,7 @@ def test_a_llamacpp_server_runs_to_judged_rows_with_deviations_counted(
 def test_text_tool_calls_reach_the_judge_as_the_message(llamacpp: MockServer, aib: Any) -> None:
     result = _run(aib, llamacpp.base_url, "--scenarios", "direct")
     assert result.code == 0, result.err
-    (judge_body,) = [b for b in llamacpp.requests if b["model"] == "scripted-judge"][-1:]
+    (judge_body,) = [b for b in llamacpp.seen.requests if b["model"] == "scripted-judge"][-1:]
     transcript = judge_body["messages"][-1]["content"]
     assert FIRM_MARKER in transcript
     assert "tool_call" not in transcript and "&quot;" not in transcript

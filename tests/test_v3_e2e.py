@@ -90,13 +90,13 @@ def test_v3_orders_the_archetypes_in_tool_role(server: MockServer, aib: Any) -> 
     assert estimate.code == 0, estimate.err
     rows = _run(aib, server)
     _check(rows)
-    tool_requests = [r for r in server.requests if r["model"] in SUBJECTS]
+    tool_requests = [r for r in server.seen.requests if r["model"] in SUBJECTS]
     assert tool_requests and all(r.get("tools") for r in tool_requests)
     # `aib estimate` counted exactly the calls the run then made.
     suite = load_suite("v3")
     subject_calls = sum(len(s.turns) for s in suite.scenarios)
     assert len(tool_requests) == len(SUBJECTS) * subject_calls == 4 * 83
-    judge_calls = [r for r in server.requests if r["model"] == "scripted-judge"]
+    judge_calls = [r for r in server.seen.requests if r["model"] == "scripted-judge"]
     assert len(judge_calls) == len(SUBJECTS) * len(suite.scenarios)
     lines = {line.split()[0]: line.split() for line in estimate.out.splitlines() if line.strip()}
     assert lines["scripted-calibrated"][1] == str(subject_calls)
@@ -143,6 +143,6 @@ def test_v3_orders_the_archetypes_in_user_role(
     monkeypatch.setattr(plan, "load_suite", lambda suite_id: user_role)
     rows = _run(aib, server)
     _check(rows)
-    subject_requests = [r for r in server.requests if r["model"] in SUBJECTS]
+    subject_requests = [r for r in server.seen.requests if r["model"] in SUBJECTS]
     assert subject_requests and not any(r.get("tools") for r in subject_requests)
     assert {row["suite"] for row in rows.values()} == {"v3"}

@@ -13,8 +13,9 @@ above a number of calls in flight (`max_in_flight`), llama-cpp-python's server (
 a hostile one whose replies and errors carry surrogates and control sequences (`hostile`,
 `mock_hostile.py`).
 Run it in-process with `with MockServer(config) as server:` (a background thread with its own
-event loop), or as a process with `python -m independence_bench.testing.mock_server`, which
-prints `listening <base url>`. The HTTP/1.1 framing is `mock_http.py`.
+event loop; `server.seen` copies the thread-safe `MockState`, its one record of what it saw),
+or as a process with `python -m independence_bench.testing.mock_server`, which prints
+`listening <base url>`. The HTTP/1.1 framing is `mock_http.py`.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import contextlib
 import json
 import random
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -113,8 +114,28 @@ class Admission:
     delay_s: float
 
 
+@dataclass(frozen=True)
+class MockRecord:
+    """What the mock server had seen when it was read: a copy, consistent across its fields."""
+
+    requests: list[dict[str, Any]]
+    """Recorded chat request bodies in arrival order; faulted ones carry `"faulted": kind`."""
+    request_count: int
+    """Chat requests received (also counted when bodies are not kept)."""
+    answered: dict[str, int]
+    """Chat requests answered cleanly, per `request_fingerprint` (as `GET /_answered`)."""
+    in_flight_seen: list[int]
+    """Per chat request in arrival order, the requests in flight when it arrived (itself
+    included): how a test sees a client back off and recover."""
+    peak_in_flight: int
+    """The most chat requests ever in flight at once (tests check overlap by it)."""
+    model_lists: int
+    """`GET /models` requests answered (a cached re-run must send none)."""
+
+
 class MockState:
-    """Thread-safe record of chat requests, plus the seeded dice for faults and latency."""
+    """The one thread-safe record of what the server saw, plus the seeded dice for faults and
+    latency. The service updates it on its event loop; `seen()` copies it for another thread."""
 
     def __init__(self, config: MockConfig) -> None:
         self._config = config
@@ -123,20 +144,37 @@ class MockState:
         self._count = 0
         self._judged: set[str] = set()
         self._answered: dict[str, int] = {}
+        self._in_flight = 0
+        self._peak_in_flight = 0
+        self._in_flight_seen: list[int] = []
+        self._model_lists = 0
         self._fault_rng = random.Random(config.seed)
         self._latency_rng = random.Random(f"{config.seed}-latency")
+
+    @contextlib.contextmanager
+    def chat_in_flight(self) -> Iterator[int]:
+        """Hold one chat request in flight; yields the number in flight with it included."""
+        with self._lock:
+            self._in_flight += 1
+            in_flight = self._in_flight
+            self._peak_in_flight = max(self._peak_in_flight, in_flight)
+            self._in_flight_seen.append(in_flight)
+        try:
+            yield in_flight
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+
+    def record_model_list(self) -> None:
+        """Count a `GET /models` request answered."""
+        with self._lock:
+            self._model_lists += 1
 
     def record_answer(self, body: Mapping[str, Any]) -> None:
         """Count a chat request answered cleanly (HTTP 200, no fault)."""
         fingerprint = request_fingerprint(body)
         with self._lock:
             self._answered[fingerprint] = self._answered.get(fingerprint, 0) + 1
-
-    @property
-    def answered(self) -> dict[str, int]:
-        """Clean answers per `request_fingerprint`."""
-        with self._lock:
-            return dict(self._answered)
 
     def admit(self, body: dict[str, Any]) -> Admission:
         """Record one chat request and decide its fault, latency and flaky-judge state."""
@@ -162,20 +200,24 @@ class MockState:
         kinds = [kind for kind in self._config.fault_kinds if fault_applies(kind, body)]
         return kinds[int(pick * len(kinds))] if kinds else None
 
-    @property
-    def requests(self) -> list[dict[str, Any]]:
-        """Recorded request bodies in arrival order; faulted ones carry `"faulted": kind`."""
+    def seen(self) -> MockRecord:
+        """A copy of everything recorded so far, taken at one moment."""
         with self._lock:
-            return list(self._bodies)
-
-    @property
-    def request_count(self) -> int:
-        """Chat requests received (also counted when bodies are not kept)."""
-        with self._lock:
-            return self._count
+            return MockRecord(
+                requests=list(self._bodies),
+                request_count=self._count,
+                answered=dict(self._answered),
+                in_flight_seen=list(self._in_flight_seen),
+                peak_in_flight=self._peak_in_flight,
+                model_lists=self._model_lists,
+            )
 
     def reset(self) -> None:
-        """Forget all requests and restart the dice from the seed."""
+        """Forget all requests and restart the dice from the seed.
+
+        `peak_in_flight`, `in_flight_seen` and `model_lists` are kept: they describe the
+        server's whole life, and the calls in flight now are still in flight.
+        """
         with self._lock:
             self._bodies.clear()
             self._count = 0
@@ -192,14 +234,6 @@ class MockService:
         self.config = config
         self.state = MockState(config)
         self._connections: set[asyncio.Task[Any]] = set()
-        self._in_flight = 0
-        self.peak_in_flight = 0
-        """The most chat requests ever in flight at once (tests check overlap by it)."""
-        self.model_lists = 0
-        """`GET /models` requests answered (a cached re-run must send none)."""
-        self.in_flight_seen: list[int] = []
-        """Per chat request in arrival order, the requests in flight when it arrived (itself
-        included): how a test sees a client back off and recover."""
 
     async def start(self, host: str, port: int) -> asyncio.Server:
         """Listen on host:port (0 picks a free port)."""
@@ -259,28 +293,26 @@ class MockService:
         if path in CHAT_PATHS:
             if request.method != "POST":
                 return error_reply(405, f"use POST for {path}")
-            self._in_flight += 1
-            self.peak_in_flight = max(self.peak_in_flight, self._in_flight)
-            self.in_flight_seen.append(self._in_flight)
-            try:
-                reply = await self._answer_chat(request.body)
-            finally:
-                self._in_flight -= 1
+            with self.state.chat_in_flight() as in_flight:
+                reply = await self._answer_chat(request.body, in_flight)
             if reply is not None and reply.status >= 400 and self.config.echo_auth:
                 reply = _echo_auth(reply, request.headers.get("authorization", ""))
             return reply
         if request.method == "GET" and path in MODELS_PATHS:
-            self.model_lists += 1
+            self.state.record_model_list()
             return MockReply(200, models_payload())
         if request.method == "GET" and path == STATS_PATH:
-            stats = {"requests": self.state.request_count, "model_lists": self.model_lists}
-            return MockReply(200, stats)
+            seen = self.state.seen()
+            return MockReply(200, {"requests": seen.request_count, "model_lists": seen.model_lists})
         if request.method == "GET" and path == ANSWERED_PATH:
-            return MockReply(200, {"answered": self.state.answered})
+            return MockReply(200, {"answered": self.state.seen().answered})
         return error_reply(404, f"no route for {request.method} {path} (mock server)")
 
-    async def _answer_chat(self, raw: bytes) -> MockReply | None:
-        """A chat reply, or None to drop the connection without answering."""
+    async def _answer_chat(self, raw: bytes, in_flight: int) -> MockReply | None:
+        """A chat reply, or None to drop the connection without answering.
+
+        `in_flight` counts the chat requests in flight when this one arrived, itself included.
+        """
         try:
             body = json.loads(raw)
         except (ValueError, UnicodeDecodeError):
@@ -288,7 +320,7 @@ class MockService:
         if not isinstance(body, dict):
             return error_reply(400, "request body must be a JSON object")
         admission = self.state.admit(body)
-        if self.config.max_in_flight and self._in_flight > self.config.max_in_flight:
+        if self.config.max_in_flight and in_flight > self.config.max_in_flight:
             return fault_reply("429_no_retry_after")
         if admission.delay_s > 0:
             await asyncio.sleep(admission.delay_s)
@@ -353,34 +385,10 @@ class MockServer:
         return f"http://{self.host}:{self.port}/v1"
 
     @property
-    def requests(self) -> list[dict[str, Any]]:
-        """Recorded chat request bodies in arrival order."""
-        return self._service.state.requests
-
-    @property
-    def request_count(self) -> int:
-        """Chat requests received so far."""
-        return self._service.state.request_count
-
-    @property
-    def answered(self) -> dict[str, int]:
-        """Chat requests answered cleanly, per `request_fingerprint` (as `GET /_answered`)."""
-        return self._service.state.answered
-
-    @property
-    def peak_in_flight(self) -> int:
-        """The most chat requests the server has held at once."""
-        return self._service.peak_in_flight
-
-    @property
-    def model_lists(self) -> int:
-        """`GET /models` requests answered so far."""
-        return self._service.model_lists
-
-    @property
-    def in_flight_seen(self) -> list[int]:
-        """Chat requests in flight as each chat request arrived, in arrival order."""
-        return list(self._service.in_flight_seen)
+    def seen(self) -> MockRecord:
+        """What the server has seen so far (requests, clean answers, calls in flight, model
+        listings), copied now: read it again after more calls."""
+        return self._service.state.seen()
 
     def reset(self) -> None:
         """Forget recorded requests and restart fault dice, `fail_first` and the flaky judge."""
