@@ -139,12 +139,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sample", type=Path, default=DEFAULT_SAMPLE)
     parser.add_argument("--items", type=int, default=60, help="Items to re-judge (default 60).")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--seed", type=int, default=0, help="Seed of the item sample and of the intervals."
+    )
     parser.add_argument("--judge", default=DEFAULT_JUDGE)
     parser.add_argument(
         "--form", default=LOCAL_JUDGE_FORM, choices=(*JUDGE_FORMS, "both"), help="Judge form(s)."
     )
-    parser.add_argument("--resamples", type=int, default=1_000)
     parser.add_argument(
         "--threads",
         type=int,
@@ -198,7 +199,7 @@ def _calibrate(args: argparse.Namespace, cache: Path, data_dir: Path) -> int:
             data_dir=data_dir,
             suite_id=SUITE,
             judges=(label,),
-            resampling=Resampling(args.resamples),
+            resampling=Resampling(seed=args.seed),
         )
         print(calibration_output(options, reference, as_json=False))
     print(f"wall time {time.perf_counter() - started:.0f} s")
