@@ -83,3 +83,17 @@ def test_judges_that_share_nothing_are_left_out_and_the_index_is_compared() -> N
     # the judge orders b > a > c, the reference a > b > c: ranks (2, 3, 1) against (3, 2, 1)
     assert index.spearman == pytest.approx(0.5)
     assert calibrate_judges(items, REF, "v2", [OTHER]) == []
+
+
+def test_the_models_table_counts_one_model_in_the_singular() -> None:
+    from rich.console import Console
+
+    from independence_bench.reports.calibration import _models_table
+    from independence_bench.stats.calibration import JudgeCalibration, ModelOrder
+
+    one = ModelOrder("resistance", {"m": 8.0}, {"m": 3.0}, None)
+    three = ModelOrder("stability", dict.fromkeys("abc", 1.0), dict.fromkeys("abc", 2.0), 0.5)
+    console = Console(width=200, record=True)
+    console.print(_models_table(JudgeCalibration("j", "r", 4, {}, (one, three))))
+    text = console.export_text()
+    assert " 1 model │" in text and "1 models" not in text and "3 models" in text

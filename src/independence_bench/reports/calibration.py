@@ -159,7 +159,8 @@ def _models_table(c: JudgeCalibration) -> Table:
     table.add_section()
     rho_cells = ["Spearman ρ"]
     for o in shown:
-        rho_cells += [_num(o.spearman, 2), f"{len(o.judge_values)} models"]
+        count = len(o.judge_values)
+        rho_cells += [_num(o.spearman, 2), f"{count} model{'' if count == 1 else 's'}"]
     table.add_row(*rho_cells)
     return table
 
