@@ -277,6 +277,10 @@ def test_resampling_defaults_to_ten_thousand_from_seed_zero_and_needs_one() -> N
         Resampling(0)
 
 
+def test_alpha_draws_its_own_number_of_resamples_from_the_users_seed() -> None:
+    assert Resampling(50_000, seed=7).for_alpha() == Resampling(1_000, seed=7)
+
+
 def test_the_bootstrap_method_names_its_resamples_and_seed() -> None:
     assert bootstrap_method(Resampling(12_345, 7)) == f"{METHOD}; 12,345 resamples, seed 7"
 

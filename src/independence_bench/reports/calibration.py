@@ -21,7 +21,6 @@ from independence_bench.reports.insight_tables import _interval, _num, _render
 from independence_bench.reports.insights import estimate_json
 from independence_bench.reports.leaderboard import METRIC_TITLES
 from independence_bench.scoring.results import load_results, scored_items
-from independence_bench.stats.agreement import ALPHA_RESAMPLES
 from independence_bench.stats.calibration import INDEX, JudgeCalibration, calibrate_judges
 from independence_bench.stats.resampling import Resampling
 from independence_bench.store.store import Store
@@ -56,7 +55,7 @@ class CalibrationReport:
 
 def calibration_report(store: Store, options: InsightOptions, reference: str) -> CalibrationReport:
     """Every judge of the suite (or `options.judges`) against `reference` on shared items, with
-    alpha's resamples (`ALPHA_RESAMPLES`) from the options' seed."""
+    alpha's resampling (`Resampling.for_alpha`) of the options'."""
     everything = load_results(store, suite_id=options.suite_id, judge=None)
     present = sorted(
         {j.judge_model for j in everything.judgments if j.status == "scored" and not j.repeat}
@@ -70,7 +69,7 @@ def calibration_report(store: Store, options: InsightOptions, reference: str) ->
         )
     chosen = {reference, *(wanted or present)}
     scored = scored_items(list(everything.items), list(everything.judgments), chosen)
-    resampling = Resampling(ALPHA_RESAMPLES, options.resampling.seed)
+    resampling = options.resampling.for_alpha()
     found = calibrate_judges(scored, reference, everything.formula, wanted, resampling=resampling)
     if not found:
         raise UserError(

@@ -25,7 +25,7 @@ from independence_bench.errors import UserError
 from independence_bench.reports.insight_options import InsightOptions
 from independence_bench.reports.leaderboard import leaderboard_of
 from independence_bench.scoring.results import SuiteResults, load_results, scored_items
-from independence_bench.stats.agreement import ALPHA_RESAMPLES, RetestAgreement, retest_agreement
+from independence_bench.stats.agreement import RetestAgreement, retest_agreement
 from independence_bench.stats.analysis import (
     ConfigCell,
     ItemDifficulty,
@@ -41,7 +41,7 @@ from independence_bench.stats.analysis import (
 )
 from independence_bench.stats.discrimination import CEILING_SHARE, MetricDiscrimination
 from independence_bench.stats.intervals import PairedComparison, compare_paired
-from independence_bench.stats.resampling import Resampling
+from independence_bench.stats.resampling import ALPHA_RESAMPLES
 from independence_bench.stats.stats import Estimate
 from independence_bench.store.store import Store
 
@@ -161,7 +161,7 @@ def judges_report(store: Store, options: InsightOptions) -> JudgesReport:
         comparison = compare_judges(scored, everything.formula, chosen)
     except ValueError as exc:  # a model label the label grammar cannot read
         raise UserError(str(exc)) from None
-    alpha = Resampling(ALPHA_RESAMPLES, options.resampling.seed)
+    alpha = options.resampling.for_alpha()
     agreement = judge_agreement(scored, chosen, resampling=alpha) if len(chosen) > 1 else {}
     return JudgesReport(
         suite_id=everything.suite_id,

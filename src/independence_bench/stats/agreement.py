@@ -27,12 +27,10 @@ import numpy as np
 import numpy.typing as npt
 
 from independence_bench.scoring.scoring import Place, ScoredItem, normalised_item_metrics
-from independence_bench.stats.resampling import Resampling
+from independence_bench.stats.resampling import ALPHA_RESAMPLES, Resampling
 from independence_bench.stats.stats import CONFIDENCE, Estimate
 
 AlphaMetric = Literal["interval", "nominal"]
-ALPHA_RESAMPLES = 1_000
-"""Resamples of every alpha interval, whatever `--resamples` says (the seed is the user's)."""
 Floats = npt.NDArray[np.float64]
 _TINY = 1e-12
 

@@ -36,7 +36,7 @@ from independence_bench.scoring.scoring import (
     score_model,
     score_models,
 )
-from independence_bench.stats.agreement import ALPHA_RESAMPLES, alpha_estimate
+from independence_bench.stats.agreement import alpha_estimate
 from independence_bench.stats.bootstrap import (
     Floats,
     Subject,
@@ -48,7 +48,7 @@ from independence_bench.stats.discrimination import MetricDiscrimination, metric
 from independence_bench.stats.intervals import PairedComparison, bootstrap_models, compare_paired
 from independence_bench.stats.labels import parse_label
 from independence_bench.stats.ranking import could_lead
-from independence_bench.stats.resampling import Resampling
+from independence_bench.stats.resampling import ALPHA_RESAMPLES, Resampling
 from independence_bench.stats.stats import Estimate, pearson
 
 
@@ -210,7 +210,7 @@ def build_leaderboard(
         )
         for r in results.values()
     ]
-    alpha = Resampling(ALPHA_RESAMPLES, resampling.seed)
+    alpha = resampling.for_alpha()
     agreement = judge_agreement(items, chosen, resampling=alpha) if len(chosen) > 1 else {}
     method = bootstrap_method(resampling)
     return Leaderboard(suite_id, formula, chosen, sort_rows(rows), agreement, method)

@@ -31,12 +31,11 @@ from independence_bench.scoring.scoring import (
     score_model,
 )
 from independence_bench.stats.agreement import (
-    ALPHA_RESAMPLES,
     PairedAgreement,
     paired_agreement,
     spearman,
 )
-from independence_bench.stats.resampling import Resampling
+from independence_bench.stats.resampling import ALPHA_RESAMPLES, Resampling
 
 INDEX = "index"
 """The name of the Independence Index among the per-model comparisons."""

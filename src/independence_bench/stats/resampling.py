@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 DEFAULT_RESAMPLES = 10_000
+ALPHA_RESAMPLES = 1_000
+"""Resamples of every alpha interval, whatever `--resamples` says (the seed is the user's)."""
 
 
 @dataclass(frozen=True)
@@ -24,6 +26,11 @@ class Resampling:
     def __post_init__(self) -> None:
         if self.n_resamples < 1:
             raise ValueError(f"a bootstrap needs at least 1 resample, not {self.n_resamples}")
+
+    def for_alpha(self) -> Resampling:
+        """How an alpha interval is drawn under these settings: `ALPHA_RESAMPLES` resamples,
+        whatever `n_resamples` says, from the same seed."""
+        return Resampling(ALPHA_RESAMPLES, self.seed)
 
     def describe(self) -> str:
         """The settings in words, as every method text ends: `10,000 resamples, seed 0`."""
