@@ -12,6 +12,8 @@ import subprocess
 import time
 from collections.abc import Mapping, Sequence
 
+from independence_bench.clients.endpoints import GENERIC_KEY_ENV, OPENROUTER_KEY_ENV
+
 
 def timed_run(
     argv: Sequence[str], env: Mapping[str, str] | None = None, *, check: bool = True
@@ -33,4 +35,4 @@ def timed_run(
 
 def without_api_keys() -> dict[str, str]:
     """This process's environment less the API keys: a benchmark never reaches a paid endpoint."""
-    return {k: v for k, v in os.environ.items() if k not in ("OPENROUTER_API_KEY", "AIB_API_KEY")}
+    return {k: v for k, v in os.environ.items() if k not in (OPENROUTER_KEY_ENV, GENERIC_KEY_ENV)}

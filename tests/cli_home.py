@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-USER_VARIABLES = ("OPENROUTER_API_KEY", "AIB_API_KEY", "AIB_DATA_DIR")
+from independence_bench.cli.options import DATA_DIR_ENV
+from independence_bench.clients.endpoints import GENERIC_KEY_ENV, OPENROUTER_KEY_ENV
+
+USER_VARIABLES = (OPENROUTER_KEY_ENV, GENERIC_KEY_ENV, DATA_DIR_ENV)
 """What a developer's shell may set that would change what `aib` does in a test."""
+
+
+def environment_without_user_variables() -> dict[str, str]:
+    """This process's environment less `USER_VARIABLES`, for a child process."""
+    return {k: v for k, v in os.environ.items() if k not in USER_VARIABLES}
 
 
 def clear_user_variables(patch: pytest.MonkeyPatch, root: Path) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import resource
 import sqlite3
 import subprocess
@@ -11,6 +10,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from cli_home import environment_without_user_variables
 from independence_bench.clients.open_files import MIN_CONNECTIONS, RESERVE, connection_budget
 from independence_bench.testing.mock_server import MockConfig, MockServer
 
@@ -25,9 +25,7 @@ def _limit_files(soft: int, hard: int) -> Callable[[], None]:
 
 
 def _python(args: list[str], soft: int, hard: int, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENROUTER_API_KEY", "AIB_API_KEY")}
-    env["PYTHONPATH"] = str(SRC)
-    env.pop("AIB_DATA_DIR", None)
+    env = {**environment_without_user_variables(), "PYTHONPATH": str(SRC)}
     return subprocess.run(
         [sys.executable, *args],
         preexec_fn=_limit_files(soft, hard),

@@ -10,7 +10,6 @@ This replaces the earlier in-process offline end-to-end test, which did a subset
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -19,6 +18,8 @@ from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
+
+from cli_home import environment_without_user_variables
 
 REPO = Path(__file__).resolve().parents[1]
 MARKER = "**Offline, no key, one command.**"
@@ -88,9 +89,8 @@ def test_the_readme_offline_quick_start_ends_with_a_leaderboard_and_a_report(
     subprocess.run(["git", "clone", "--quiet", str(REPO), str(clone)], check=True)
     env = {
         k: v
-        for k, v in os.environ.items()
-        if k not in ("OPENROUTER_API_KEY", "AIB_API_KEY", "AIB_DATA_DIR", "VIRTUAL_ENV")
-        and not k.startswith("PYTHON")
+        for k, v in environment_without_user_variables().items()
+        if k != "VIRTUAL_ENV" and not k.startswith("PYTHON")
     }
     started = time.monotonic()
     done = subprocess.run(
