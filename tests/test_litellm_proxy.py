@@ -86,9 +86,9 @@ def test_both_modes_and_every_experiment_run_to_judged_rows(proxy_url: str, aib:
     run_every_experiment_in_both_modes(aib, write_models_yaml(proxy_url))
     run = stored_run()
     check_judged_rows(run)
-    # LiteLLM hands on the structured tool_calls llama-server parsed: some tool_role turns are
-    # proper calls; the rest are read from the text or kept as plain content.
+    # LiteLLM passes `tools` on to llama-server and its reply back: each tool_role turn is a
+    # structured call, or read from the text (the 0.5B writes bare JSON), or plain content.
     deviations = run.tool_role_deviations
-    assert None in deviations
-    assert all(d in (None, "text_tool_call", "plain_content") for d in deviations)
+    assert deviations and all(d in (None, "text_tool_call", "plain_content") for d in deviations)
+    assert len(deviations) - deviations.count("plain_content") > len(deviations) // 2
     check_report(aib)

