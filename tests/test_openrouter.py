@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from independence_bench.clients.endpoints import RetryPolicy
+from independence_bench.clients.endpoints import GENERIC_KEY_ENV, RetryPolicy
 from independence_bench.clients.openrouter import (
     BASE_URL_ENV,
     FREE_RPM_ENV,
@@ -90,18 +90,35 @@ def test_without_require_parameters_the_emulated_provider_ignores_the_schema(
         assert not content.lstrip().startswith("{")
 
 
-def test_a_local_server_is_sent_no_openrouter_field(aib: Any, server: Any) -> None:
+def test_a_server_that_is_not_openrouter_is_sent_no_openrouter_field(
+    aib: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The emulator reached by `--base-url` without `OPENROUTER_BASE_URL` is just a server:
+    it gets no reasoning or provider object and no attribution header."""
     Path("models.yaml").write_text(
-        "models:\n  - id: scripted-firm\n    reasoning_effort: high\n"
+        f"models:\n  - id: {SUBJECT}\n    reasoning_effort: high\n"
         "    provider: {only: [alpha], sort: price}\n"
-        "judge:\n  id: scripted-judge\n",
+        f"judge:\n  id: {JUDGE}\n",
         encoding="utf-8",
     )
-    result = aib("run", "--config", "models.yaml", "--base-url", server.base_url, *QUICK)
-    assert result.code == 0, result.err
-    for body in server.seen.requests:
-        assert not {"reasoning", "provider", "usage"} & set(body)
-    assert not is_openrouter_endpoint(server.base_url, {})
+    with MockOpenRouter() as server:
+        monkeypatch.setenv(GENERIC_KEY_ENV, "local-key")
+        aib("run", "--config", "models.yaml", "--base-url", server.base_url, *QUICK)
+        assert not is_openrouter_endpoint(server.base_url, {})
+        assert {"scripted-firm", "scripted-judge"} <= {b["model"] for b in server.seen.requests}
+        for body in server.seen.requests:
+            assert not {"reasoning", "provider", "usage"} & set(body)
+        assert all("http-referer" not in h and "x-title" not in h for h in server.headers_seen)
+
+
+def test_base_url_equal_to_the_variable_is_openrouter_too(
+    aib: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with emulated(monkeypatch, OpenRouterScript()) as server:
+        args = ("--reasoning-effort", "low", "--base-url", server.base_url)
+        result = aib("run", "--models", SUBJECT, "--judge", JUDGE, *args, *QUICK)
+        assert result.code == 0, result.err
+        assert all(b["reasoning"] == {"effort": "low"} for b in _bodies(server, "scripted-firm"))
 
 
 def test_a_reply_cut_off_in_band_is_retried_never_stored_nor_judged(
