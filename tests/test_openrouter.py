@@ -288,3 +288,19 @@ def test_attribution_can_be_turned_off(aib: Any, monkeypatch: pytest.MonkeyPatch
         result = aib("run", "--models", SUBJECT, "--judge", JUDGE, *QUICK)
         assert result.code == 0, result.err
         assert all("http-referer" not in h for h in server.headers_seen)
+
+
+def test_the_viewer_shows_generation_id_native_finish_and_provider(
+    aib: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with emulated(monkeypatch, OpenRouterScript()):
+        result = aib("run", "--models", SUBJECT, "--judge", JUDGE, *QUICK)
+        assert result.code == 0, result.err
+    result = aib("view", "--data-dir", "d", "--out", "v", "--resamples", "100")
+    assert result.code == 0, result.err
+    data = "".join(p.read_text(encoding="utf-8") for p in Path("v", "data").rglob("*.js"))
+    assert "gen-1" in data and "end_turn" in data and "Alpha" in data
+    for field in ("native_finish", "generation", "reasoning_tokens"):
+        assert field in data  # the model file's field table names them
+    app = Path("v", "app.js").read_text(encoding="utf-8")
+    assert "turn.native_finish" in app and "turn.generation" in app
