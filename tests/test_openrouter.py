@@ -132,6 +132,17 @@ def test_a_reply_cut_off_in_band_is_retried_never_stored_nor_judged(
     assert _rows("SELECT finish_reason FROM completions WHERE finish_reason = 'error'") == []
 
 
+def test_a_judge_reply_cut_off_in_band_is_retried_never_scored(
+    aib: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with emulated(monkeypatch, OpenRouterScript(inband_errors=1, inband_judge=True)) as server:
+        result = aib("run", "--models", SUBJECT, "--judge", JUDGE, *QUICK)
+        assert result.code == 0, result.err
+        assert len(_bodies(server, "scripted-judge")) == 2  # the cut one and its retry
+    assert _rows("SELECT status, attempts FROM judgments") == [("scored", 1)]
+    assert not any(CUT_REPLY in str(text) for (text,) in _rows("SELECT body FROM texts"))
+
+
 def _run_api(server: MockOpenRouter, *extra_env: tuple[str, str]) -> tuple[int, list[str]]:
     lines: list[str] = []
     env = {BASE_URL_ENV: server.base_url, KEY_ALIAS_ENV: "sk-or-test", FREE_RPM_ENV: "60000"}

@@ -99,6 +99,15 @@ def test_a_far_reset_stops_the_model_and_a_near_one_waits() -> None:
     assert rate_limit_error("HTTP 429", {"x-ratelimit-remaining": "3"}, "m", now=0) is None
 
 
+def test_a_daily_cap_named_only_in_the_body_stops_the_model_too() -> None:
+    body = {"error": {"code": 429, "message": "Rate limit exceeded: free-models-per-day"}}
+    inband = inband_error(body)
+    assert inband is not None and inband.stops_model and not inband.retryable
+    http = rate_limit_error("HTTP 429: Rate limit exceeded: free-models-per-day", {}, "m")
+    assert http is not None and http.stops_model
+    assert rate_limit_error("HTTP 429: Rate limit exceeded", {}, "m") is None
+
+
 def test_pricing_reads_request_reasoning_and_cache_prices() -> None:
     entry = {"pricing": {"prompt": "0.000001", "completion": "0.000002", "request": "0.01",
                          "internal_reasoning": "0.000005", "input_cache_read": "1e-7",

@@ -17,6 +17,7 @@ type count as absent: every byte here came from a server.
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -29,6 +30,9 @@ STOPPING_STATUS = frozenset({401, 402})
 RAW_CHARS = 300
 LONG_WAIT_S = 120.0
 """A rate limit that resets later than this is a cap (a free model's daily one), not a pause."""
+_DAILY_CAP = re.compile(r"per[- _]?day", re.IGNORECASE)
+"""How a 429's message names a daily cap (OpenRouter: "Rate limit exceeded:
+free-models-per-day"), for when no `X-RateLimit-*` header came with it."""
 
 
 def _mapping(value: Any) -> dict[str, Any]:
@@ -102,6 +106,8 @@ def inband_error(response: Any, retry_after: float | None = None) -> ClientError
     text = "in-band error: " + _error_text(error, served_by)
     if code in STOPPING_STATUS and not (code == 402 and retry_after is not None):
         return ClientError(text, retryable=False, status=code)
+    if code == 429 and (capped := _daily_cap(text, _text(body.get("model")) or "model")):
+        return capped
     retryable = code is None or code in RETRYABLE_STATUS or code == 402
     return ClientError(text, retryable=retryable, status=code, retry_after=retry_after)
 
@@ -114,7 +120,7 @@ def rate_limit_error(
     when they say nothing of the kind (then the 429 is retried as usual)."""
     remaining, reset = limits.get("x-ratelimit-remaining"), limits.get("x-ratelimit-reset")
     if remaining is None or reset is None or remaining.strip() != "0":
-        return None
+        return _daily_cap(message, model)
     try:
         reset_s = float(reset) / 1000.0  # milliseconds since the epoch
     except ValueError:
@@ -129,6 +135,19 @@ def rate_limit_error(
     return ClientError(
         f"{model}: rate limit of {cap} requests used up until {when} ({message}); the same "
         "command resumes it after then (on a :free model, credits raise its daily limit)",
+        retryable=False,
+        status=429,
+        stops_model=True,
+    )
+
+
+def _daily_cap(message: str, model: str) -> ClientError | None:
+    """The model-stopping error of a 429 whose message names a daily cap, else None."""
+    if _DAILY_CAP.search(message) is None:
+        return None
+    return ClientError(
+        f"{model}: daily rate limit used up ({message}); the same command resumes it tomorrow "
+        "(UTC); on a :free model, credits raise its daily limit",
         retryable=False,
         status=429,
         stops_model=True,

@@ -68,6 +68,8 @@ class OpenRouterScript:
     inband_code: int = 502
     inband_choice: bool = True
     """With a choice (mid-stream shape); False: a bare `{"error": …}` body with status 200."""
+    inband_judge: bool = False
+    """The in-band errors hit the judge's calls instead of the subjects'."""
     byok: bool = False
     """Usage as for a bring-your-own-key request: `cost` is the fee, the provider's charge in
     `cost_details.upstream_inference_cost`."""
@@ -237,7 +239,7 @@ class OpenRouterService(MockService):
             ]  # fmt: skip
             usage["completion_tokens_details"] = {"reasoning_tokens": 7}
         if (
-            not is_judge
+            is_judge == self.script.inband_judge
             and self.script.inband_errors
             and self._count("inband") < self.script.inband_errors
         ):
