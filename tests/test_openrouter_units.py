@@ -169,3 +169,18 @@ def test_the_openrouter_predicate_and_key_alias() -> None:
     assert not is_openrouter_endpoint("http://localhost:11434/v1", env)
     assert openrouter_key({"OPENROUTER_KEY": "a"}) == "a"
     assert openrouter_key({"OPENROUTER_KEY": "a", "OPENROUTER_API_KEY": "b"}) == "b"
+
+
+def test_a_routing_object_is_part_of_the_request_key_and_nothing_else_moves() -> None:
+    from independence_bench.clients.protocol import CompletionRequest
+    from independence_bench.engine.request_keys import request_key
+
+    plain = CompletionRequest("m", ({"role": "user", "content": "hi"},))
+    cheap = CompletionRequest("m", plain.messages, provider_routing={"sort": "price"})
+    fast = CompletionRequest("m", plain.messages, provider_routing={"sort": "throughput"})
+    keys = {request_key(r, sample="run1") for r in (plain, cheap, fast)}
+    assert len(keys) == 3
+    # the key of a request without the new fields is the one stores already hold
+    assert request_key(plain, sample="run1") == (
+        "88368ea791649569cb5ee496287e1a78cd1f5e045b98a36a78921763d45de3c1"
+    )
