@@ -184,3 +184,15 @@ def test_a_routing_object_is_part_of_the_request_key_and_nothing_else_moves() ->
     assert request_key(plain, sample="run1") == (
         "88368ea791649569cb5ee496287e1a78cd1f5e045b98a36a78921763d45de3c1"
     )
+
+
+def test_reasoning_blocks_over_the_reply_cap_are_dropped_whole_never_cut() -> None:
+    from independence_bench.clients.protocol import Completion
+    from independence_bench.engine.reply_cap import cap_reply
+
+    small = ({"type": "reasoning.text", "text": "ok"},)
+    huge = ({"type": "reasoning.encrypted", "data": "x" * 200},)
+    assert cap_reply(Completion("a", reasoning_details=small), cap=100).reasoning_details == small
+    capped = cap_reply(Completion("a", reasoning_details=huge, generation_id="g" * 150), cap=100)
+    assert capped.reasoning_details == () and capped.generation_id == "g" * 100
+    assert capped.cut_chars > 200
