@@ -196,3 +196,14 @@ def test_reasoning_blocks_over_the_reply_cap_are_dropped_whole_never_cut() -> No
     capped = cap_reply(Completion("a", reasoning_details=huge, generation_id="g" * 150), cap=100)
     assert capped.reasoning_details == () and capped.generation_id == "g" * 100
     assert capped.cut_chars > 200
+
+
+def test_only_a_next_page_under_the_base_path_is_followed() -> None:
+    from independence_bench.clients.openai_compat import OpenAICompatibleClient
+
+    client = OpenAICompatibleClient(base_url="http://h/api/v1", api_key="k", is_openrouter=True)
+    assert client._next_page("/api/v1/models?offset=500&limit=500") == (
+        "/models?offset=500&limit=500"
+    )
+    for elsewhere in ("https://evil/api/v1/models", "/other/models", "/api/v1/../x", None, 5, ""):
+        assert client._next_page(elsewhere) is None

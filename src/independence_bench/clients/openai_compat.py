@@ -22,7 +22,7 @@ import asyncio
 import time
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from independence_bench.clients.http import ConnectionBudget, HttpFailure, HttpReply, JsonPoster
 from independence_bench.clients.local.gguf_chat import constrainable_schema
@@ -153,6 +153,8 @@ class OpenAICompatibleClient:
         parts = urlsplit(link.strip())
         if parts.scheme or parts.netloc or not parts.path.startswith(self._base_path + "/"):
             return None
+        if ".." in parts.path.split("/"):
+            return None
         rest = parts.path[len(self._base_path) :]
         return rest + (f"?{parts.query}" if parts.query else "")
 
@@ -161,7 +163,7 @@ class OpenAICompatibleClient:
         each with its own `pricing`; [] when the endpoint has no such list."""
         if not self._is_openrouter or model_id.count("/") != 1:
             return []
-        model = model_id.split(":", 1)[0]
+        model = quote(model_id.split(":", 1)[0], safe="/")
         try:
             data = await self._get_json(f"/models/{model}/endpoints")
         except ClientError:
