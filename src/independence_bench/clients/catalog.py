@@ -8,11 +8,10 @@ OpenRouter's format (`pricing.prompt` / `pricing.completion`, USD per token, wit
 `internal_reasoning` and `input_cache_read`/`input_cache_write` where given), read from every
 page of the list; a model pinned to a provider is priced at that provider's own price from
 `GET /models/{id}/endpoints`. `resolve_prices` combines them with the prices a `models.yaml`
-gives. During a run, `rejection_of`
-turns an HTTP 401 (key), 402 (credits; one with `Retry-After` is waited for first) or 404
-(model id) or an HTML reply on a chat call
-into the same kind of one-line error, because every later call to that model would fail the
-same way. A 403 does not stop a run: OpenRouter uses it for one flagged input.
+gives. During a run, `rejection_of` turns an HTTP 401 (key), 402 (credits; one with
+`Retry-After` is waited for first) or 404 (model id) or an HTML reply on a chat call into the
+same kind of one-line error, because every later call to that model would fail the same way.
+A 403 does not stop a run: OpenRouter uses it for one flagged input.
 """
 
 from __future__ import annotations

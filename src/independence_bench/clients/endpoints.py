@@ -24,6 +24,7 @@ from independence_bench.clients.http import ConnectionBudget
 from independence_bench.clients.open_files import connection_budget
 from independence_bench.clients.openai_compat import OpenAICompatibleClient
 from independence_bench.clients.openrouter import (
+    KEY_ALIAS_ENV,
     KEY_ENV,
     attribution_headers,
     free_requests_per_minute,
@@ -201,7 +202,8 @@ class ClientPool:
             key = openrouter_key(self._env)
             if not key:
                 raise UserError(
-                    f"${OPENROUTER_KEY_ENV} is not set; export your OpenRouter key, or use "
+                    f"${OPENROUTER_KEY_ENV} (or ${KEY_ALIAS_ENV}) is not set; export your "
+                    "OpenRouter key, or use "
                     "--base-url for a local OpenAI-compatible server (or no --models for the "
                     "offline embedded model)"
                 )
