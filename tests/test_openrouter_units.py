@@ -207,3 +207,23 @@ def test_only_a_next_page_under_the_base_path_is_followed() -> None:
     )
     for elsewhere in ("https://evil/api/v1/models", "/other/models", "/api/v1/../x", None, 5, ""):
         assert client._next_page(elsewhere) is None
+
+
+@pytest.mark.parametrize(
+    ("entry", "expected"),
+    [
+        ("reasoning_effort: {effort: low, max_tokens: 5}", "effort or max_tokens, not both"),
+        ("provider: {only: [x], prefer: y}", "field 'provider.prefer': Extra inputs"),
+        ("reasoning_effort: huge", "field 'reasoning_effort': Input should be 'off', 'none'"),
+    ],
+)
+def test_a_bad_reasoning_or_routing_object_is_named_in_one_line(
+    tmp_path: Any, entry: str, expected: str
+) -> None:
+    from independence_bench.clients.config import load_models_file
+
+    path = tmp_path / "models.yaml"
+    path.write_text(f"models:\n  - id: a/b\n    {entry}\n", encoding="utf-8")
+    with pytest.raises(UserError) as info:
+        load_models_file(path)
+    assert expected in str(info.value) and "\n" not in str(info.value)

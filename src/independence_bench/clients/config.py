@@ -260,7 +260,7 @@ class ModelSpec(BaseModel):
 
 
 _NUMERIC_HOST = re.compile(r"^[0-9.]+$")
-_FIELD_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_FIELD_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
 
 
 def check_base_url(url: str) -> str:
@@ -308,9 +308,18 @@ class ModelsFile(BaseModel):
     judge: ModelSpec | None = None
 
 
+_TYPE_MISMATCH = frozenset({"literal_error", "tuple_type", "dict_type", "model_type"})
+"""Errors that only say "not this branch of a union"; another branch's error says more."""
+
+
 def _describe_error(path: Path | str, data: Any, exc: ValidationError) -> str:
-    first = exc.errors()[0]
-    # A union's branch shows in the location as its type ("literal['off', …]"): not a field.
+    errors = exc.errors()
+    # Of a union's errors (an effort or a reasoning object, a list or a routing object), the
+    # deepest that is not a mere type mismatch names what is wrong with what was written.
+    same_field = [e for e in errors if e["loc"][:3] == errors[0]["loc"][:3]]
+    first = max(same_field, key=lambda e: (len(e["loc"]), e["type"] not in _TYPE_MISMATCH))
+    # A union's branch shows in the location as its type ("literal['off', …]",
+    # "ProviderRouting"): not a field; fields are snake_case.
     loc = [p for p in first["loc"] if isinstance(p, int) or _FIELD_NAME.match(str(p))]
     where = ""
     if len(loc) >= 2 and loc[0] == "models" and isinstance(loc[1], int):
