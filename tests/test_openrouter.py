@@ -143,16 +143,18 @@ def test_a_judge_reply_cut_off_in_band_is_retried_never_scored(
     assert not any(CUT_REPLY in str(text) for (text,) in _rows("SELECT body FROM texts"))
 
 
-def _run_api(server: MockOpenRouter, *extra_env: tuple[str, str]) -> tuple[int, list[str]]:
+def _run_api(
+    server: MockOpenRouter, scenarios: tuple[str, ...] = ("direct",)
+) -> tuple[int, list[str]]:
     lines: list[str] = []
     env = {BASE_URL_ENV: server.base_url, KEY_ALIAS_ENV: "sk-or-test", FREE_RPM_ENV: "60000"}
     options = RunOptions(
         models=SUBJECT,
         judge=JUDGE,
         runs=1,
-        scenarios=("direct",),
+        scenarios=scenarios,
         data_dir=Path("d"),
-        env={**env, **dict(extra_env)},
+        env=env,
         retry=FAST,
         show_progress=False,
     )
@@ -170,6 +172,16 @@ def test_an_inband_error_that_persists_fails_the_conversation_with_its_message(
     assert len(errors) == 1
     assert "Provider returned error" in errors[0][0] and "provider Alpha" in errors[0][0]
     assert "upstream connection reset" in errors[0][0]
+
+
+def test_a_later_turn_cut_off_in_band_keeps_the_turns_answered_before(aib: Any) -> None:
+    script = OpenRouterScript(inband_errors=100, inband_after=1)
+    with MockOpenRouter(script) as server:
+        status, _ = _run_api(server, scenarios=("name_gender",))
+    assert status == 3
+    ((error, transcript),) = _rows("SELECT error, transcript_json FROM items")
+    assert error.startswith("turn 2: ") and "Provider returned error" in error
+    assert len(json.loads(transcript)) == 1  # turn 1, answered before the cut, is kept
 
 
 @pytest.mark.parametrize("choice", [True, False])

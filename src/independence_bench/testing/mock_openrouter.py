@@ -70,6 +70,8 @@ class OpenRouterScript:
     """With a choice (mid-stream shape); False: a bare `{"error": …}` body with status 200."""
     inband_judge: bool = False
     """The in-band errors hit the judge's calls instead of the subjects'."""
+    inband_after: int = 0
+    """Calls answered cleanly before the in-band errors begin (a conversation's later turn)."""
     byok: bool = False
     """Usage as for a bring-your-own-key request: `cost` is the fee, the provider's charge in
     `cost_details.upstream_inference_cost`."""
@@ -241,7 +243,9 @@ class OpenRouterService(MockService):
         if (
             is_judge == self.script.inband_judge
             and self.script.inband_errors
-            and self._count("inband") < self.script.inband_errors
+            and self.script.inband_after
+            <= self._count("inband")
+            < self.script.inband_after + self.script.inband_errors
         ):
             return self._inband(reply, message, provider)
         cost = COST_PER_TOKEN_USD * (usage["prompt_tokens"] + usage["completion_tokens"])
