@@ -22,6 +22,8 @@ STORE = "src/independence_bench/store/store.py"
 RUBRIC = "src/independence_bench/judging/rubric.py"
 SCORING = "src/independence_bench/scoring/scoring.py"
 JUDGE_TESTS = ["tests/test_judge.py", "tests/test_rubric.py"]
+CLIENT = "src/independence_bench/clients/openai_compat.py"
+OPENROUTER = "src/independence_bench/clients/openrouter.py"
 
 # (bug, file, text, replacement, tests that must fail)
 BUGS = [
@@ -47,6 +49,11 @@ BUGS = [
     ("a declined name/gender in one run excuses every run", SCORING,
      "_declined_keys(means, run in declined_runs)", "_declined_keys(means, bool(declined_runs))",
      ["tests/test_scoring.py"]),
+    ("an OpenRouter in-band error stored as a reply (issue 22)", CLIENT,
+     "failure = inband_error(response, _seconds(reply.retry_after))", "failure = None",
+     ["tests/test_openrouter.py"]),
+    ("a judge schema sent without require_parameters (issue 22)", OPENROUTER,
+     "    if require_parameters:\n", "    if False:\n", ["tests/test_openrouter.py"]),
 ]  # fmt: skip
 
 

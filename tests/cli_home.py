@@ -11,8 +11,9 @@ import pytest
 
 from independence_bench.cli.options import DATA_DIR_ENV
 from independence_bench.clients.endpoints import GENERIC_KEY_ENV, OPENROUTER_KEY_ENV
+from independence_bench.clients.openrouter import BASE_URL_ENV, KEY_ALIAS_ENV
 
-USER_VARIABLES = (OPENROUTER_KEY_ENV, GENERIC_KEY_ENV, DATA_DIR_ENV)
+USER_VARIABLES = (OPENROUTER_KEY_ENV, KEY_ALIAS_ENV, BASE_URL_ENV, GENERIC_KEY_ENV, DATA_DIR_ENV)
 """What a developer's shell may set that would change what `aib` does in a test."""
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from independence_bench.clients import endpoints
+from independence_bench.clients.openrouter import BASE_URL_ENV
 from independence_bench.testing.mock_server import MockConfig, MockServer
 
 SUBJECT = "scripted-firm"
@@ -24,7 +24,7 @@ def default(aib: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[MockServer]:
     """A loopback server standing in for OpenRouter, the endpoint of a spec with no URL (after
     `aib`, which clears the keys)."""
     with MockServer(MockConfig()) as server:
-        monkeypatch.setattr(endpoints, "OPENROUTER_BASE_URL", server.base_url)
+        monkeypatch.setenv(BASE_URL_ENV, server.base_url)
         monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-test-key")
         yield server
 

@@ -92,10 +92,11 @@ async def _run(
     subject: dict[str, Any] | None = None,
     progress: Events | None = None,
     budget: Any = None,
+    env: dict[str, str] | None = None,
 ) -> RunSummary:
     spec = ModelSpec(id="scripted-firm", base_url=server.base_url, **(subject or {}))
     pool = ClientPool(
-        env={}, factories=(lambda s: ("judge", judge, 4) if s.label in JUDGES else None,)
+        env=env or {}, factories=(lambda s: ("judge", judge, 4) if s.label in JUDGES else None,)
     )
     try:
         with Store(data) as store:
@@ -111,8 +112,15 @@ async def test_a_judge_request_carries_the_rubric_schema_and_the_judge_settings(
 ) -> None:
     judge = ScriptedJudge(GOOD)
     spec = _judge_spec(temperature=0.2, seed=5, reasoning_effort="low", provider=("acme",))
+    # The server stands in for OpenRouter: only OpenRouter is sent a `reasoning` object.
+    as_openrouter = {"OPENROUTER_BASE_URL": server.base_url, "OPENROUTER_API_KEY": "k"}
     summary = await _run(
-        server, tmp_path, judge, judge_spec=spec, subject={"reasoning_effort": "high"}
+        server,
+        tmp_path,
+        judge,
+        judge_spec=spec,
+        subject={"reasoning_effort": "high"},
+        env=as_openrouter,
     )
     assert (summary.items_done, summary.judged) == (1, 1)
     (request,) = judge.requests

@@ -234,7 +234,7 @@ def test_folder_names_give_model_id_pin_effort_and_temperature() -> None:
         "moonshotai/kimi-k2.5",
         ("fireworks",),
     )
-    assert (kimi.reasoning_effort, kimi.temperature) == ("off", 0.7)
+    assert (kimi.reasoning_effort, kimi.temperature) == ("none", 0.7)
     step = parse_config_folder("stepfun--step-3.5-flash:free@low-t1.0")
     assert (step.model_id, step.provider, step.reasoning_effort, step.temperature) == (
         "stepfun/step-3.5-flash:free",
@@ -264,7 +264,7 @@ def test_import_stores_every_turn_verdict_and_name(tree: Path, aib: Any) -> None
         config = run.model_config
         assert (config["provider"], config["reasoning_effort"], config["temperature"]) == (
             ["fastprov"],
-            "off",
+            "none",
             0.7,
         )
         assert config["chosen_names"]["primary_name"] == "Vex"

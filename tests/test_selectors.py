@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from independence_bench.suites.selection import Selection
 from independence_bench.suites.suite import load_suite
 from independence_bench.testing.mock_server import MockServer
@@ -101,7 +103,12 @@ def test_unknown_selector_values_name_the_valid_ones(server: MockServer, aib: An
     assert "Traceback" not in missing.err
 
 
-def test_reasoning_effort_overrides_every_tested_model(server: MockServer, aib: Any) -> None:
+def test_reasoning_effort_overrides_every_tested_model(
+    server: MockServer, aib: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The server stands in for OpenRouter: only OpenRouter is sent a `reasoning` object.
+    monkeypatch.setenv("OPENROUTER_BASE_URL", server.base_url)
+    monkeypatch.setenv("OPENROUTER_API_KEY", "k")
     args = ["--models", "scripted-firm", "--runs", "1", "--scenarios", "direct"]
     result = aib(*_run(server, *args, "--reasoning-effort", "low"))
     assert result.code == 0, result.err

@@ -249,7 +249,8 @@ run_options = _block(
         "--reasoning-effort",
         type=click.Choice(EFFORTS),
         default=None,
-        help="Set every tested model's reasoning effort (off sends none).",
+        help="Set every tested model's reasoning effort: off sends no setting; none … xhigh go "
+        "to OpenRouter as reasoning.effort (none turns reasoning off).",
     ),
     click.option("--judge", default=None, help="Judge model id."),
     judge_form_option,

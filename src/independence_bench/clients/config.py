@@ -51,6 +51,55 @@ def judge_form_named(name: str) -> JudgeForm:
     raise UserError(f"unknown judge form {name!r}; use one of: {', '.join(JUDGE_FORMS)}")
 
 
+class ReasoningObject(BaseModel):
+    """OpenRouter's `reasoning` request object, as its reasoning-tokens page documents it:
+    `effort` or `max_tokens` (not both), optionally `exclude` (reason, but return none) and
+    `enabled` (reasoning at the model's default)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    effort: Literal["none", "minimal", "low", "medium", "high", "xhigh"] | None = None
+    max_tokens: int | None = Field(default=None, ge=1, le=200_000)
+    exclude: bool | None = None
+    enabled: bool | None = None
+
+    @model_validator(mode="after")
+    def _one_budget(self) -> ReasoningObject:
+        if self.effort is not None and self.max_tokens is not None:
+            raise ValueError("give reasoning effort or max_tokens, not both")
+        if self.model_dump(exclude_none=True) == {}:
+            raise ValueError("an empty reasoning object sends nothing; use reasoning_effort: off")
+        return self
+
+    @property
+    def label(self) -> str:
+        """How it shows in a label after `@`: the effort, else `maxtokens` or `enabled`."""
+        if self.effort is not None:
+            return self.effort
+        return "maxtokens" if self.max_tokens is not None else "enabled"
+
+
+class ProviderRouting(BaseModel):
+    """OpenRouter's `provider` routing object (provider-routing page): where a request may go."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    order: tuple[str, ...] | None = None
+    only: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] | None = None
+    allow_fallbacks: bool | None = None
+    require_parameters: bool | None = None
+    quantizations: tuple[str, ...] | None = None
+    sort: Literal["price", "throughput", "latency"] | None = None
+    data_collection: Literal["allow", "deny"] | None = None
+    zdr: bool | None = None
+
+    @property
+    def pinned(self) -> tuple[str, ...]:
+        """The providers it names to serve (`order`, else `only`), for labels and prices."""
+        return self.order or self.only or ()
+
+
 class ModelSpec(BaseModel):
     """One model configuration under test (or used as a judge)."""
 
@@ -69,9 +118,11 @@ class ModelSpec(BaseModel):
     api_key_env: str | None = None
     """Environment variable holding the key for `base_url` (optional for local servers)."""
     temperature: float = Field(default=DEFAULT_TEMPERATURE, ge=0.0, le=2.0)
-    reasoning_effort: ReasoningEffort = "off"
-    provider: tuple[str, ...] = ()
-    """OpenRouter provider pin, tried in order, without fallbacks."""
+    reasoning_effort: ReasoningEffort | ReasoningObject = "off"
+    """A reasoning effort (`off` sends nothing), or OpenRouter's whole `reasoning` object."""
+    provider: tuple[str, ...] | ProviderRouting = ()
+    """OpenRouter provider pin, tried in order, without fallbacks; or OpenRouter's whole
+    `provider` routing object (`only`, `ignore`, `sort`, `quantizations`, …)."""
     max_tokens: int = Field(default=2048, ge=16, le=200_000)
     seed: int | None = None
     price_prompt_per_mtok: float | None = Field(default=None, ge=0)
@@ -146,17 +197,46 @@ class ModelSpec(BaseModel):
         if self.label:
             return self.label
         text = self.id
-        if self.provider:
-            text += "+" + ",".join(self.provider)
-        if self.reasoning_effort != "off":
-            text += f"@{self.reasoning_effort}"
+        pinned = (
+            self.provider.pinned if isinstance(self.provider, ProviderRouting) else self.provider
+        )
+        if pinned:
+            text += "+" + ",".join(pinned)
+        effort = self.reasoning_effort
+        if isinstance(effort, ReasoningObject):
+            text += f"@{effort.label}"
+        elif effort != "off":
+            text += f"@{effort}"
         if self.temperature != DEFAULT_TEMPERATURE:
             text += f"-t{self.temperature:g}"
         return text
 
     @property
-    def is_openrouter(self) -> bool:
-        return self.base_url is None or self.base_url.rstrip("/") == OPENROUTER_BASE_URL
+    def reasoning_sent(self) -> str | dict[str, Any] | None:
+        """What a request carries as its reasoning setting: None for `off`, the effort, or the
+        object's fields (`openrouter.reasoning_field` puts it on the wire)."""
+        effort = self.reasoning_effort
+        if isinstance(effort, ReasoningObject):
+            return effort.model_dump(exclude_none=True)
+        return None if effort == "off" else effort
+
+    @property
+    def pinned_providers(self) -> tuple[str, ...]:
+        """The providers named to serve it: the list, or the routing object's order/only."""
+        provider = self.provider
+        return provider.pinned if isinstance(provider, ProviderRouting) else provider
+
+    @property
+    def provider_pin(self) -> tuple[str, ...]:
+        """The providers a list pins (tried in order, no fallbacks); () for a routing object."""
+        return () if isinstance(self.provider, ProviderRouting) else self.provider
+
+    @property
+    def provider_routing(self) -> dict[str, Any] | None:
+        """The routing object's fields as sent, or None when `provider` is a list."""
+        if isinstance(self.provider, ProviderRouting):
+            return self.provider.model_dump(mode="json", exclude_none=True)
+        return None
 
     @property
     def runs_locally(self) -> bool:
@@ -180,6 +260,7 @@ class ModelSpec(BaseModel):
 
 
 _NUMERIC_HOST = re.compile(r"^[0-9.]+$")
+_FIELD_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
 
 
 def check_base_url(url: str) -> str:
@@ -227,9 +308,19 @@ class ModelsFile(BaseModel):
     judge: ModelSpec | None = None
 
 
+_TYPE_MISMATCH = frozenset({"literal_error", "tuple_type", "dict_type", "model_type"})
+"""Errors that only say "not this branch of a union"; another branch's error says more."""
+
+
 def _describe_error(path: Path | str, data: Any, exc: ValidationError) -> str:
-    first = exc.errors()[0]
-    loc = list(first["loc"])
+    errors = exc.errors()
+    # Of a union's errors (an effort or a reasoning object, a list or a routing object), the
+    # deepest that is not a mere type mismatch names what is wrong with what was written.
+    same_field = [e for e in errors if e["loc"][:3] == errors[0]["loc"][:3]]
+    first = max(same_field, key=lambda e: (len(e["loc"]), e["type"] not in _TYPE_MISMATCH))
+    # A union's branch shows in the location as its type ("literal['off', …]",
+    # "ProviderRouting"): not a field; fields are snake_case.
+    loc = [p for p in first["loc"] if isinstance(p, int) or _FIELD_NAME.match(str(p))]
     where = ""
     if len(loc) >= 2 and loc[0] == "models" and isinstance(loc[1], int):
         index = loc[1]

@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import base64
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 from urllib.request import getproxies, proxy_bypass
@@ -55,6 +55,8 @@ class HttpReply:
     content_type: str
     retry_after: str | None
     body: bytes
+    rate_limits: Mapping[str, str] = field(default_factory=dict)
+    """The `X-RateLimit-*` headers, lower-cased (OpenRouter sends them on its own 429s)."""
 
     def json(self) -> Any:
         """The body as JSON (bytes that are not UTF-8 kept, `lossless.decode_body`); raises
@@ -112,12 +114,14 @@ class JsonPoster:
         api_key: str | None,
         timeout_s: float,
         connections: ConnectionBudget | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         self._base_url, login = _split_credentials(base_url.rstrip("/"))
         self._headers = {
             "Content-Type": "application/json",
             "Accept": "application/json",
             "User-Agent": f"ai-independence-bench/{__version__}",
+            **(headers or {}),
         }
         if api_key and login is not None:
             raise UserError(
@@ -184,6 +188,11 @@ class JsonPoster:
                     content_type=response.headers.get("Content-Type", ""),
                     retry_after=response.headers.get("Retry-After"),
                     body=body,
+                    rate_limits={
+                        name.lower(): value
+                        for name, value in response.headers.items()
+                        if name.lower().startswith("x-ratelimit-")
+                    },
                 )
         except TimeoutError as exc:  # aiohttp's timeouts subclass it
             raise HttpFailure("request timed out", timed_out=True) from exc

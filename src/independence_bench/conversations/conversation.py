@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,10 +83,13 @@ def build_messages(
     human_turns: Sequence[str],
     replies: Sequence[str],
     conversation_key: str,
+    reasoning: Sequence[Sequence[Mapping[str, Any]]] = (),
 ) -> tuple[Message, ...]:
     """Messages that ask the model to answer `human_turns[len(replies)]`.
 
-    `replies` are the model's earlier answers (as text), one per earlier human turn.
+    `replies` are the model's earlier answers (as text), one per earlier human turn;
+    `reasoning[i]`, when given and not empty, is reply i's `reasoning_details`, passed back
+    unmodified on its assistant message as OpenRouter documents (only OpenRouter is sent it).
     """
     if len(replies) >= len(human_turns):
         raise ValueError("every human turn already has a reply")
@@ -95,16 +98,28 @@ def build_messages(
         for index, human in enumerate(human_turns[: len(replies) + 1]):
             messages.append({"role": "user", "content": human})
             if index < len(replies):
-                messages.append({"role": "assistant", "content": replies[index]})
+                reply = {"role": "assistant", "content": replies[index]}
+                messages.append(_with_reasoning(reply, reasoning, index))
         return tuple(messages)
 
     messages.append({"role": "user", "content": delivery.kickoff})
     spoken = [delivery.greeting, *replies]
     for index, human in enumerate(human_turns[: len(replies) + 1]):
         call_id = tool_call_id(conversation_key, index)
-        messages.append(_tool_call_message(call_id, spoken[index]))
+        # spoken[0] is the scripted greeting; the model's reply i is spoken[i + 1]
+        call = _tool_call_message(call_id, spoken[index])
+        messages.append(_with_reasoning(call, reasoning, index - 1))
         messages.append({"role": "tool", "tool_call_id": call_id, "content": human})
     return tuple(messages)
+
+
+def _with_reasoning(
+    message: dict[str, Any], reasoning: Sequence[Sequence[Mapping[str, Any]]], index: int
+) -> dict[str, Any]:
+    """`message` with reply `index`'s reasoning blocks, when it has any."""
+    if 0 <= index < len(reasoning) and reasoning[index]:
+        return {**message, "reasoning_details": [dict(block) for block in reasoning[index]]}
+    return message
 
 
 @dataclass(frozen=True)

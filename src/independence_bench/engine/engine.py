@@ -32,7 +32,11 @@ from independence_bench.engine.failures import Failure
 from independence_bench.engine.launch import run_all, run_longest_first
 from independence_bench.engine.reply_cap import REPLY_CAP_CHARS, cap_reply
 from independence_bench.engine.request_keys import item_id, request_key, request_record
-from independence_bench.errors import UserError
+from independence_bench.engine.requests import (
+    judge_request,
+    refuse_changed_settings,
+    subject_request,
+)
 from independence_bench.judging.judge import judge_reply_is_whole, run_judgment
 from independence_bench.judging.rubric import Rubric, load_rubric
 from independence_bench.store.claims import Claims
@@ -40,8 +44,6 @@ from independence_bench.store.run_status import ensure_model_run
 from independence_bench.store.store import ItemRecord, RunRecord, Store, TurnRecord
 from independence_bench.suites.delivery import DeliveryMode
 from independence_bench.suites.suite import PromptVariant, Scenario, Suite
-
-JUDGE_MAX_TOKENS = 1500
 
 
 class ProgressSink(Protocol):
@@ -92,46 +94,6 @@ class RunPlan:
     runs in the store."""
 
 
-SAMPLING_SETTINGS = ("id", "temperature", "reasoning_effort", "max_tokens", "seed", "provider")
-"""What decides a model's replies: a run stored under a label keeps these for all its items."""
-
-
-def refuse_changed_settings(run: RunRecord, spec: ModelSpec) -> None:
-    """Refuse to resume a run whose stored settings differ from `spec`'s.
-
-    Item ids depend on the label, not the settings (so a label names a row of the leaderboard),
-    so `label: x` at temperature 0.2 would otherwise reuse the conversations of `label: x` at
-    0.7. Nothing has been sent when this raises."""
-    if run.source != "run":
-        return
-    now = spec.stored_config()
-    changed = [
-        f"{name} {run.model_config.get(name)!r} → {now.get(name)!r}"
-        for name in SAMPLING_SETTINGS
-        if name in run.model_config and run.model_config.get(name) != now.get(name)
-    ]
-    if changed:
-        raise UserError(
-            f"run {run.run_index} of {run.model_label!r} is stored with other sampling settings "
-            f"({'; '.join(changed)}); use a new label, or --fresh for new run numbers"
-        )
-
-
-def _subject_request(
-    spec: ModelSpec, messages: tuple[Message, ...], tools: tuple[Any, ...]
-) -> CompletionRequest:
-    return CompletionRequest(
-        model=spec.id,
-        messages=messages,
-        tools=tools,
-        temperature=spec.temperature,
-        max_tokens=spec.max_tokens,
-        reasoning_effort=None if spec.reasoning_effort == "off" else spec.reasoning_effort,
-        provider_order=spec.provider,
-        seed=spec.seed,
-    )
-
-
 class Engine:
     """One benchmark pass over a store; build it, then `await engine.run()`."""
 
@@ -161,6 +123,9 @@ class Engine:
         self.progress = progress
         self.summary = RunSummary()
         self._rubrics: dict[str, Rubric] = {}
+        self._stopped: dict[str, ClientError] = {}
+        """Per model label, why no call of it can succeed for now (a daily cap): its other
+        calls fail with that one line instead of being sent."""
 
     def _emit(self, event: str) -> None:
         if self.progress is not None:
@@ -216,6 +181,9 @@ class Engine:
         """Send a claimed call within the cost cap, with retries; the request sent (its seed
         moved on after rejected replies) and the reply, priced."""
         endpoint = self.pool.endpoint_for(spec)
+        stopped = self._stopped.get(spec.display_label)
+        if stopped is not None:
+            raise ClientError(str(stopped), retryable=False, status=stopped.status)
         reservation = None
         if self.budget is not None:
             reservation = await self.budget.reserve(spec.display_label, request)
@@ -230,7 +198,10 @@ class Engine:
                 raise
             if self.budget is not None and reservation is not None:
                 self.budget.release(reservation)
-            rejected = rejection_of(spec, endpoint.name, exc)
+            if exc.stops_model:
+                self._stopped.setdefault(spec.display_label, exc)
+            openrouter = self.pool.is_openrouter(spec)
+            rejected = rejection_of(spec, endpoint.name, exc, openrouter=openrouter)
             if rejected is not None:
                 raise rejected from None
             raise
@@ -253,7 +224,9 @@ class Engine:
             return 0.0  # a local model: free whether or not it counted its tokens
         if completion.prompt_tokens is None or completion.completion_tokens is None:
             return None
-        return price.cost(completion.prompt_tokens, completion.completion_tokens)
+        return price.cost(
+            completion.prompt_tokens, completion.completion_tokens, completion.reasoning_tokens or 0
+        )
 
     async def run(self, plan: RunPlan) -> RunSummary:
         """Run (or complete) every item and judgment the plan asks for."""
@@ -346,6 +319,9 @@ class Engine:
         system = system_prompt(variant.system_prompt, suite.delivery, mode)
         tools = (tool_definition(suite.delivery),) if mode == "tool_role" else ()
         turns: list[TurnRecord] = []
+        reasoning: list[tuple[Mapping[str, Any], ...]] = []
+        """Each earlier reply's `reasoning_details`, passed back with it (OpenRouter's
+        reasoning-tokens page, "Preserving reasoning blocks")."""
         status, error = "done", None
         for _ in scenario.turns:
             messages = build_messages(
@@ -355,8 +331,9 @@ class Engine:
                 human_turns=scenario.turns,
                 replies=[t.reply for t in turns],
                 conversation_key=iid,
+                reasoning=reasoning,
             )
-            request = _subject_request(spec, messages, tools)
+            request = subject_request(spec, messages, tools)
             try:
                 key, completion = await self._complete(
                     spec,
@@ -373,6 +350,7 @@ class Engine:
                 status, error = "failed", f"turn {len(turns) + 1}: the model said nothing usable"
                 break
             human = scenario.turns[len(turns)]
+            reasoning.append(completion.reasoning_details)
             turns.append(
                 TurnRecord(human, reply.text, key, reply.protocol_ok, reply.note, reply.deviation)
             )
@@ -428,19 +406,7 @@ class Engine:
             sample += f":retry:{earlier[:16]}"
 
         async def call(messages: tuple[Message, ...], attempt: int) -> tuple[str, Completion]:
-            request = CompletionRequest(
-                model=judge.id,
-                messages=messages,
-                temperature=judge.temperature,
-                max_tokens=JUDGE_MAX_TOKENS,
-                reasoning_effort=None
-                if judge.reasoning_effort == "off"
-                else judge.reasoning_effort,
-                provider_order=judge.provider,
-                seed=judge.seed,
-                response_schema=schema,
-                schema_name=asked.schema_name,
-            )
+            request = judge_request(judge, messages, schema, asked.schema_name)
             return await self._complete(
                 judge,
                 request,

@@ -4,7 +4,10 @@ The estimate builds the exact prompts the run would send — system prompt, tool
 every human turn, the judge's rubric and instructions — with each model reply stood in by a
 placeholder of `ASSUMED_REPLY_TOKENS` (the judge's by `ASSUMED_JUDGE_TOKENS`), and counts
 tokens as characters ÷ 4. The *estimate* assumes replies of that length; the *upper bound*
-assumes every reply uses its whole `max_tokens`. Retries of failed calls and judge repair
+assumes every reply uses its whole `max_tokens`. Prices are the endpoint's whole price: its fee
+per request, and — where it prices them apart — reasoning tokens (the upper bound prices every
+reply token at the dearer of output and reasoning) and cached prompt tokens (the estimate reads
+each turn's repeat of the turn before from the cache). Retries of failed calls and judge repair
 requests are not included. Conversations and judgments already in the store cost nothing and
 are left out, so after a partial run the estimate is what finishing it costs.
 """
@@ -22,8 +25,8 @@ from independence_bench.conversations.conversation import (
     system_prompt,
     tool_definition,
 )
-from independence_bench.engine.engine import JUDGE_MAX_TOKENS
 from independence_bench.engine.request_keys import item_id
+from independence_bench.engine.requests import JUDGE_MAX_TOKENS
 from independence_bench.judging.judge import judge_messages
 from independence_bench.judging.rubric import load_rubric
 from independence_bench.store.store import TurnRecord
@@ -47,19 +50,27 @@ class CostLine:
     completion_tokens: int
     completion_tokens_max: int
     price: Price | None
+    cached_prompt_tokens: int = 0
+    """Prompt tokens that repeat the same conversation's previous request (a cache can serve
+    them)."""
 
     @property
     def cost(self) -> float | None:
-        return self._cost_with(self.completion_tokens)
+        return self._cost_with(self.completion_tokens, worst=False)
 
     @property
     def cost_max(self) -> float | None:
-        return self._cost_with(self.completion_tokens_max)
+        return self._cost_with(self.completion_tokens_max, worst=True)
 
-    def _cost_with(self, completion_tokens: int) -> float | None:
-        if self.price is None:
+    def _cost_with(self, completion_tokens: int, *, worst: bool) -> float | None:
+        price = self.price
+        if price is None:
             return None
-        return self.price.cost(self.prompt_tokens, completion_tokens)
+        prompt = self.prompt_tokens * price.prompt
+        if not worst and price.cache_read is not None:
+            prompt -= self.cached_prompt_tokens * (price.prompt - price.cache_read)
+        output = completion_tokens * (price.output_max if worst else price.completion)
+        return prompt + output + self.calls * price.request
 
 
 def _placeholder(tokens: int) -> str:
@@ -81,7 +92,7 @@ def estimate_run(
     lines = []
     judge_calls = judge_prompt = 0
     for spec in models:
-        calls = prompt = completion = completion_max = 0
+        calls = prompt = completion = completion_max = cached = 0
         for run_index in runs[spec.display_label]:
             for variant in suite.variants:
                 for mode in suite.delivery_modes:
@@ -92,6 +103,7 @@ def estimate_run(
                             suite, spec.display_label, run_index, variant.id, mode, scenario.id
                         )
                         if iid not in done_items:
+                            previous = 0
                             for turn in range(len(scenario.turns)):
                                 messages = build_messages(
                                     system=system,
@@ -103,7 +115,10 @@ def estimate_run(
                                 )
                                 request = CompletionRequest(spec.id, messages, tools)
                                 calls += 1
-                                prompt += prompt_tokens_of(request)
+                                tokens = prompt_tokens_of(request)
+                                prompt += tokens
+                                cached += previous
+                                previous = tokens
                                 completion += min(ASSUMED_REPLY_TOKENS, spec.max_tokens)
                                 completion_max += spec.max_tokens
                         if judge is not None and iid not in judged_items:
@@ -120,6 +135,7 @@ def estimate_run(
                 completion,
                 completion_max,
                 prices.get(spec.display_label),
+                cached,
             )
         )
     if judge is not None:

@@ -37,8 +37,9 @@ def request_key(request: CompletionRequest, *, sample: str) -> str:
 
 
 def request_record(request: CompletionRequest) -> dict[str, Any]:
-    """The request as stored: the exact messages and parameters sent."""
-    return {
+    """The request as stored: the exact messages and parameters sent. OpenRouter's routing
+    object is a field only when given, so the keys of every other request stay as they were."""
+    record = {
         "model": request.model,
         "messages": list(request.messages),
         "tools": list(request.tools),
@@ -49,6 +50,9 @@ def request_record(request: CompletionRequest) -> dict[str, Any]:
         "seed": request.seed,
         "response_schema": request.response_schema,
     }
+    if request.provider_routing is not None:
+        record["provider_routing"] = dict(request.provider_routing)
+    return record
 
 
 def item_id(

@@ -71,7 +71,8 @@ class LegacyConfig:
     provider: tuple[str, ...] = ()
     """The provider pin after ``+``, as a one-name provider order; empty when unpinned."""
     reasoning_effort: str | None = None
-    """``off`` for the folder's ``none``; None when the folder name does not say."""
+    """The folder's effort (``none`` included: that implementation sent ``{"effort": "none"}``
+    for it, so a re-run sends the same); None when the folder name does not say."""
     temperature: float | None = None
     """The sampling temperature after ``-t``; None when the folder name does not say."""
 
@@ -96,7 +97,7 @@ def parse_config_folder(folder: str) -> LegacyConfig:
         label=label,
         model_id=label_of_folder(match["base"]),
         provider=(match["pin"],) if match["pin"] else (),
-        reasoning_effort="off" if effort == "none" else effort,
+        reasoning_effort=effort,
         temperature=float(match["temperature"]),
     )
 
@@ -323,7 +324,7 @@ def subject_request(config: LegacyConfig, turn: TurnFile) -> dict[str, Any]:
         "tools": [],
         "temperature": config.temperature,
         "max_tokens": None,
-        "reasoning_effort": None if effort in (None, "off") else effort,
+        "reasoning_effort": effort,
         "provider_order": list(config.provider),
         "seed": None,
         "response_schema": None,

@@ -50,7 +50,7 @@ class PublishedModel(BaseModel):
         parsed = parse_config_folder(folder)
         if parsed.temperature is None or parsed.model_id != self.model_id:
             return False
-        effort = "none" if parsed.reasoning_effort == "off" else parsed.reasoning_effort
+        effort = parsed.reasoning_effort or ""
         pin = parsed.provider[0] if parsed.provider else None
         wanted_pin = self.provider.replace("/", "-") if self.provider else None
         same_pin = (pin.replace("/", "-") if pin else None) == wanted_pin

@@ -43,7 +43,8 @@ FIELDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
                  "error", "judged", "metrics", "score", "turns", "request", "judgments"),
         "turn": ("human", "reply", "pressure", "protocol_ok", "note", "key", "completion"),
         "completion": ("reasoning", "finish", "prompt_tokens", "completion_tokens", "cost_usd",
-                       "latency_s", "served_by"),
+                       "latency_s", "served_by", "native_finish", "generation",
+                       "reasoning_tokens"),
         "request": ("messages", "final", "model", "temperature", "max_tokens", "seed"),
         "final": ("content", "tool_calls"),
         "call": ("name", "arguments"),
@@ -54,7 +55,8 @@ FIELDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
 """Record kinds and their field order; the model file carries this table."""
 TEXT_FIELDS = frozenset(
     {"variant", "mode", "scenario", "kind", "experiment", "status", "error", "judged", "human",
-     "reply", "note", "reasoning", "finish", "served_by", "content", "name", "arguments",
+     "reply", "note", "reasoning", "finish", "served_by", "native_finish", "generation",
+     "content", "name", "arguments",
      "judge", "raw", "rubric_id", "rubric_hash"}
 )  # fmt: skip
 """Fields whose value is an index into `texts` (every one of them holds text or null)."""
@@ -91,6 +93,9 @@ def _turns(store: Store, item: ItemRecord, packer: Packer) -> list[list[Any]]:
                     "cost_usd": rounded(completion.cost_usd, 6),
                     "latency_s": rounded(completion.latency_s, 2),
                     "served_by": completion.served_by,
+                    "native_finish": completion.native_finish_reason,
+                    "generation": completion.generation_id,
+                    "reasoning_tokens": completion.reasoning_tokens,
                 },
             )
         entry = {

@@ -85,5 +85,14 @@ MIGRATIONS: tuple[Migration, ...] = (
     """,
     # 3: text stored once by content (`texts`, `messages`), the reply cap's `cut_chars`.
     store_text_once,
+    # 4: a completion's provenance as OpenRouter reports it: the generation id (to audit it
+    # with `GET /generation?id=`), the provider's native finish reason, reasoning tokens, and
+    # the `reasoning_details` blocks (passed back on the conversation's next turn).
+    """
+    ALTER TABLE completions ADD COLUMN generation_id TEXT;
+    ALTER TABLE completions ADD COLUMN native_finish_reason TEXT;
+    ALTER TABLE completions ADD COLUMN reasoning_tokens INTEGER;
+    ALTER TABLE completions ADD COLUMN reasoning_details_json TEXT;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

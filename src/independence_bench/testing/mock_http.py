@@ -25,6 +25,8 @@ class HttpRequest:
     headers: Mapping[str, str]
     body: bytes
     keep_alive: bool
+    query: str = ""
+    """The target's query string, without `?` (OpenRouter's paged model list reads it)."""
 
 
 class HttpRequestError(Exception):
@@ -64,7 +66,8 @@ async def read_request(
     body = await reader.readexactly(length) if length > 0 else b""
     connection = headers.get("connection", "").lower()
     keep_alive = connection != "close" if version == "HTTP/1.1" else connection == "keep-alive"
-    return HttpRequest(method.upper(), target.split("?", 1)[0], headers, body, keep_alive)
+    path, _, query = target.partition("?")
+    return HttpRequest(method.upper(), path, headers, body, keep_alive, query)
 
 
 def render_response(reply: MockReply, *, keep_alive: bool) -> bytes:

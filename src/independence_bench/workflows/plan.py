@@ -22,13 +22,9 @@ from independence_bench.clients.config import (
     load_models_file,
     specs_from_names,
 )
-from independence_bench.clients.endpoints import (
-    OPENROUTER_KEY_ENV,
-    ClientFactory,
-    ClientPool,
-    RetryPolicy,
-)
+from independence_bench.clients.endpoints import ClientFactory, ClientPool, RetryPolicy
 from independence_bench.clients.local.local_models import LOCAL_RUNS, all_local, offline_defaults
+from independence_bench.clients.openrouter import is_openrouter_endpoint, openrouter_key
 from independence_bench.clients.presets import load_preset
 from independence_bench.clients.redact import without_url_credentials
 from independence_bench.engine.reply_cap import REPLY_CAP_CHARS
@@ -71,7 +67,8 @@ class RunOptions:
     preset: str | None = None
     """A shipped model list (`data/presets/<name>.yaml`), used like `config_path`."""
     reasoning_effort: str | None = None
-    """Overrides every tested model's reasoning effort (not the judge's)."""
+    """Overrides every tested model's reasoning effort (not the judge's): `off` sends none,
+    `none` … `xhigh` go as OpenRouter's `reasoning.effort`."""
     selection: Selection = EVERYTHING
     """Run only these experiments, prompt variants and delivery modes (own content hash)."""
     reply_cap: int = REPLY_CAP_CHARS
@@ -92,7 +89,7 @@ def planned_suite(options: RunOptions) -> Suite:
 def offline_run(options: RunOptions) -> bool:
     """No models named, no endpoint and no OpenRouter key: use the embedded models."""
     chosen = options.models or options.config_path or options.preset or options.base_url
-    return not chosen and not (options.env.get(OPENROUTER_KEY_ENV))
+    return not chosen and not openrouter_key(options.env)
 
 
 def runs_per_model(options: RunOptions, specs: tuple[ModelSpec, ...]) -> int:
@@ -147,8 +144,11 @@ def resolve_models(options: RunOptions) -> tuple[tuple[ModelSpec, ...], ModelSpe
     elif config_judge is not None:
         judge = on_chosen_endpoint(config_judge, judge_url)
     else:
-        custom = judge_url or next((s.base_url for s in specs if not s.is_openrouter), None)
-        if custom:
+        elsewhere = (
+            s.base_url for s in specs if not is_openrouter_endpoint(s.base_url, options.env)
+        )
+        custom = judge_url or next(elsewhere, None)
+        if custom and not is_openrouter_endpoint(custom, options.env):
             # The default judge is on OpenRouter: transcripts of models on another endpoint
             # would leave for an API the command never named.
             raise UserError(
