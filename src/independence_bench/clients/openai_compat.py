@@ -12,6 +12,13 @@ goes out as `response_format: json_schema`, and when the server refuses that by 
 4xx/5xx whose message mentions `response_format`, `json_schema` or `json_object`), as
 `json_object` with the schema beside it, then with no `response_format` at all (the judge prompt
 spells out the fields either way). The step down is remembered for the endpoint.
+
+A server that refuses the `tools` field itself (vLLM without `--enable-auto-tool-choice
+--tool-call-parser`, llama.cpp's `llama-server` without `--jinja`, an Ollama model whose
+template has no tools) is detected by its first refusal, and from then on the endpoint gets the
+tools described in the prompt (`tool_prompt.py`); the conversation layer reads the call from the
+reply text and counts it as a protocol deviation. `notices` says so, once, with the server flags
+that give native tool calls back.
 """
 
 from __future__ import annotations
@@ -31,12 +38,31 @@ from independence_bench.clients.protocol import (
     NotJsonReply,
     ToolCall,
 )
-from independence_bench.clients.redact import Redactor
+from independence_bench.clients.redact import Redactor, without_url_credentials
+from independence_bench.clients.tool_prompt import tools_in_text
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 RESPONSE_FORMATS = ("json_schema", "json_object", "prompt")
 """How a judge's schema is sent, best first; `prompt`: only in the prompt, no response_format."""
 _FORMAT_WORDS = ("response_format", "json_schema", "json_object")
+_TOOL_WORDS = (
+    # vLLM, docs.vllm.ai "Tool Calling" (Automatic Function Calling): `auto` tool choice needs
+    # `--enable-auto-tool-choice` and `--tool-call-parser`; the 400 names both flags.
+    "tool-call-parser",
+    "auto-tool-choice",
+    "tool choice",
+    "tool_choice",
+    # llama.cpp's llama-server: tools need the Jinja chat template (`--jinja`).
+    "--jinja",
+    "tools param",
+    # Ollama: a model whose template has no tool support answers "... does not support tools".
+    "support tools",
+)
+TOOLS_FLAGS_HINT = (
+    "for native tool calls restart the server with its tool-call flags (vLLM: "
+    "--enable-auto-tool-choice --tool-call-parser NAME; llama.cpp's llama-server: --jinja; "
+    "Ollama: a model tagged 'tools'), or run with --modes user_role"
+)
 MODELS_CONNECT_TIMEOUT_S = 15.0
 LIST_ATTEMPTS = 3
 """How often `GET /models` is asked when it answers a non-JSON body that is not a web page."""
@@ -67,6 +93,12 @@ def refuses_response_format(reply: HttpReply) -> bool:
     return reply.status >= 400 and any(word in text for word in _FORMAT_WORDS)
 
 
+def refuses_tools(reply: HttpReply) -> bool:
+    """True when an error reply blames the request's `tools` (see `_TOOL_WORDS`)."""
+    text = reply.text.lower()
+    return 400 <= reply.status < 600 and any(word in text for word in _TOOL_WORDS)
+
+
 def _is_web_page(reply: HttpReply) -> bool:
     return "html" in reply.content_type.lower() or reply.body.lstrip()[:1] == b"<"
 
@@ -91,6 +123,16 @@ class OpenAICompatibleClient:
         """Index into `RESPONSE_FORMATS`: how this endpoint takes a schema, learnt by refusals."""
         self._redact = Redactor([api_key])
         """Error texts come from the server; a proxy may echo the key in them."""
+        self._shown = without_url_credentials(base_url)
+        self._tools_in_text = False
+        """True once the endpoint refused `tools`: they go in the prompt from then on."""
+        self.notices: list[str] = []
+        """One line per adaptation the user should know of (said once per endpoint)."""
+
+    @property
+    def tools_in_text(self) -> bool:
+        """Whether tools are sent described in the prompt (the server refused `tools`)."""
+        return self._tools_in_text
 
     @property
     def response_format(self) -> str:
@@ -132,8 +174,11 @@ class OpenAICompatibleClient:
         return [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
 
     def _body(self, request: CompletionRequest) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": request.model, "messages": wire_messages(request.messages)}
-        if request.tools:
+        messages = request.messages
+        if request.tools and self._tools_in_text:
+            messages = tools_in_text(messages, request.tools)
+        body: dict[str, Any] = {"model": request.model, "messages": wire_messages(messages)}
+        if request.tools and not self._tools_in_text:
             body["tools"] = list(request.tools)
         if request.temperature is not None:
             body["temperature"] = request.temperature
@@ -173,6 +218,7 @@ class OpenAICompatibleClient:
     async def complete(self, request: CompletionRequest) -> Completion:
         started = time.perf_counter()
         level = self._format_level
+        native_tools = bool(request.tools) and not self._tools_in_text
         try:
             reply = await self._http.post("/chat/completions", self._body(request))
         except HttpFailure as exc:
@@ -188,6 +234,9 @@ class OpenAICompatibleClient:
                 # llama-cpp-python answers json_schema with HTTP 500, older vLLM with 400;
                 # step down once for the endpoint (concurrent refusals do not step twice).
                 self._format_level = max(self._format_level, level + 1)
+                return await self.complete(request)
+            if native_tools and refuses_tools(reply):
+                self._adopt_text_tools(reply)
                 return await self.complete(request)
             raise ClientError(
                 self._redact(_reply_error_text(reply)),
@@ -205,6 +254,17 @@ class OpenAICompatibleClient:
             ) from None
         latency = time.perf_counter() - started
         return _completion_from(response, latency)
+
+    def _adopt_text_tools(self, reply: HttpReply) -> None:
+        """Send tools in the prompt from now on, and say so once with the fix."""
+        if self._tools_in_text:
+            return  # a concurrent refusal already switched (and said so)
+        self._tools_in_text = True
+        self.notices.append(
+            f"{self._shown} refused tool calls ({self._redact(_reply_error_text(reply))[:240]}); "
+            "tool_role conversations there describe the tool in the prompt and read the call "
+            f"from the reply text, counted as protocol deviations; {TOOLS_FLAGS_HINT}"
+        )
 
 
 def _refuse_web_page(reply: HttpReply) -> None:
@@ -262,6 +322,32 @@ def _cost(value: Any) -> float | None:
     return cost if math.isfinite(cost) and cost >= 0 else None
 
 
+_THINK_OPEN = "<think>"
+_THINK_CLOSE = "</think>"
+
+
+def split_thinking(content: str | None) -> tuple[str | None, str | None]:
+    """`(reply, reasoning)` of a content that carries the model's `<think>` block.
+
+    A reasoning model served without a reasoning parser writes `<think>...</think>` before its
+    answer; when the chat template opened the tag itself, only `</think>` shows. A block cut
+    off before its end is all reasoning (no reply). Content without either tag is returned as
+    it is.
+    """
+    if content is None:
+        return None, None
+    stripped = content.lstrip()
+    opened = stripped.startswith(_THINK_OPEN)
+    if opened:
+        stripped = stripped[len(_THINK_OPEN) :]
+    elif _THINK_CLOSE not in stripped or _THINK_OPEN in stripped:
+        return content, None
+    thought, closed, reply = stripped.partition(_THINK_CLOSE)
+    if not closed:
+        return None, thought.strip() or None
+    return reply.strip() or None, thought.strip() or None
+
+
 def _completion_from(response: Any, latency: float) -> Completion:
     """A `Completion` from the reply's JSON; fields of the wrong type count as absent."""
     choices = _mapping(response).get("choices")
@@ -279,12 +365,15 @@ def _completion_from(response: Any, latency: float) -> Completion:
         for call in (calls if isinstance(calls, list) else [])
         if isinstance(call, dict) and isinstance(function := call.get("function"), dict)
     )
+    # vLLM >= 0.11 and Ollama name the field `reasoning`, vLLM <= 0.10 and LM Studio
+    # `reasoning_content`; a server with no reasoning parser leaves `<think>` in the content.
     reasoning = _text(message.get("reasoning")) or _text(message.get("reasoning_content"))
+    content, thought = split_thinking(_text(message.get("content")))
     usage = _mapping(response.get("usage"))
     return Completion(
-        content=_text(message.get("content")),
+        content=content,
         tool_calls=tool_calls,
-        reasoning=reasoning,
+        reasoning=reasoning or thought,
         finish_reason=_text(choice.get("finish_reason")),
         prompt_tokens=_count(usage.get("prompt_tokens")),
         completion_tokens=_count(usage.get("completion_tokens")),
