@@ -44,6 +44,10 @@ def server() -> Iterator[MockServer]:
         (["run", "-j", "-m"], ["run", "--judge", "-m"]),
         (["run", "--", "-m"], ["run", "--", "-m"]),
         (["leaderboard", "-d"], ["leaderboard", "--detailed"]),
+        (
+            ["run", "-t", "0.3", "-r", "low"],
+            ["run", "--temperature", "0.3", "--reasoning-effort", "low"],
+        ),
         (["--version"], ["--version"]),
     ],
 )
@@ -60,6 +64,21 @@ def test_a_retired_command_names_what_to_run_instead(aib: Any, command: str, hin
     assert result.code == 2 and result.out == ""
     (line,) = result.err.splitlines()
     assert line.startswith(f"aib: error: '{command}' is gone: ") and hint in line
+
+
+@pytest.mark.parametrize(
+    ("option", "hint"),
+    [
+        ("-p", "--concurrency N"),
+        ("--parallel-tasks=8", "--concurrency N"),
+        ("--local-url", "--base-url URL --models MODEL"),
+    ],
+)
+def test_a_retired_option_names_what_to_use_instead(aib: Any, option: str, hint: str) -> None:
+    result = aib("run", option, "4")
+    assert result.code == 2 and result.out == ""
+    (line,) = result.err.splitlines()
+    assert line.startswith(f"aib: error: {option.partition('=')[0]} is gone: ") and hint in line
 
 
 def test_help_lists_no_old_spelling(aib: Any) -> None:

@@ -2,9 +2,9 @@
 
 Its users know `generate-report`, `estimate-cost`, `-m`, `-j` and `-e`. `modern_argv` rewrites
 those into today's names before click parses the command line, so they keep working without
-cluttering `--help`; a command with no counterpart (`clear-cache`, `extract-names`) is a usage
-error whose one line names what to run instead. Only the command word and whole option words
-before a `--` are rewritten, never an option's value.
+cluttering `--help`; a command or option with no counterpart (`clear-cache`, `extract-names`,
+`--parallel`, `--local-url`) is a usage error whose one line names what to use instead. Only
+the command word and whole option words before a `--` are rewritten, never an option's value.
 """
 
 from __future__ import annotations
@@ -36,11 +36,29 @@ RENAMED_OPTIONS = MappingProxyType(
         "-e": "--experiments",
         "--exp": "--experiments",
         "-r": "--reasoning-effort",
+        "-t": "--temperature",
         "-d": "--detailed",
     }
 )
 """The earlier CLI's option names that mean the same as one of ours."""
-_VALUE_OPTIONS = frozenset({"-m", "-j", "--judge-model", "-e", "--exp", "-r"})
+_PARALLEL = "aib runs every model and call concurrently; cap calls in flight with --concurrency N"
+_LOCAL = (
+    "use --base-url URL --models MODEL for a local server (the judge goes there too unless "
+    "--judge-base-url names another endpoint; --timeout sets the seconds per call)"
+)
+RETIRED_OPTIONS = MappingProxyType(
+    {
+        "-p": _PARALLEL,
+        "--parallel": _PARALLEL,
+        "-pt": _PARALLEL,
+        "--parallel-tasks": _PARALLEL,
+        "--local-url": _LOCAL,
+        "--local-model": _LOCAL,
+        "--local-timeout": _LOCAL,
+    }
+)
+"""The earlier CLI's options with no one-to-one counterpart, and what to use instead."""
+_VALUE_OPTIONS = frozenset({"-m", "-j", "--judge-model", "-e", "--exp", "-r", "-t"})
 
 
 def _renamed(word: str) -> str:
@@ -68,6 +86,8 @@ def modern_argv(argv: Sequence[str], commands: Mapping[str, str]) -> list[str]:
     rewritten: list[str] = []
     taking_value = False
     for word in rest[:end]:
+        if not taking_value and (name := word.partition("=")[0]) in RETIRED_OPTIONS:
+            raise click.UsageError(f"{name} is gone: {RETIRED_OPTIONS[name]}")
         rewritten.append(word if taking_value else _renamed(word))
         # The word after an option that takes a value is that value, never an option name.
         taking_value = not taking_value and word in _VALUE_OPTIONS
