@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from independence_bench.clients.tool_prompt import instructions_digest
 from independence_bench.store.store import Store
 from independence_bench.testing.mock_behaviours import FIRM_MARKER
 from independence_bench.testing.mock_emulator import THOUGHT
@@ -110,6 +111,11 @@ def test_a_server_that_refuses_tools_gets_them_in_the_prompt_after_one_refusal(
     assert all(i.status == "done" for i in items) and len(judgments) == ITEMS
     by_mode = {i.mode: [t.deviation for t in i.turns] for i in items}
     assert set(by_mode["tool_role"]) == {"text_tool_call"}
+    notes = {t.note for i in items if i.mode == "tool_role" for t in i.turns}
+    assert notes == {
+        "the tool call came back as text; message read from it; the server refused tools, so "
+        f"they were in the prompt ({instructions_digest()})"
+    }
     assert set(by_mode["user_role"]) == {None}
     tool_replies = [t.reply for i in items if i.mode == "tool_role" for t in i.turns]
     assert all(FIRM_MARKER in r and "tool_call" not in r for r in tool_replies)

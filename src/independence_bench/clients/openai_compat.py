@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
+from dataclasses import replace
 from typing import Any
 
 from independence_bench.clients.http import ConnectionBudget, HttpFailure, HttpReply, JsonPoster
@@ -39,7 +40,11 @@ from independence_bench.clients.protocol import (
     ToolCall,
 )
 from independence_bench.clients.redact import Redactor, without_url_credentials
-from independence_bench.clients.tool_prompt import tools_in_text
+from independence_bench.clients.tool_prompt import (
+    TOOLS_IN_PROMPT,
+    instructions_digest,
+    tools_in_text,
+)
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 RESPONSE_FORMATS = ("json_schema", "json_object", "prompt")
@@ -253,7 +258,13 @@ class OpenAICompatibleClient:
                 f"malformed response: HTTP {reply.status} body is not JSON", retryable=True
             ) from None
         latency = time.perf_counter() - started
-        return _completion_from(response, latency)
+        completion = _completion_from(response, latency)
+        if request.tools and not native_tools:
+            # Recorded with the turn (its note), since the stored request shows the tools as
+            # they were asked for, not as this endpoint got them.
+            extra = {**completion.extra, TOOLS_IN_PROMPT: instructions_digest()}
+            completion = replace(completion, extra=extra)
+        return completion
 
     def _adopt_text_tools(self, reply: HttpReply) -> None:
         """Send tools in the prompt from now on, and say so once with the fix."""

@@ -11,6 +11,7 @@ the call from the reply text and records it as a protocol deviation. Pure functi
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from functools import cache
@@ -19,11 +20,19 @@ from typing import Any
 
 from independence_bench.clients.protocol import Message
 
+TOOLS_IN_PROMPT = "tools_in_prompt"
+"""`Completion.extra` key: set (to `instructions_digest()`) on a reply to tools in the prompt."""
+
 
 @cache
 def _instructions() -> str:
     path = resources.files("independence_bench").joinpath("data", "prompts", "tools_in_text.md")
     return path.read_text("utf-8").strip()
+
+
+def instructions_digest() -> str:
+    """The first 12 hex digits of the instructions' sha256, recorded with each reply to them."""
+    return hashlib.sha256(_instructions().encode()).hexdigest()[:12]
 
 
 def tools_section(tools: Sequence[Mapping[str, Any]]) -> str:
