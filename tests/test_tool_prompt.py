@@ -9,6 +9,7 @@ import pytest
 
 from independence_bench.clients.http import HttpReply
 from independence_bench.clients.openai_compat import (
+    _reply_error_text,
     refuses_response_format,
     refuses_tools,
     split_thinking,
@@ -113,3 +114,16 @@ def test_refuses_tools(status: int, body: object, tools: bool) -> None:
     assert refuses_tools(reply) is tools
     if tools:  # a tools refusal is never mistaken for a response_format one
         assert not refuses_response_format(reply)
+
+
+@pytest.mark.parametrize(
+    ("body", "text"),
+    [
+        ({"error": {"message": "m", "type": "api_error"}}, "HTTP 400: m"),  # OpenAI, Ollama
+        ({"object": "error", "message": "m", "type": "BadRequestError"}, "HTTP 400: m"),  # vLLM
+        ({"error": "m"}, "HTTP 400: m"),  # LM Studio
+        ({"detail": "m"}, 'HTTP 400: {"detail": "m"}'),
+    ],
+)
+def test_error_text_of_each_servers_error_body(body: object, text: str) -> None:
+    assert _reply_error_text(_reply(400, body)) == text

@@ -298,6 +298,8 @@ def _reply_error_text(reply: HttpReply) -> str:
         inner = body.get("error", body)
         if isinstance(inner, dict):
             message = inner.get("message")
+        elif isinstance(inner, str):  # LM Studio: `{"error": "<text>"}`
+            message = inner
     if not isinstance(message, str) or not message:
         message = reply.text.strip()[:300] or "(empty body)"
     return f"HTTP {reply.status}: {message}"
