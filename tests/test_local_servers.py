@@ -96,11 +96,12 @@ REFUSING = [("vllm", ()), ("vllm", ("think_in_content",)), ("ollama", ("no_tools
 def test_a_server_that_refuses_tools_gets_them_in_the_prompt_after_one_refusal(
     emulated: MockServer, aib: Any
 ) -> None:
-    # One call at a time, so the first refusal is seen before any other tool_role call is sent.
-    result = _run(aib, emulated.base_url, "--concurrency", "1")
+    # Calls in flight as the run likes: the other first turns wait for the first one's answer.
+    result = _run(aib, emulated.base_url)
     assert result.code == 0, result.err
     assert f"{ITEMS} judged" in result.out and "0 failed" in result.out
     (notice,) = [line for line in result.out.splitlines() if "refused tool calls" in line]
+    assert "refused tool calls for scripted-firm (HTTP 400: " in notice
     assert "--enable-auto-tool-choice --tool-call-parser" in notice and "--jinja" in notice
     assert "--modes user_role" in notice and "protocol deviations" in notice
     bodies = emulated.seen.requests

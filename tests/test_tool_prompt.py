@@ -3,6 +3,7 @@ from the reply, and which error replies blame the request's `tools`."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -15,6 +16,7 @@ from independence_bench.clients.openai_compat import (
     split_thinking,
 )
 from independence_bench.clients.tool_prompt import tools_in_text
+from independence_bench.clients.tool_support import ToolSupport
 from independence_bench.clients.tool_text import parse_tool_calls
 
 TOOL = {
@@ -127,3 +129,26 @@ def test_refuses_tools(status: int, body: object, tools: bool) -> None:
 )
 def test_error_text_of_each_servers_error_body(body: object, text: str) -> None:
     assert _reply_error_text(_reply(400, body)) == text
+
+
+def test_a_models_first_call_with_tools_goes_alone_until_it_ends() -> None:
+    async def call(support: ToolSupport, model: str, name: str, order: list[str]) -> None:
+        first = await support.first_call(model)
+        order.append(f"{name} {'first' if first else 'free'}")
+        await asyncio.sleep(0.01)
+        if first:
+            support.settle(model)  # however the call ended
+
+    async def scenario() -> list[str]:
+        support, order = ToolSupport(), []
+        await asyncio.gather(
+            *(call(support, "m", name, order) for name in "abc"), call(support, "n", "x", order)
+        )
+        await call(support, "m", "d", order)
+        return order
+
+    # b and c wait for a; x, another model, does not; d comes after and waits for nobody.
+    assert asyncio.run(scenario()) == ["a first", "x first", "b free", "c free", "d free"]
+    support = ToolSupport()
+    assert support.refused("m") and not support.refused("m")
+    assert support.in_prompt("m") and not support.in_prompt("n")

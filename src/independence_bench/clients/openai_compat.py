@@ -15,10 +15,11 @@ spells out the fields either way). The step down is remembered for the endpoint.
 
 A server that refuses the `tools` field itself (vLLM without `--enable-auto-tool-choice
 --tool-call-parser`, llama.cpp's `llama-server` without `--jinja`, an Ollama model whose
-template has no tools) is detected by its first refusal, and from then on the endpoint gets the
-tools described in the prompt (`tool_prompt.py`); the conversation layer reads the call from the
-reply text and counts it as a protocol deviation. `notices` says so, once, with the server flags
-that give native tool calls back.
+template has no tools) is detected by its first refusal: a model's first call with tools goes
+alone (`tool_support.py`), and once refused, the model's calls on this endpoint get the tools
+described in the prompt (`tool_prompt.py`); the conversation layer reads the call from the
+reply text and counts it as a protocol deviation. `notices` says so, once, with the server
+flags that give native tool calls back.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from independence_bench.clients.tool_prompt import (
     instructions_digest,
     tools_in_text,
 )
+from independence_bench.clients.tool_support import ToolSupport
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 RESPONSE_FORMATS = ("json_schema", "json_object", "prompt")
@@ -129,15 +131,10 @@ class OpenAICompatibleClient:
         self._redact = Redactor([api_key])
         """Error texts come from the server; a proxy may echo the key in them."""
         self._shown = without_url_credentials(base_url)
-        self._tools_in_text = False
-        """True once the endpoint refused `tools`: they go in the prompt from then on."""
+        self._tools = ToolSupport()
+        """Per model: whether the server refused `tools` (they go in the prompt from then on)."""
         self.notices: list[str] = []
-        """One line per adaptation the user should know of (said once per endpoint)."""
-
-    @property
-    def tools_in_text(self) -> bool:
-        """Whether tools are sent described in the prompt (the server refused `tools`)."""
-        return self._tools_in_text
+        """One line per adaptation the user should know of (said once per endpoint and model)."""
 
     @property
     def response_format(self) -> str:
@@ -180,10 +177,11 @@ class OpenAICompatibleClient:
 
     def _body(self, request: CompletionRequest) -> dict[str, Any]:
         messages = request.messages
-        if request.tools and self._tools_in_text:
+        in_prompt = self._tools.in_prompt(request.model)
+        if request.tools and in_prompt:
             messages = tools_in_text(messages, request.tools)
         body: dict[str, Any] = {"model": request.model, "messages": wire_messages(messages)}
-        if request.tools and not self._tools_in_text:
+        if request.tools and not in_prompt:
             body["tools"] = list(request.tools)
         if request.temperature is not None:
             body["temperature"] = request.temperature
@@ -221,9 +219,17 @@ class OpenAICompatibleClient:
         return body
 
     async def complete(self, request: CompletionRequest) -> Completion:
+        first = bool(request.tools) and await self._tools.first_call(request.model)
+        try:
+            return await self._complete(request)
+        finally:
+            if first:
+                self._tools.settle(request.model)
+
+    async def _complete(self, request: CompletionRequest) -> Completion:
         started = time.perf_counter()
         level = self._format_level
-        native_tools = bool(request.tools) and not self._tools_in_text
+        native_tools = bool(request.tools) and not self._tools.in_prompt(request.model)
         try:
             reply = await self._http.post("/chat/completions", self._body(request))
         except HttpFailure as exc:
@@ -239,10 +245,10 @@ class OpenAICompatibleClient:
                 # llama-cpp-python answers json_schema with HTTP 500, older vLLM with 400;
                 # step down once for the endpoint (concurrent refusals do not step twice).
                 self._format_level = max(self._format_level, level + 1)
-                return await self.complete(request)
+                return await self._complete(request)
             if native_tools and refuses_tools(reply):
-                self._adopt_text_tools(reply)
-                return await self.complete(request)
+                self._adopt_text_tools(request.model, reply)
+                return await self._complete(request)
             raise ClientError(
                 self._redact(_reply_error_text(reply)),
                 retryable=reply.status in RETRYABLE_STATUS,
@@ -266,15 +272,15 @@ class OpenAICompatibleClient:
             completion = replace(completion, extra=extra)
         return completion
 
-    def _adopt_text_tools(self, reply: HttpReply) -> None:
-        """Send tools in the prompt from now on, and say so once with the fix."""
-        if self._tools_in_text:
+    def _adopt_text_tools(self, model: str, reply: HttpReply) -> None:
+        """Send `model`'s tools in the prompt from now on, and say so once with the fix."""
+        if not self._tools.refused(model):
             return  # a concurrent refusal already switched (and said so)
-        self._tools_in_text = True
         self.notices.append(
-            f"{self._shown} refused tool calls ({self._redact(_reply_error_text(reply))[:240]}); "
-            "tool_role conversations there describe the tool in the prompt and read the call "
-            f"from the reply text, counted as protocol deviations; {TOOLS_FLAGS_HINT}"
+            f"{self._shown} refused tool calls for {model} "
+            f"({self._redact(_reply_error_text(reply))[:240]}); its tool_role conversations "
+            "describe the tool in the prompt and read the call from the reply text, counted as "
+            f"protocol deviations; {TOOLS_FLAGS_HINT}"
         )
 
 
