@@ -15,8 +15,7 @@ from independence_bench.testing.mock_emulator import (
     JsonObject,
     ServerEmulator,
     calls_written,
-    reasoning_in_content,
-    reasoning_in_field,
+    place_reasoning,
 )
 
 
@@ -48,11 +47,7 @@ def shape(reply: MockReply, body: Mapping[str, Any], flags: frozenset[str]) -> M
     # LM Studio 0.3.9 release notes ("reasoning_content" in Chat Completions): with the
     # developer setting on, a reasoning model's thoughts come in `reasoning_content`;
     # otherwise they stay in `content` as a `<think>` block.
-    if "reasoning_content" in flags:
-        return reasoning_in_field(reply, "reasoning_content")
-    if "think_in_content" in flags:
-        return reasoning_in_content(reply)
-    return reply
+    return place_reasoning(reply, flags)
 
 
 def list_models(listing: JsonObject) -> JsonObject:

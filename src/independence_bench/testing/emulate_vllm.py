@@ -18,8 +18,7 @@ from independence_bench.testing.mock_emulator import (
     JsonObject,
     ServerEmulator,
     calls_written,
-    reasoning_in_content,
-    reasoning_in_field,
+    place_reasoning,
 )
 
 AUTO_TOOL_CHOICE_ERROR = (
@@ -65,13 +64,7 @@ def shape(reply: MockReply, body: Mapping[str, Any], flags: frozenset[str]) -> M
     # docs.vllm.ai, "Reasoning Outputs": with `--reasoning-parser` the reasoning steps come in
     # their own message field, `reasoning` (called `reasoning_content` up to 0.10, see the
     # page's warning); without a parser a reasoning model's `<think>` block stays in `content`.
-    if "reasoning" in flags:
-        return reasoning_in_field(reply, "reasoning")
-    if "reasoning_content" in flags:
-        return reasoning_in_field(reply, "reasoning_content")
-    if "think_in_content" in flags:
-        return reasoning_in_content(reply)
-    return reply
+    return place_reasoning(reply, flags)
 
 
 def list_models(listing: JsonObject) -> JsonObject:

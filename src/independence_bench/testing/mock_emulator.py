@@ -73,6 +73,16 @@ def reasoning_in_content(reply: MockReply) -> MockReply:
                                  f"{content}"})  # fmt: skip
 
 
+def place_reasoning(reply: MockReply, flags: frozenset[str]) -> MockReply:
+    """The reply with `THOUGHT` where the server's `flags` put a reasoning model's thoughts:
+    flag `reasoning` or `reasoning_content` names the message field, `think_in_content` puts a
+    `<think>` block before the content; none of them: no reasoning."""
+    for field in ("reasoning", "reasoning_content"):
+        if field in flags:
+            return reasoning_in_field(reply, field)
+    return reasoning_in_content(reply) if "think_in_content" in flags else reply
+
+
 def calls_written(reply: MockReply) -> MockReply:
     """The reply with its structured tool calls written into the content as plain
     `<tool_call>` blocks: a model's raw output on a server that parses no tool calls."""
