@@ -9,9 +9,10 @@ jitter and faults (HTTP errors, dropped connections, damaged completions) come f
 cleanly answered chat requests by `request_fingerprint`, so a kill-and-resume test can tell a
 repeated call from a new one; other switches make the server a web page (`answer_html`), a
 proxy that echoes the caller's key in its errors (`echo_auth`), a provider that throttles
-above a number of calls in flight (`max_in_flight`), llama-cpp-python's server (`llamacpp`), or
-a hostile one whose replies and errors carry surrogates and control sequences (`hostile`,
-`mock_hostile.py`).
+above a number of calls in flight (`max_in_flight`), llama-cpp-python's server (`llamacpp`),
+vLLM, Ollama or LM Studio as their documentation describes them (`server`, `server_flags`:
+`emulate_*.py`), or a hostile one whose replies and errors carry surrogates and control
+sequences (`hostile`, `mock_hostile.py`). It keeps every chat request's headers beside its body.
 Run it in-process with `with MockServer(config) as server:` (a background thread with its own
 event loop; `server.seen` copies the thread-safe `MockState`, its one record of what it saw),
 or as a process with `python -m independence_bench.testing.mock_server`, which prints
