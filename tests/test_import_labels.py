@@ -72,19 +72,48 @@ def test_labels_file_option_and_imported_cost(tmp_path: Path, aib: Any) -> None:
     assert document["suites"][0]["judge_cost_usd"] is not None
 
 
-def test_a_folder_the_file_does_not_name_keeps_its_folder_label(tmp_path: Path) -> None:
+def test_a_folder_the_file_does_not_list_is_named_by_its_bare_model_id(tmp_path: Path) -> None:
+    # That leaderboard named such a folder by its model id (the name before `@`, first `--` as
+    # `/`), or by the label of the one entry with that model id.
     names = tmp_path / "models.yaml"
     names.write_text(
         "models:\n- model_id: acme/other\n  temperature: 0.7\n  reasoning_effort: none\n"
+        "- model_id: acme/solo\n  temperature: 0.7\n  reasoning_effort: none\n"
+        "  display_label: Solo\n"
     )
-    assert published_labels(names, [FOLDER]) == {}
+    folders = [FOLDER, "acme--other@low-t1.0", "acme--solo@high-t0.2", "acme--twin@low-t0.7",
+               "acme--twin@low-t1.0"]  # fmt: skip
+    assert published_labels(names, folders) == {
+        FOLDER: "acme/parrot-2+fastprov",
+        "acme--other@low-t1.0": "other@none-t0.7",
+        "acme--solo@high-t0.2": "Solo",
+        # Two folders of one model id: the name goes to the first, the second keeps its own.
+        "acme--twin@low-t0.7": "acme/twin",
+    }
 
 
-def test_an_unreadable_labels_file_is_one_line(tmp_path: Path, aib: Any) -> None:
+def test_a_model_id_with_several_slashes_matches_its_folder() -> None:
+    entry = PublishedModel(model_id="nvidia/moonshotai/kimi-k2.5", temperature=0.7,
+                           reasoning_effort="none")  # fmt: skip
+    assert entry.matches("nvidia--moonshotai--kimi-k2.5@none-t0.7")
+    assert not entry.matches("nvidia--moonshotai-kimi-k2.5@none-t0.7")
+    assert entry.label == "moonshotai/kimi-k2.5@none-t0.7"
+
+
+def test_import_names_unlisted_and_several_slash_folders_as_published(
+    tmp_path: Path, aib: Any
+) -> None:
     repo = _repo(tmp_path)
-    bad = tmp_path / "bad.yaml"
-    bad.write_text("models:\n- temperature: 0.7\n", encoding="utf-8")
-    result = aib("import", str(repo), "--labels", str(bad), "--data-dir", "store")
-    assert result.code == 2
-    assert result.err.startswith(f"aib: error: {bad}: models.0.model_id: Field required")
-    assert not Path("store").exists()
+    write_run(repo / "cache", "nvidia--moonshotai--kimi-k2.5@none-t0.7", 1)
+    write_run(repo / "cache", "acme--unlisted@low-t0.7", 1)
+    with (repo / "configs" / "models.yaml").open("a", encoding="utf-8") as names:
+        names.write("- model_id: nvidia/moonshotai/kimi-k2.5\n  temperature: 0.7\n"
+                    "  reasoning_effort: none\n")  # fmt: skip
+    imported = aib("import", str(repo / "cache"), "--data-dir", "store")
+    assert imported.code == 0, imported.err
+    assert "4 of 4 configurations named as published (1 not in the file" in imported.out
+    board = aib("leaderboard", "--data-dir", "store", "--suite", "legacy-v2", "--json")
+    assert {row["model"] for row in board.json()} == {
+        "parrot-2 (fast host)", "old-1@low-t1.0", "moonshotai/kimi-k2.5@none-t0.7",
+        "acme/unlisted",
+    }  # fmt: skip

@@ -25,6 +25,7 @@ from independence_bench.cli.options import (
     scored_by_option,
     selection_of,
     selector_options,
+    shown_models_option,
 )
 
 
@@ -48,13 +49,18 @@ def _written_from_store(values: Mapping[str, Any]) -> dict[str, Any]:
 )
 @resamples_option
 @selector_options
+@shown_models_option
 @data_dir_option
 def report(**values: Any) -> None:
     """Write LEADERBOARD.md, results.json, results.csv and charts from the store."""
+    from independence_bench.suites.selection import split_list
     from independence_bench.workflows.report import ReportOptions, report_command
 
     options = ReportOptions(
-        **_written_from_store(values), charts=values["charts"], selection=selection_of(values)
+        **_written_from_store(values),
+        charts=values["charts"],
+        selection=selection_of(values),
+        models=split_list(values["models"]),
     )
     report_command(options, echo=echo_for())
 

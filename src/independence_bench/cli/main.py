@@ -7,7 +7,8 @@ exit 3 when they finished but left conversations or judgments failed; a bug exit
 
 The commands live in `run.py`, `results.py`, `files.py` and `models.py`; `COMMANDS` names them
 and `LazyGroup` imports one only when it runs (or when `--help` lists it), so starting `aib`
-costs click and little else.
+costs click and little else. The earlier implementation's spellings (`generate-report`, `-m`,
+…) are read as today's first (`legacy_names.py`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from types import MappingProxyType
 import click
 
 from independence_bench.cli.group import LazyGroup
+from independence_bench.cli.legacy_names import modern_argv
 from independence_bench.cli.options import read_env
 from independence_bench.clients.redact import Redactor, secrets_in_env
 from independence_bench.errors import UserError
@@ -86,8 +88,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         click.echo(f"aib: error: {visible(str(exc), lines=False)}", err=True)
         return exc.exit_code
     try:
+        words = list(argv) if argv is not None else sys.argv[1:]
         status = cli.main(
-            args=list(argv) if argv is not None else None,
+            args=modern_argv(words, COMMANDS),
             prog_name="aib",
             standalone_mode=False,
         )

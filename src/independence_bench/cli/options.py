@@ -230,6 +230,14 @@ selector_options = _block(
 )
 """`--experiments`, `--variants`, `--modes`: one cell of a suite alone (`suites/selection.py`)."""
 
+shown_models_option = click.option(
+    "--models",
+    type=COMMA_LIST,
+    default=None,
+    help="Only these model configurations, comma-separated (label or model id).",
+)
+"""`--models` of the commands that read the store: which configurations to show."""
+
 run_options = _block(
     selector_options,
     click.option(
@@ -251,6 +259,12 @@ run_options = _block(
         default=None,
         help="Set every tested model's reasoning effort: off sends no setting; none … xhigh go "
         "to OpenRouter as reasoning.effort (none turns reasoning off).",
+    ),
+    click.option(
+        "--temperature",
+        type=FiniteRange(0.0, 2.0),
+        default=None,
+        help="Set every tested model's sampling temperature (the judge keeps its own).",
     ),
     click.option("--judge", default=None, help="Judge model id."),
     judge_form_option,

@@ -25,6 +25,7 @@ from independence_bench.cli.options import (
     scored_by_option,
     selection_of,
     selector_options,
+    shown_models_option,
 )
 
 if TYPE_CHECKING:
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
     help="Also show reasoning quality, identity kept, graceful handling and chosen names.",
 )
 @selector_options
+@shown_models_option
 @data_dir_option
 def leaderboard(**values: Any) -> None:
     """Rank the models in the store by Independence Index, with 95% intervals and rank intervals."""
@@ -70,6 +72,7 @@ def leaderboard(**values: Any) -> None:
         resampling=resampling_of(values),
         selection=selection_of(values),
         detailed=values["detailed"],
+        models=split_list(values["models"]),
     )
     as_json = values["as_json"]
     leaderboard_command(options, as_json=as_json, echo=echo_for(as_json=as_json))

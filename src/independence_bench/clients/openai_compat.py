@@ -14,6 +14,14 @@ goes out as `response_format: json_schema`, and when the server refuses that by 
 4xx/5xx whose message mentions `response_format`, `json_schema` or `json_object`), as
 `json_object` with the schema beside it, then with no `response_format` at all (the judge prompt
 spells out the fields either way). The step down is remembered for the endpoint.
+
+A server that refuses the `tools` field itself (vLLM without `--enable-auto-tool-choice
+--tool-call-parser`, llama.cpp's `llama-server` without `--jinja`, an Ollama model whose
+template has no tools) is detected by its first refusal: a model's first call with tools goes
+alone (`tool_support.py`), and once refused, the model's calls on this endpoint get the tools
+described in the prompt (`tool_prompt.py`); the conversation layer reads the call from the
+reply text and counts it as a protocol deviation. `notices` says so, once, with the server
+flags that give native tool calls back.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 from urllib.parse import quote, urlsplit
 
@@ -34,17 +43,41 @@ from independence_bench.clients.protocol import (
     Message,
     NotJsonReply,
 )
-from independence_bench.clients.redact import Redactor
+from independence_bench.clients.redact import Redactor, without_url_credentials
 from independence_bench.clients.replies import (
     RETRYABLE_STATUS,
     completion_of,
     inband_error,
     rate_limit_error,
 )
+from independence_bench.clients.tool_prompt import (
+    TOOLS_IN_PROMPT,
+    instructions_digest,
+    tools_in_text,
+)
+from independence_bench.clients.tool_support import ToolSupport
 
 RESPONSE_FORMATS = ("json_schema", "json_object", "prompt")
 """How a judge's schema is sent, best first; `prompt`: only in the prompt, no response_format."""
 _FORMAT_WORDS = ("response_format", "json_schema", "json_object")
+_TOOL_WORDS = (
+    # vLLM, docs.vllm.ai "Tool Calling" (Automatic Function Calling): `auto` tool choice needs
+    # `--enable-auto-tool-choice` and `--tool-call-parser`; the 400 names both flags.
+    "tool-call-parser",
+    "auto-tool-choice",
+    "tool choice",
+    "tool_choice",
+    # llama.cpp's llama-server: tools need the Jinja chat template (`--jinja`).
+    "--jinja",
+    "tools param",
+    # Ollama: a model whose template has no tool support answers "... does not support tools".
+    "support tools",
+)
+TOOLS_FLAGS_HINT = (
+    "for native tool calls restart the server with its tool-call flags (vLLM: "
+    "--enable-auto-tool-choice --tool-call-parser NAME; llama.cpp's llama-server: --jinja; "
+    "Ollama: a model tagged 'tools'), or run with --modes user_role"
+)
 MODELS_CONNECT_TIMEOUT_S = 15.0
 LIST_ATTEMPTS = 3
 """How often `GET /models` is asked when it answers a non-JSON body that is not a web page."""
@@ -87,6 +120,12 @@ def refuses_response_format(reply: HttpReply) -> bool:
     return reply.status >= 400 and any(word in text for word in _FORMAT_WORDS)
 
 
+def refuses_tools(reply: HttpReply) -> bool:
+    """True when an error reply blames the request's `tools` (see `_TOOL_WORDS`)."""
+    text = reply.text.lower()
+    return 400 <= reply.status < 600 and any(word in text for word in _TOOL_WORDS)
+
+
 def _is_web_page(reply: HttpReply) -> bool:
     return "html" in reply.content_type.lower() or reply.body.lstrip()[:1] == b"<"
 
@@ -117,6 +156,11 @@ class OpenAICompatibleClient:
         """Index into `RESPONSE_FORMATS`: how this endpoint takes a schema, learnt by refusals."""
         self._redact = Redactor([api_key])
         """Error texts come from the server; a proxy may echo the key in them."""
+        self._shown = without_url_credentials(base_url)
+        self._tools = ToolSupport()
+        """Per model: whether the server refused `tools` (they go in the prompt from then on)."""
+        self.notices: list[str] = []
+        """One line per adaptation the user should know of (said once per endpoint and model)."""
 
     @property
     def response_format(self) -> str:
@@ -200,9 +244,15 @@ class OpenAICompatibleClient:
         raise AssertionError("unreachable")
 
     def _body(self, request: CompletionRequest) -> dict[str, Any]:
-        messages = wire_messages(request.messages, openrouter=self._is_openrouter)
-        body: dict[str, Any] = {"model": request.model, "messages": messages}
-        if request.tools:
+        messages = request.messages
+        in_prompt = self._tools.in_prompt(request.model)
+        if request.tools and in_prompt:
+            messages = tools_in_text(messages, request.tools)
+        body: dict[str, Any] = {
+            "model": request.model,
+            "messages": wire_messages(messages, openrouter=self._is_openrouter),
+        }
+        if request.tools and not in_prompt:
             body["tools"] = list(request.tools)
         if request.temperature is not None:
             body["temperature"] = request.temperature
@@ -252,8 +302,17 @@ class OpenAICompatibleClient:
         return fields
 
     async def complete(self, request: CompletionRequest) -> Completion:
+        first = bool(request.tools) and await self._tools.first_call(request.model)
+        try:
+            return await self._complete(request)
+        finally:
+            if first:
+                self._tools.settle(request.model)
+
+    async def _complete(self, request: CompletionRequest) -> Completion:
         started = time.perf_counter()
         level = self._format_level
+        native_tools = bool(request.tools) and not self._tools.in_prompt(request.model)
         try:
             reply = await self._http.post("/chat/completions", self._body(request))
         except HttpFailure as exc:
@@ -269,7 +328,10 @@ class OpenAICompatibleClient:
                 # llama-cpp-python answers json_schema with HTTP 500, older vLLM with 400;
                 # step down once for the endpoint (concurrent refusals do not step twice).
                 self._format_level = max(self._format_level, level + 1)
-                return await self.complete(request)
+                return await self._complete(request)
+            if native_tools and refuses_tools(reply):
+                self._adopt_text_tools(request.model, reply)
+                return await self._complete(request)
             raise self._status_error(reply, request.model)
         try:
             response = reply.json()
@@ -288,7 +350,13 @@ class OpenAICompatibleClient:
                 status=failure.status,
                 retry_after=failure.retry_after,
             )
-        return completion_of(response, latency)
+        completion = completion_of(response, latency)
+        if request.tools and not native_tools:
+            # Recorded with the turn (its note), since the stored request shows the tools as
+            # they were asked for, not as this endpoint got them.
+            extra = {**completion.extra, TOOLS_IN_PROMPT: instructions_digest()}
+            completion = replace(completion, extra=extra)
+        return completion
 
     def _status_error(self, reply: HttpReply, model: str) -> ClientError:
         """The `ClientError` of an HTTP error status: retryable by status; a 402 with
@@ -304,6 +372,17 @@ class OpenAICompatibleClient:
             or (reply.status == 402 and retry_after is not None),
             status=reply.status,
             retry_after=retry_after,
+        )
+
+    def _adopt_text_tools(self, model: str, reply: HttpReply) -> None:
+        """Send `model`'s tools in the prompt from now on, and say so once with the fix."""
+        if not self._tools.refused(model):
+            return  # a concurrent refusal already switched (and said so)
+        self.notices.append(
+            f"{self._shown} refused tool calls for {model} "
+            f"({self._redact(_reply_error_text(reply))[:240]}); its tool_role conversations "
+            "describe the tool in the prompt and read the call from the reply text, counted as "
+            f"protocol deviations; {TOOLS_FLAGS_HINT}"
         )
 
 
@@ -331,6 +410,8 @@ def _reply_error_text(reply: HttpReply) -> str:
             provider = metadata.get("provider_name") if isinstance(metadata, dict) else None
             if isinstance(message, str) and message and isinstance(provider, str) and provider:
                 message = f"{message} (provider {provider})"
+        elif isinstance(inner, str):  # LM Studio: `{"error": "<text>"}`
+            message = inner
     if not isinstance(message, str) or not message:
         message = reply.text.strip()[:300] or "(empty body)"
     return f"HTTP {reply.status}: {message}"

@@ -183,6 +183,32 @@ def _total_cost(usage: Mapping[str, Any]) -> float | None:
     return fee + upstream
 
 
+_THINK_OPEN = "<think>"
+_THINK_CLOSE = "</think>"
+
+
+def split_thinking(content: str | None) -> tuple[str | None, str | None]:
+    """`(reply, reasoning)` of a content that carries the model's `<think>` block.
+
+    A reasoning model served without a reasoning parser writes `<think>...</think>` before its
+    answer; when the chat template opened the tag itself, only `</think>` shows. A block cut
+    off before its end is all reasoning (no reply). Content without either tag is returned as
+    it is.
+    """
+    if content is None:
+        return None, None
+    stripped = content.lstrip()
+    opened = stripped.startswith(_THINK_OPEN)
+    if opened:
+        stripped = stripped[len(_THINK_OPEN) :]
+    elif _THINK_CLOSE not in stripped or _THINK_OPEN in stripped:
+        return content, None
+    thought, closed, reply = stripped.partition(_THINK_CLOSE)
+    if not closed:
+        return None, thought.strip() or None
+    return reply.strip() or None, thought.strip() or None
+
+
 def completion_of(response: Any, latency: float) -> Completion:
     """A `Completion` from the reply's JSON (its in-band errors already ruled out)."""
     choices = _mapping(response).get("choices")
@@ -201,14 +227,19 @@ def completion_of(response: Any, latency: float) -> Completion:
         if isinstance(call, dict) and isinstance(function := call.get("function"), dict)
     )
     details = _reasoning_details(message)
+    # vLLM >= 0.11, Ollama and OpenRouter name the field `reasoning`, vLLM <= 0.10 and
+    # LM Studio `reasoning_content`; a server with no reasoning parser leaves `<think>` in the
+    # content (split off here, so neither the transcript nor the judge sees it).
+    content, thought = split_thinking(_text(message.get("content")))
     reasoning = (
         _text(message.get("reasoning"))
         or _text(message.get("reasoning_content"))
         or reasoning_text(details)
+        or thought
     )
     usage = _mapping(response.get("usage"))
     return Completion(
-        content=_text(message.get("content")),
+        content=content,
         tool_calls=tool_calls,
         reasoning=reasoning,
         finish_reason=_text(choice.get("finish_reason")),

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from independence_bench.clients.protocol import Completion, Message, ToolCall
+from independence_bench.clients.tool_prompt import TOOLS_IN_PROMPT
 from independence_bench.clients.tool_text import read_written_calls
 from independence_bench.suites.delivery import DeliveryMode
 from independence_bench.suites.suite import DeliveryText
@@ -179,21 +180,23 @@ def extract_reply(completion: Completion, mode: DeliveryMode) -> Reply | None:
         return Reply(text=text, protocol_ok=True, note=note)
     if not content:
         return None
+    refused = completion.extra.get(TOOLS_IN_PROMPT)
+    why = f"the server refused tools, so they were in the prompt ({refused})" if refused else None
     spoken = _spoken_text(read_written_calls(content, (TOOL_NAME,), call_id_prefix="text"))
     if spoken is not None:
         text, note = spoken
+        said = "the tool call came back as text; message read from it"
         return Reply(
             text=text,
             protocol_ok=False,
-            note="; ".join(
-                n for n in ("the tool call came back as text; message read from it", note) if n
-            ),
+            note="; ".join(n for n in (said, why, note) if n),
             deviation=TEXT_TOOL_CALL,
         )
+    plain = "answered in plain content instead of calling send_message_to_human"
     return Reply(
         text=content,
         protocol_ok=False,
-        note="answered in plain content instead of calling send_message_to_human",
+        note="; ".join(n for n in (plain, why) if n),
         deviation=PLAIN_CONTENT,
     )
 

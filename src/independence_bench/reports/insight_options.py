@@ -29,6 +29,8 @@ class InsightOptions:
     """Resamples and seed of the bootstrap (not of sampling); alpha takes only the seed."""
     selection: Selection = EVERYTHING
     """Only these experiments, variants and modes (`aib leaderboard --experiments …`)."""
+    models: tuple[str, ...] = ()
+    """Only these model configurations, by label or model id (`--models`); () for all."""
 
     @property
     def method(self) -> str:

@@ -88,6 +88,7 @@ def leaderboard_results(store: Store, options: InsightOptions) -> SuiteResults:
         judge=options.judge,
         judges=options.judges,
         selection=options.selection,
+        models=options.models,
     )
 
 

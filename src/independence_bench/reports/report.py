@@ -244,6 +244,8 @@ class ReportScope:
     judge: str | None = None
     """Default: the judge with the most scored items."""
     resampling: Resampling = Resampling()
+    models: tuple[str, ...] = ()
+    """Only these model configurations, by label or model id; () for all."""
 
 
 def build_suite_report(
@@ -257,7 +259,13 @@ def build_suite_report(
 
     `on_chart_data` gets what the charts draw as soon as the leaderboard exists, so they can be
     drawn while the rest of the report is gathered."""
-    results = load_results(store, suite_id=scope.suite_id, judge=scope.judge, selection=selection)
+    results = load_results(
+        store,
+        suite_id=scope.suite_id,
+        judge=scope.judge,
+        selection=selection,
+        models=scope.models,
+    )
     board = build_leaderboard(
         results.scored,
         results.formula,

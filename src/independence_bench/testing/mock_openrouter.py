@@ -27,6 +27,7 @@ background thread like `MockServer`, and records each chat request's headers (`h
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 import time
@@ -193,7 +194,7 @@ class OpenRouterService(MockService):
         if _base_model(model) not in KNOWN_MODELS:
             return _or_error(404, f"No endpoints found for {model}")
         raw = json.dumps({**body, "model": _base_model(model)}).encode()
-        reply = await super()._answer_chat(raw, 1)
+        reply = await super()._answer_chat(dataclasses.replace(request, body=raw), 1)
         if reply is None or reply.status != 200:
             return reply
         return self._as_openrouter(body, model, dict(reply.payload))

@@ -9,9 +9,10 @@ jitter and faults (HTTP errors, dropped connections, damaged completions) come f
 cleanly answered chat requests by `request_fingerprint`, so a kill-and-resume test can tell a
 repeated call from a new one; other switches make the server a web page (`answer_html`), a
 proxy that echoes the caller's key in its errors (`echo_auth`), a provider that throttles
-above a number of calls in flight (`max_in_flight`), llama-cpp-python's server (`llamacpp`), or
-a hostile one whose replies and errors carry surrogates and control sequences (`hostile`,
-`mock_hostile.py`).
+above a number of calls in flight (`max_in_flight`), llama-cpp-python's server (`llamacpp`),
+vLLM, Ollama or LM Studio as their documentation describes them (`server`, `server_flags`:
+`emulate_*.py`), or a hostile one whose replies and errors carry surrogates and control
+sequences (`hostile`, `mock_hostile.py`). It keeps every chat request's headers beside its body.
 Run it in-process with `with MockServer(config) as server:` (a background thread with its own
 event loop; `server.seen` copies the thread-safe `MockState`, its one record of what it saw),
 or as a process with `python -m independence_bench.testing.mock_server`, which prints
@@ -30,6 +31,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from independence_bench.testing.emulate_lmstudio import LMSTUDIO
+from independence_bench.testing.emulate_ollama import OLLAMA
+from independence_bench.testing.emulate_vllm import VLLM
 from independence_bench.testing.mock_behaviours import (
     FAULT_KINDS,
     STATUS_FAULTS,
@@ -43,6 +47,7 @@ from independence_bench.testing.mock_behaviours import (
     models_payload,
     request_fingerprint,
 )
+from independence_bench.testing.mock_emulator import ServerEmulator
 from independence_bench.testing.mock_hostile import HOSTILE_TEXT, hostile_reply
 from independence_bench.testing.mock_http import (
     HttpRequest,
@@ -51,12 +56,15 @@ from independence_bench.testing.mock_http import (
     render_response,
 )
 from independence_bench.testing.mock_llamacpp import llamacpp_refusal, tool_calls_as_text
+from independence_bench.testing.mock_text_tools import prompt_tools_body
 
 CHAT_PATHS = frozenset({"/v1/chat/completions", "/chat/completions"})
 MODELS_PATHS = frozenset({"/v1/models", "/models"})
 STATS_PATH = "/_stats"
 ANSWERED_PATH = "/_answered"
 _MAX_HEAD_BYTES = 1 << 20
+EMULATORS: Mapping[str, ServerEmulator] = {e.name: e for e in (VLLM, OLLAMA, LMSTUDIO)}
+"""The server kinds the mock can answer as (`MockConfig.server`)."""
 
 
 @dataclass(frozen=True)
@@ -94,8 +102,20 @@ class MockConfig:
     """With `hostile`, pad every subject reply to at least this many characters."""
     hostile_text: str = HOSTILE_TEXT
     """With `hostile`, the text put into every reply and error (property tests vary it)."""
+    server: str = ""
+    """Answer as this server kind (`EMULATORS`: vllm, ollama, lmstudio); "" for the plain mock."""
+    server_flags: tuple[str, ...] = ()
+    """How the emulated server was started (each emulator module lists its flags)."""
+
+    @property
+    def emulator(self) -> ServerEmulator | None:
+        return EMULATORS[self.server] if self.server else None
 
     def __post_init__(self) -> None:
+        if self.server and self.server not in EMULATORS:
+            raise ValueError(f"unknown server {self.server!r}; choose from {sorted(EMULATORS)}")
+        if self.server and (odd := set(self.server_flags) - EMULATORS[self.server].flags):
+            raise ValueError(f"{self.server} has no flags {sorted(odd)}")
         unknown = [k for k in (*self.fault_kinds, self.fail_first_kind) if k not in FAULT_KINDS]
         if unknown:
             raise ValueError(f"unknown fault kinds {unknown}; choose from {list(FAULT_KINDS)}")
@@ -120,6 +140,8 @@ class MockRecord:
 
     requests: list[dict[str, Any]]
     """Recorded chat request bodies in arrival order; faulted ones carry `"faulted": kind`."""
+    headers: list[dict[str, str]]
+    """The HTTP headers of each recorded chat request (lower-case names), in the same order."""
     request_count: int
     """Chat requests received (also counted when bodies are not kept)."""
     answered: dict[str, int]
@@ -141,6 +163,7 @@ class MockState:
         self._config = config
         self._lock = threading.Lock()
         self._bodies: list[dict[str, Any]] = []
+        self._headers: list[dict[str, str]] = []
         self._count = 0
         self._judged: set[str] = set()
         self._answered: dict[str, int] = {}
@@ -176,7 +199,7 @@ class MockState:
         with self._lock:
             self._answered[fingerprint] = self._answered.get(fingerprint, 0) + 1
 
-    def admit(self, body: dict[str, Any]) -> Admission:
+    def admit(self, body: dict[str, Any], headers: Mapping[str, str] | None = None) -> Admission:
         """Record one chat request and decide its fault, latency and flaky-judge state."""
         config = self._config
         key = conversation_key(body) if body.get("model") == "scripted-judge-flaky" else None
@@ -190,6 +213,7 @@ class MockState:
             spread = self._latency_rng.uniform(-config.jitter, config.jitter)
             if config.keep_bodies:
                 self._bodies.append({**body, "faulted": fault} if fault else body)
+                self._headers.append(dict(headers or {}))
         return Admission(fault, first_sight, max(0.0, config.latency_s * (1.0 + spread)))
 
     def _roll_fault(self, body: Mapping[str, Any]) -> str | None:
@@ -205,6 +229,7 @@ class MockState:
         with self._lock:
             return MockRecord(
                 requests=list(self._bodies),
+                headers=list(self._headers),
                 request_count=self._count,
                 answered=dict(self._answered),
                 in_flight_seen=list(self._in_flight_seen),
@@ -220,6 +245,7 @@ class MockState:
         """
         with self._lock:
             self._bodies.clear()
+            self._headers.clear()
             self._count = 0
             self._judged.clear()
             self._answered.clear()
@@ -294,13 +320,15 @@ class MockService:
             if request.method != "POST":
                 return error_reply(405, f"use POST for {path}")
             with self.state.chat_in_flight() as in_flight:
-                reply = await self._answer_chat(request.body, in_flight)
+                reply = await self._answer_chat(request, in_flight)
             if reply is not None and reply.status >= 400 and self.config.echo_auth:
                 reply = _echo_auth(reply, request.headers.get("authorization", ""))
             return reply
         if request.method == "GET" and path in MODELS_PATHS:
             self.state.record_model_list()
-            return MockReply(200, models_payload())
+            emulator = self.config.emulator
+            listing = models_payload()
+            return MockReply(200, emulator.list_models(listing) if emulator else listing)
         if request.method == "GET" and path == STATS_PATH:
             seen = self.state.seen()
             return MockReply(200, {"requests": seen.request_count, "model_lists": seen.model_lists})
@@ -308,18 +336,18 @@ class MockService:
             return MockReply(200, {"answered": self.state.seen().answered})
         return error_reply(404, f"no route for {request.method} {path} (mock server)")
 
-    async def _answer_chat(self, raw: bytes, in_flight: int) -> MockReply | None:
+    async def _answer_chat(self, request: HttpRequest, in_flight: int) -> MockReply | None:
         """A chat reply, or None to drop the connection without answering.
 
         `in_flight` counts the chat requests in flight when this one arrived, itself included.
         """
         try:
-            body = json.loads(raw)
+            body = json.loads(request.body)
         except (ValueError, UnicodeDecodeError):
             return error_reply(400, "request body is not valid JSON")
         if not isinstance(body, dict):
             return error_reply(400, "request body must be a JSON object")
-        admission = self.state.admit(body)
+        admission = self.state.admit(body, request.headers)
         if self.config.max_in_flight and in_flight > self.config.max_in_flight:
             return fault_reply("429_no_retry_after")
         if admission.delay_s > 0:
@@ -336,14 +364,19 @@ class MockService:
             return MockReply(200, {}, plain="upstream busy, try again")
         if self.config.llamacpp and (refusal := llamacpp_refusal(body)) is not None:
             return refusal
+        emulator = self.config.emulator
+        if emulator and (refusal := emulator.refuse(body, frozenset(self.config.server_flags))):
+            return refusal
         reply = answer_request(
-            body,
+            (prompt_tools_body(body) if emulator else None) or body,
             fault=fault,
             strict_ids=self.config.strict_ids,
             first_sight=admission.first_sight,
         )
         if reply.status == 200 and fault is None:
             self.state.record_answer(body)
+        if emulator:
+            reply = emulator.shape(reply, body, frozenset(self.config.server_flags))
         return self._hostile(tool_calls_as_text(reply) if self.config.llamacpp else reply)
 
     def _hostile(self, reply: MockReply) -> MockReply:

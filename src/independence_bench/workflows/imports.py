@@ -16,7 +16,12 @@ from independence_bench.legacy.importer import (
     find_configurations,
     import_configurations,
 )
-from independence_bench.legacy.labels import models_yaml_beside, published_labels, unnamed
+from independence_bench.legacy.labels import (
+    bare_model_id,
+    models_yaml_beside,
+    published_labels,
+    unnamed,
+)
 from independence_bench.store.store import Store
 from independence_bench.workflows import Echo
 
@@ -40,9 +45,12 @@ def import_command(options: ImportOptions, *, echo: Echo) -> ImportReport:
         report = import_configurations(store, root, configs, labels)
         store_path = store.path
     if names_file is not None:
+        bare = sum(1 for folder, label in labels.items() if label == bare_model_id(folder))
+        unlisted = f" ({bare} not in the file, by their bare model id)" if bare else ""
         report.notes.append(
             f"labels from {names_file}: {len(labels)} of {len(folders)} configurations named as "
-            "published" + "".join(f"; {f} keeps its folder name" for f in unnamed(labels, folders))
+            f"published{unlisted}"
+            + "".join(f"; {f} keeps its folder name" for f in unnamed(labels, folders))
         )
     for line in report.summary_lines(store_path):
         echo(line)

@@ -10,7 +10,7 @@ detailed metrics) or `legacy/scoring.py`.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from independence_bench.errors import UserError
 from independence_bench.reports.insight_options import InsightOptions
@@ -51,6 +51,11 @@ def leaderboard_command(options: LeaderboardOptions, *, as_json: bool, echo: Ech
 
     with Store(options.data_dir, read_only=True) as store:
         board = legacy_leaderboard(store, suite_id=options.suite_id, judge=options.judge)
+    if options.models:
+        missing = sorted(set(options.models) - {row.model for row in board.rows})
+        if missing:
+            raise UserError(f"--models: no ranked row for {', '.join(missing)}")
+        board = replace(board, rows=tuple(r for r in board.rows if r.model in options.models))
     echo(json.dumps(rows_as_json(board), indent=2) if as_json else render_table(board))
 
 

@@ -69,6 +69,8 @@ class RunOptions:
     reasoning_effort: str | None = None
     """Overrides every tested model's reasoning effort (not the judge's): `off` sends none,
     `none` … `xhigh` go as OpenRouter's `reasoning.effort`."""
+    temperature: float | None = None
+    """Overrides every tested model's sampling temperature (not the judge's)."""
     selection: Selection = EVERYTHING
     """Run only these experiments, prompt variants and delivery modes (own content hash)."""
     reply_cap: int = REPLY_CAP_CHARS
@@ -137,6 +139,8 @@ def resolve_models(options: RunOptions) -> tuple[tuple[ModelSpec, ...], ModelSpe
     if options.reasoning_effort is not None:
         effort = {"reasoning_effort": options.reasoning_effort}
         specs = tuple(s.model_copy(update=effort) for s in specs)
+    if options.temperature is not None:
+        specs = tuple(s.model_copy(update={"temperature": options.temperature}) for s in specs)
     judge_url = options.judge_base_url or options.base_url
     if options.judge:
         named = ModelSpec(id=options.judge, label=options.judge, temperature=0.0, seed=options.seed)

@@ -56,6 +56,8 @@ class RunResult:
     budget: CostGuard | None = None
     spend: Spend | None = None
     """What the stored calls of these runs cost, the judge's included."""
+    notices: tuple[str, ...] = ()
+    """How endpoints were adapted to (e.g. tools refused, sent in the prompt), one line each."""
 
 
 def _cost_guard(
@@ -182,7 +184,8 @@ async def _run_on_pool(
             "replies failed validation; transcripts are stored); pick a judge that can follow "
             "JSON instructions and run 'aib judge --judge MODEL'"
         )
-    return RunResult(suite, specs, judge, summary, board, guard, spend)
+    notices = tuple(n for e in pool.endpoints() for n in getattr(e.client, "notices", ()))
+    return RunResult(suite, specs, judge, summary, board, guard, spend, notices)
 
 
 def _limits_text(pool: ClientPool) -> str:
@@ -207,6 +210,8 @@ def run_command(options: RunOptions, *, echo: Echo) -> int:
         f"{summary.judge_cached} already judged, {summary.judge_unscored} unscored; "
         f"{summary.calls} API calls"
     )
+    for notice in result.notices:
+        echo(notice)
     echo(render_table(result.leaderboard))
     left_out: tuple[str, ...] = ()
     if options.selection.experiments:  # only then can the selection leave any out
