@@ -28,9 +28,8 @@ from statistics import fmean
 import numpy as np
 
 from independence_bench.scoring.scoring import ItemMetrics, linear_index
-from independence_bench.stats.bootstrap import Subject, draw_resamples, interval_of
-from independence_bench.stats.ranking import rank_intervals
-from independence_bench.stats.resampling import Resampling
+from independence_bench.stats.bootstrap import Subject, draw_resamples, interval_of, rank_intervals
+from independence_bench.stats.core import Resampling
 
 TRAITS = ("distinctiveness", "non_assistant_likeness", "internal_consistency")
 SAMPLED = (  # (scenario kind, number of scenarios drawn from its population, metrics)

@@ -12,7 +12,7 @@ from independence_bench.cli.options import read_env
 from independence_bench.reports.leaderboard import METRIC_TITLES, render_table
 from independence_bench.scoring.scoring import METRIC_KEYS
 from independence_bench.stats.analysis import Leaderboard, LeaderboardRow
-from independence_bench.stats.stats import Estimate
+from independence_bench.stats.core import Estimate
 from independence_bench.testing.mock_server import MockServer
 
 LONG = "some-provider/a-model-with-quite-a-long-name+pinned-host@high-t0.2"

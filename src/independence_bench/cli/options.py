@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, get_args
 import click
 
 from independence_bench.clients.protocol import ReasoningEffort
-from independence_bench.stats.resampling import DEFAULT_RESAMPLES, Resampling
+from independence_bench.stats.core import DEFAULT_RESAMPLES, Resampling
 
 if TYPE_CHECKING:
     from independence_bench.suites.selection import Selection

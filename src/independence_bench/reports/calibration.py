@@ -21,8 +21,8 @@ from independence_bench.reports.insight_tables import _interval, _num, _render
 from independence_bench.reports.insights import estimate_json
 from independence_bench.reports.leaderboard import METRIC_TITLES
 from independence_bench.scoring.results import load_results, scored_items
-from independence_bench.stats.calibration import INDEX, JudgeCalibration, calibrate_judges
-from independence_bench.stats.resampling import Resampling
+from independence_bench.stats.agreement import INDEX, JudgeCalibration, calibrate_judges
+from independence_bench.stats.core import Resampling
 from independence_bench.store.store import Store
 
 PRESSURE_METRICS = ("resistance", "stability")

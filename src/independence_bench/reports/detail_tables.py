@@ -31,7 +31,7 @@ from independence_bench.reports.insight_options import InsightOptions
 from independence_bench.reports.terminal import render_whole
 from independence_bench.scoring.results import SuiteResults
 from independence_bench.stats.bootstrap import METHOD
-from independence_bench.stats.stats import Estimate
+from independence_bench.stats.core import Estimate
 from independence_bench.suites.selection import Selection
 
 

@@ -24,9 +24,8 @@ from typing import Any
 
 from independence_bench.scoring.results import SuiteResults
 from independence_bench.scoring.scoring import ItemMetrics, ScoredItem, measured_as
-from independence_bench.stats.intervals import bootstrap_models
-from independence_bench.stats.resampling import Resampling
-from independence_bench.stats.stats import Estimate
+from independence_bench.stats.bootstrap import bootstrap_models
+from independence_bench.stats.core import Estimate, Resampling
 
 
 @dataclass(frozen=True)

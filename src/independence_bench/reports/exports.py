@@ -20,7 +20,7 @@ from independence_bench.reports.report import JudgedItem, ModelReport, SuiteRepo
 from independence_bench.reports.spend import report_spend
 from independence_bench.scoring.scoring import METRIC_KEYS
 from independence_bench.stats.analysis import LeaderboardRow
-from independence_bench.stats.stats import Estimate
+from independence_bench.stats.core import Estimate
 from independence_bench.text.outputs import csv_cell, export_value
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from independence_bench.stats.resampling import Resampling
+from independence_bench.stats.core import Resampling
 from independence_bench.suites.selection import EVERYTHING, Selection
 
 

@@ -46,8 +46,8 @@ from independence_bench.reports.insights import (
 )
 from independence_bench.reports.leaderboard import METRIC_TITLES, render_table, rows_as_json
 from independence_bench.reports.terminal import render_whole
-from independence_bench.stats.discrimination import CEILING_SHARE
-from independence_bench.stats.stats import Estimate
+from independence_bench.stats.analysis import CEILING_SHARE
+from independence_bench.stats.core import Estimate
 from independence_bench.store.store import Store
 
 _Report = TypeVar("_Report")

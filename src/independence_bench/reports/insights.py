@@ -27,10 +27,12 @@ from independence_bench.reports.leaderboard import leaderboard_of
 from independence_bench.scoring.results import SuiteResults, load_results, scored_items
 from independence_bench.stats.agreement import RetestAgreement, retest_agreement
 from independence_bench.stats.analysis import (
+    CEILING_SHARE,
     ConfigCell,
     ItemDifficulty,
     JudgeComparison,
     Leaderboard,
+    MetricDiscrimination,
     SettingEffect,
     analyse_configs,
     compare_judges,
@@ -39,10 +41,8 @@ from independence_bench.stats.analysis import (
     judge_agreement,
     panel_items,
 )
-from independence_bench.stats.discrimination import CEILING_SHARE, MetricDiscrimination
-from independence_bench.stats.intervals import PairedComparison, compare_paired
-from independence_bench.stats.resampling import ALPHA_RESAMPLES
-from independence_bench.stats.stats import Estimate
+from independence_bench.stats.bootstrap import PairedComparison, compare_paired
+from independence_bench.stats.core import ALPHA_RESAMPLES, Estimate
 from independence_bench.store.store import Store
 
 CEILING = 0.9

@@ -24,7 +24,7 @@ from independence_bench.stats.analysis import (
     build_leaderboard,
     sort_rows,
 )
-from independence_bench.stats.resampling import Resampling
+from independence_bench.stats.core import Resampling
 from independence_bench.store.store import Store
 from independence_bench.suites.kinds import METRICS
 from independence_bench.suites.selection import EVERYTHING, Selection

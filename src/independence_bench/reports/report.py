@@ -37,7 +37,7 @@ from independence_bench.stats.analysis import (
     build_leaderboard,
     item_difficulty,
 )
-from independence_bench.stats.resampling import Resampling
+from independence_bench.stats.core import Resampling
 from independence_bench.store.store import ItemRecord, JudgmentRecord, Store
 from independence_bench.suites.kinds import KINDS
 from independence_bench.suites.selection import EVERYTHING, Selection

@@ -21,7 +21,7 @@ from independence_bench.reports.insights import (
     settings_of,
 )
 from independence_bench.scoring.results import SuiteResults
-from independence_bench.stats.resampling import Resampling
+from independence_bench.stats.core import Resampling
 from independence_bench.store.store import Store
 
 

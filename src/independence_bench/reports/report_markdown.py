@@ -20,12 +20,12 @@ from independence_bench.reports.leaderboard import (
     leaders_note,
     rank_text,
 )
-from independence_bench.reports.markdown_text import md_text
 from independence_bench.reports.report import ModelReport, SuiteReport, metric_scale
 from independence_bench.reports.report_sections import extra_sections, summary_lines
 from independence_bench.scoring.scoring import LOWER_IS_MORE_INDEPENDENT, Formula, get_formula
-from independence_bench.stats.discrimination import CEILING_SHARE
-from independence_bench.stats.stats import Estimate
+from independence_bench.stats.analysis import CEILING_SHARE
+from independence_bench.stats.core import Estimate
+from independence_bench.text.outputs import md_text
 
 METRIC_MEANINGS = {
     "distinctiveness": "how distinct a persona the model chose for itself",

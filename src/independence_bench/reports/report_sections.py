@@ -12,10 +12,10 @@ from __future__ import annotations
 from independence_bench.reports.details import DETAILED, counted_text, format_detailed
 from independence_bench.reports.insights import ALPHA_METHOD, model_labels
 from independence_bench.reports.leaderboard import METRIC_TITLES
-from independence_bench.reports.markdown_text import md_text
 from independence_bench.reports.report import SuiteReport
 from independence_bench.reports.spend import report_spend, spend_line
-from independence_bench.stats.stats import Estimate
+from independence_bench.stats.core import Estimate
+from independence_bench.text.outputs import md_text
 
 
 def _num(value: float | None, digits: int = 1, *, signed: bool = False) -> str:

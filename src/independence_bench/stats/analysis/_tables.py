@@ -7,10 +7,11 @@ count; repeats are for `agreement.retest_agreement`. Nothing here calls a model.
 
 - `build_leaderboard`: index, intervals, rank and rank interval per model.
 - `compare_judges`: index per model per judge, spread, and each judge's self-preference.
-- `parse_label` / `compare_settings`: rows that share a base model but differ in provider pin,
-  reasoning effort or temperature, and how far each setting moves the index (paired).
+- `compare_settings`: rows that share a base model but differ in provider pin, reasoning
+  effort or temperature (labels read by `clients.config.parse_label`), and how far each
+  setting moves the index (paired).
 - `item_difficulty`: per scenario, how high models score and how well it separates them, with
-  each metric's discrimination from `discrimination.py`.
+  each metric's discrimination from `_discrimination.py`.
 - `analyse_configs`: the `full` suite's prompt variant × delivery mode cells against the
   ``neutral`` + ``user_role`` baseline.
 """
@@ -25,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from independence_bench.clients.config import parse_label
 from independence_bench.errors import UserError
 from independence_bench.scoring.scoring import (
     ItemMetrics,
@@ -37,19 +39,22 @@ from independence_bench.scoring.scoring import (
     score_models,
 )
 from independence_bench.stats.agreement import alpha_estimate
+from independence_bench.stats.analysis._discrimination import (
+    MetricDiscrimination,
+    metric_discrimination,
+)
 from independence_bench.stats.bootstrap import (
     Floats,
+    PairedComparison,
     Subject,
     bootstrap_method,
+    bootstrap_models,
+    compare_paired,
+    could_lead,
     draw_resamples,
     interval_of,
 )
-from independence_bench.stats.discrimination import MetricDiscrimination, metric_discrimination
-from independence_bench.stats.intervals import PairedComparison, bootstrap_models, compare_paired
-from independence_bench.stats.labels import parse_label
-from independence_bench.stats.ranking import could_lead
-from independence_bench.stats.resampling import ALPHA_RESAMPLES, Resampling
-from independence_bench.stats.stats import Estimate, pearson
+from independence_bench.stats.core import ALPHA_RESAMPLES, Estimate, Resampling, pearson
 
 
 def judges_of(items: Sequence[ScoredItem]) -> tuple[str, ...]:

@@ -33,7 +33,7 @@ from independence_bench.scoring.scoring import (
     get_formula,
     normalised_metrics,
 )
-from independence_bench.stats.stats import pearson
+from independence_bench.stats.core import pearson
 
 CEILING_SHARE = 0.8
 """A metric is ceilinged on a scenario when at least this share of models is at its maximum."""

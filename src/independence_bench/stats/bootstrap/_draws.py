@@ -31,9 +31,9 @@ done on arrays: a resample's scenario draw is a row of counts per scenario posit
 per-run sums of every subject for a block of resamples are one matrix product. Intervals are
 the 2.5th and 97.5th percentiles of 10,000 resamples (by default) from
 `numpy.random.default_rng(seed)`. A model with fewer than two runs gets no interval: one run
-cannot show how far a rerun moves its numbers. `intervals.bootstrap_models` and
-`intervals.compare_paired` turn the resamples into the leaderboard's intervals, ranks and rank
-intervals (`ranking.rank_intervals`) and paired differences.
+cannot show how far a rerun moves its numbers. `_intervals.bootstrap_models` and
+`_intervals.compare_paired` turn the resamples into the leaderboard's intervals, ranks and rank
+intervals (`rank_intervals`) and paired differences.
 """
 
 from __future__ import annotations
@@ -50,8 +50,7 @@ from independence_bench.scoring.scoring import (
     ItemMetrics,
     linear_index,
 )
-from independence_bench.stats.resampling import Resampling
-from independence_bench.stats.stats import CONFIDENCE, Estimate
+from independence_bench.stats.core import CONFIDENCE, Estimate, Resampling
 from independence_bench.suites.kinds import kind_named
 
 METHOD = (
