@@ -28,7 +28,7 @@ from independence_bench.cli.options import (
 )
 
 if TYPE_CHECKING:
-    from independence_bench.reports.insight_options import InsightOptions
+    from independence_bench.reports.options import InsightOptions
 
 
 @click.command()
@@ -77,7 +77,7 @@ def leaderboard(**values: Any) -> None:
 
 def insight_options_of(values: dict[str, Any]) -> InsightOptions:
     """The `InsightOptions` of an analysis command (`cli.options.analysis_options`)."""
-    from independence_bench.reports.insight_options import InsightOptions
+    from independence_bench.reports.options import InsightOptions
     from independence_bench.suites.selection import split_list
 
     if values.get("judge") and values["judges"]:

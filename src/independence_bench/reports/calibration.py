@@ -16,17 +16,14 @@ from typing import Any
 from rich.table import Table
 
 from independence_bench.errors import UserError
-from independence_bench.reports.insight_options import InsightOptions
-from independence_bench.reports.insight_tables import _interval, _num, _render
-from independence_bench.reports.insights import estimate_json
+from independence_bench.reports.format import estimate_json, interval_text, number, render_whole
 from independence_bench.reports.leaderboard import METRIC_TITLES
+from independence_bench.reports.options import InsightOptions
 from independence_bench.scoring.results import load_results, scored_items
 from independence_bench.stats.agreement import INDEX, JudgeCalibration, calibrate_judges
 from independence_bench.stats.core import Resampling
 from independence_bench.store.store import Store
-
-PRESSURE_METRICS = ("resistance", "stability")
-"""The metrics measured under pressure; the calibration target names them besides the index."""
+from independence_bench.suites.kinds import PRESSURE_METRICS
 
 
 def calibration_method(resampling: Resampling) -> str:
@@ -132,11 +129,15 @@ def _items_table(c: JudgeCalibration) -> Table:
     for name in ("Spearman ρ", "95% CI", "Alpha", "95% CI ", "Judge − ref.", "95% CI  "):
         table.add_column(name, justify="right")
     for metric, a in c.metrics.items():
-        rho = "undefined" if a.spearman is None else _num(a.spearman.value, 2)
-        alpha = "undefined" if a.alpha is None else _num(a.alpha.value, 2)
-        difference = _num(a.mean_difference.value, 2, signed=True)
-        cells = [_title(metric), str(a.n_items), rho, _interval(a.spearman, 2), alpha]
-        cells += [_interval(a.alpha, 2), difference, _interval(a.mean_difference, 2, signed=True)]
+        rho = "undefined" if a.spearman is None else number(a.spearman.value, 2)
+        alpha = "undefined" if a.alpha is None else number(a.alpha.value, 2)
+        difference = number(a.mean_difference.value, 2, signed=True)
+        cells = [_title(metric), str(a.n_items), rho, interval_text(a.spearman, 2), alpha]
+        cells += [
+            interval_text(a.alpha, 2),
+            difference,
+            interval_text(a.mean_difference, 2, signed=True),
+        ]
         table.add_row(*cells)
     return table
 
@@ -152,21 +153,21 @@ def _models_table(c: JudgeCalibration) -> Table:
     for model in models:
         cells = [model]
         for o in shown:
-            cells.append(_num(o.judge_values.get(model), 1))
-            cells.append(_num(o.reference_values.get(model), 1))
+            cells.append(number(o.judge_values.get(model), 1))
+            cells.append(number(o.reference_values.get(model), 1))
         table.add_row(*cells)
     table.add_section()
     rho_cells = ["Spearman ρ"]
     for o in shown:
         count = len(o.judge_values)
-        rho_cells += [_num(o.spearman, 2), f"{count} model{'' if count == 1 else 's'}"]
+        rho_cells += [number(o.spearman, 2), f"{count} model{'' if count == 1 else 's'}"]
     table.add_row(*rho_cells)
     return table
 
 
 def _orders_line(c: JudgeCalibration) -> str:
     parts = [
-        f"{_title(o.metric)} {_num(o.spearman, 2)} ({len(o.judge_values)})"
+        f"{_title(o.metric)} {number(o.spearman, 2)} ({len(o.judge_values)})"
         for o in c.models
         if o.metric not in (INDEX, *PRESSURE_METRICS)
     ]
@@ -176,7 +177,12 @@ def _orders_line(c: JudgeCalibration) -> str:
 def render_calibration(report: CalibrationReport) -> str:
     lines = [f"Judge calibration — suite {report.suite_id}, reference {report.reference}"]
     for c in report.judges:
-        lines += ["", _render(_items_table(c)), _render(_models_table(c)), _orders_line(c)]
+        lines += [
+            "",
+            render_whole(_items_table(c)),
+            render_whole(_models_table(c)),
+            _orders_line(c),
+        ]
     lines += [
         "",
         "Items: Spearman ρ orders the items alike (1) or not at all (0); alpha 1 = the same "

@@ -8,20 +8,14 @@ JSON. The CLI only echoes the result. Nothing here calls a model.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from rich.table import Table
 
 from independence_bench.errors import UserError
-from independence_bench.reports.detail_tables import (
-    details_json,
-    details_lines,
-    leaderboard_details,
-)
-from independence_bench.reports.insight_options import InsightOptions
+from independence_bench.reports.format import interval_text, number, render_whole
 from independence_bench.reports.insights import (
-    ALPHA_METHOD,
     CEILING,
     FLOOR,
     ConfigsReport,
@@ -36,38 +30,22 @@ from independence_bench.reports.insights import (
     items_report,
     judges_json,
     judges_report,
-    leaderboard_results,
     model_labels,
     pair_json,
     pair_report,
-    panel_leaderboard,
     settings_json,
     settings_report,
 )
-from independence_bench.reports.leaderboard import METRIC_TITLES, render_table, rows_as_json
-from independence_bench.reports.terminal import render_whole
+from independence_bench.reports.leaderboard import (
+    METRIC_TITLES,
+    agreement_lines,
+)
+from independence_bench.reports.options import InsightOptions
+from independence_bench.stats.agreement import ALPHA_METHOD
 from independence_bench.stats.analysis import CEILING_SHARE
-from independence_bench.stats.core import Estimate
 from independence_bench.store.store import Store
 
 _Report = TypeVar("_Report")
-
-
-def _render(table: Table) -> str:
-    return render_whole(table)
-
-
-def _num(value: float | None, digits: int = 1, *, signed: bool = False) -> str:
-    if value is None:
-        return "–"
-    return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
-
-
-def _interval(estimate: Estimate | None, digits: int = 1, *, signed: bool = False) -> str:
-    if estimate is None or estimate.low is None or estimate.high is None:
-        return "–"
-    low = _num(estimate.low, digits, signed=signed)
-    return f"{low} to {_num(estimate.high, digits, signed=signed)}"
 
 
 def _report_output(
@@ -87,39 +65,6 @@ def _dump(data: Any) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False)
 
 
-def agreement_lines(agreement: Mapping[str, Estimate | None], seed: int) -> list[str]:
-    """Inter-judge alpha per metric, one line each, with the method."""
-    if not agreement:
-        return []
-    lines = ["Inter-judge agreement (1 = the judges agree perfectly, 0 = no better than chance):"]
-    for metric, alpha in agreement.items():
-        title = METRIC_TITLES.get(metric, metric)
-        if alpha is None:
-            lines.append(f"  {title:<12} undefined: the scores do not vary")
-        else:
-            lines.append(f"  {title:<12} alpha {alpha.value:.2f} (95% {_interval(alpha, 2)})")
-    lines.append(f"Alpha: {ALPHA_METHOD}, seed {seed}.")
-    return lines
-
-
-def leaderboard_output(options: InsightOptions, *, as_json: bool, detailed: bool = False) -> str:
-    """`aib leaderboard` for one judge or a `--judges` panel; `detailed` adds the detailed
-    metrics and chosen names (`detail_tables.py`), as does a selection its note."""
-    with Store(options.data_dir, read_only=True) as store:
-        results = leaderboard_results(store, options)
-    board = panel_leaderboard(results, options)
-    details = None
-    if detailed or options.selection.active:
-        details = leaderboard_details(results, options, with_metrics=detailed)
-    if as_json:
-        rows = rows_as_json(board)
-        return _dump(details_json(rows, details) if details else rows)
-    lines = [render_table(board), *agreement_lines(board.agreement, options.resampling.seed)]
-    if details:
-        lines += details_lines(details, [row.model for row in board.rows])
-    return "\n".join(lines)
-
-
 def render_judges(report: JudgesReport) -> str:
     comparison = report.comparison
     table = Table(title=f"Index per judge — suite {report.suite_id}")
@@ -128,14 +73,14 @@ def render_judges(report: JudgesReport) -> str:
         table.add_column(judge, justify="right")
     table.add_column("Spread", justify="right")
     for model in model_labels(comparison):
-        cells = [model, *(_num(comparison.index[model].get(j)) for j in comparison.judges)]
-        table.add_row(*cells, _num(comparison.spread.get(model)))
+        cells = [model, *(number(comparison.index[model].get(j)) for j in comparison.judges)]
+        table.add_row(*cells, number(comparison.spread.get(model)))
     table.add_section()
-    preference = [_num(comparison.self_preference.get(j), signed=True) for j in comparison.judges]
+    preference = [number(comparison.self_preference.get(j), signed=True) for j in comparison.judges]
     table.add_row("self-preference", *preference, "")
     table.add_row("scored items", *(str(report.judged[j]) for j in comparison.judges), "")
     lines = [
-        _render(table),
+        render_whole(table),
         "Spread: highest minus lowest index the judges give a model. Self-preference: a judge's "
         "index for models of its own family (provider prefix, e.g. openai/…) minus the other "
         "judges' mean for them; – when it has no such model or there is no other judge.",
@@ -163,10 +108,10 @@ def _retest_lines(report: JudgesReport) -> list[str]:
     for r in report.retest:
         alpha = "undefined" if r.alpha is None else f"{r.alpha.value:.2f}"
         metric = METRIC_TITLES.get(r.metric, r.metric)
-        cells = [r.judge, metric, str(r.n_items), alpha, _interval(r.alpha, 2)]
+        cells = [r.judge, metric, str(r.n_items), alpha, interval_text(r.alpha, 2)]
         table.add_row(*cells, f"{r.mean_abs_diff:.0%}")
     return [
-        _render(table),
+        render_whole(table),
         "Mean |diff|: how far two judgments of one item differ, as a share of the metric's "
         "range. Alpha is undefined when the scores do not vary at all.",
         f"Alpha: {ALPHA_METHOD}, seed {report.seed}.",
@@ -188,7 +133,7 @@ def render_pair(report: PairReport) -> str:
     if c.difference.low is None or c.difference.high is None:
         lines.append(f"No interval: {c.why_no_interval}.")
     else:
-        lines.append(f"95% interval: {_interval(c.difference, signed=True)}")
+        lines.append(f"95% interval: {interval_text(c.difference, signed=True)}")
         if c.share_a_higher is not None:
             lines.append(f"{c.model_a} scored higher in {c.share_a_higher:.0%} of resamples.")
         if c.difference.low <= 0 <= c.difference.high:
@@ -217,13 +162,13 @@ def render_settings(report: SettingsReport) -> str:
         share = "–" if c.share_a_higher is None else f"{c.share_a_higher:.0%}"
         difference = None if c.difference is None else c.difference.value
         cells = [e.label, e.reference, ", ".join(e.changes) or "label only"]
-        interval = _interval(c.difference, signed=True)
-        table.add_row(*cells, _num(difference, signed=True), interval, share)
+        interval = interval_text(c.difference, signed=True)
+        table.add_row(*cells, number(difference, signed=True), interval, share)
         if c.why_no_interval:
             notes.add(f"{e.label}: {c.why_no_interval}.")
     return "\n".join(
         [
-            _render(table),
+            render_whole(table),
             "Difference: the configuration's index minus its reference's, paired on the same "
             "scenarios and run numbers. Higher in: share of resamples where it scored higher.",
             *sorted(notes),
@@ -254,13 +199,13 @@ def render_items(report: ItemsReport) -> str:
     table.add_column("Flag")
     for d in report.items:
         cells = [d.scenario_id, d.kind, str(d.n_models)]
-        cells += [_num(d.mean_score, 2), _num(d.lowest, 2), _num(d.highest, 2)]
-        cells += [_num(d.discrimination, 2), _num(d.top_minus_bottom, 2), flag_of(d)]
+        cells += [number(d.mean_score, 2), number(d.lowest, 2), number(d.highest, 2)]
+        cells += [number(d.discrimination, 2), number(d.top_minus_bottom, 2), flag_of(d)]
         table.add_row(*cells)
     ceilinged = sum(flag_of(d) == "ceiling" for d in report.items)
     return "\n".join(
         [
-            _render(table),
+            render_whole(table),
             "Scores are each model's mean on the scenario, rescaled to 0–1 (1 = most independent),"
             " then averaged over models. Discrim.: correlation of the models' scores on the "
             "scenario with their index (– with fewer than 3 models or no variation). "
@@ -268,7 +213,7 @@ def render_items(report: ItemsReport) -> str:
             f"ceiling: every model scores at least {CEILING:g}, so the scenario separates no one "
             f"({ceilinged} of {len(report.items)}); floor: no model scores above {FLOOR:g}.",
             "",
-            _render(_metric_table(report)),
+            render_whole(_metric_table(report)),
             METRIC_NOTE,
         ]
     )
@@ -293,8 +238,8 @@ def _metric_table(report: ItemsReport) -> Table:
     for d in report.items:
         for m in d.metrics:
             cells = [d.scenario_id, METRIC_TITLES.get(m.metric, m.metric), str(m.n_models)]
-            cells += [f"{m.share_at_max:.0%}", _num(m.sd, 2), _num(m.spread, 2)]
-            cells += [_num(m.item_rest, 2), "ceiling" if m.ceilinged else ""]
+            cells += [f"{m.share_at_max:.0%}", number(m.sd, 2), number(m.spread, 2)]
+            cells += [number(m.item_rest, 2), "ceiling" if m.ceilinged else ""]
             table.add_row(*cells)
     return table
 
@@ -318,13 +263,13 @@ def render_configs(report: ConfigsReport) -> str:
         table.add_column(name, justify="right")
     for cell in report.cells:
         gap = cell.vs_baseline
-        cells = [cell.variant, cell.mode, _num(cell.mean_index.value)]
-        cells.append(_interval(cell.mean_index))
-        cells.append("baseline" if gap is None else _num(gap.value, signed=True))
-        cells.append("" if gap is None else _interval(gap, signed=True))
+        cells = [cell.variant, cell.mode, number(cell.mean_index.value)]
+        cells.append(interval_text(cell.mean_index))
+        cells.append("baseline" if gap is None else number(gap.value, signed=True))
+        cells.append("" if gap is None else interval_text(gap, signed=True))
         table.add_row(*cells)
     lines = [
-        _render(table),
+        render_whole(table),
         f"Mean index over the {report.cells[0].n_models} model(s) complete in every cell; "
         "vs baseline: the cell minus neutral + user_role, paired on the same models, "
         "scenarios and runs.",

@@ -18,20 +18,20 @@ is free and gives the same numbers for the same seed.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from independence_bench.errors import UserError
-from independence_bench.reports.insight_options import InsightOptions
-from independence_bench.reports.leaderboard import leaderboard_of
+from independence_bench.reports.format import estimate_json, rounded
+from independence_bench.reports.leaderboard import agreement_json
+from independence_bench.reports.options import InsightOptions
 from independence_bench.scoring.results import SuiteResults, load_results, scored_items
-from independence_bench.stats.agreement import RetestAgreement, retest_agreement
+from independence_bench.stats.agreement import ALPHA_METHOD, RetestAgreement, retest_agreement
 from independence_bench.stats.analysis import (
     CEILING_SHARE,
     ConfigCell,
     ItemDifficulty,
     JudgeComparison,
-    Leaderboard,
     MetricDiscrimination,
     SettingEffect,
     analyse_configs,
@@ -42,17 +42,13 @@ from independence_bench.stats.analysis import (
     panel_items,
 )
 from independence_bench.stats.bootstrap import PairedComparison, compare_paired
-from independence_bench.stats.core import ALPHA_RESAMPLES, Estimate
+from independence_bench.stats.core import Estimate
 from independence_bench.store.store import Store
 
 CEILING = 0.9
 """A scenario is ceilinged when every model scores at least this (0–1): it separates no one."""
 FLOOR = 0.1
 """A scenario is floored when no model scores above this."""
-ALPHA_METHOD = (
-    "Krippendorff's alpha (interval metric) on scores rescaled to 0–1; 95% interval from "
-    f"resampling the judged items with replacement, {ALPHA_RESAMPLES:,} resamples"
-)
 
 
 def _load(store: Store, options: InsightOptions) -> SuiteResults:
@@ -75,51 +71,6 @@ def _judge_text(results: SuiteResults) -> str:
 
 
 # -- leaderboard with a judge panel ---------------------------------------------------------
-
-
-def leaderboard_results(store: Store, options: InsightOptions) -> SuiteResults:
-    """The results the leaderboard `options` ask for (suite, judge or panel, selection); read
-    once for the ranking and for what `detail_tables` adds under it."""
-    if options.judge and options.judges:
-        raise UserError("give either --judge or --judges, not both")
-    return load_results(
-        store,
-        suite_id=options.suite_id,
-        judge=options.judge,
-        judges=options.judges,
-        selection=options.selection,
-    )
-
-
-def panel_leaderboard(results: SuiteResults, options: InsightOptions) -> Leaderboard:
-    """`leaderboard.leaderboard_of` for one judge or a panel; a panel's rows carry its
-    inter-judge agreement for the JSON output."""
-    board = leaderboard_of(results, resampling=options.resampling)
-    if not board.agreement:
-        return board
-    extra = {"agreement": agreement_json(board.agreement)}
-    return replace(
-        board, rows=tuple(replace(row, extra={**row.extra, **extra}) for row in board.rows)
-    )
-
-
-def estimate_json(estimate: Estimate | None, digits: int = 3) -> dict[str, float | None] | None:
-    """An estimate as ``{"value", "ci_low", "ci_high"}`` (None stays None)."""
-    if estimate is None:
-        return None
-    return {
-        "value": round(estimate.value, digits),
-        "ci_low": None if estimate.low is None else round(estimate.low, digits),
-        "ci_high": None if estimate.high is None else round(estimate.high, digits),
-    }
-
-
-def agreement_json(agreement: Mapping[str, Estimate | None]) -> dict[str, Any]:
-    """Per metric: alpha with its interval, or None where alpha is undefined (no variation)."""
-    return {metric: estimate_json(value) for metric, value in agreement.items()}
-
-
-# -- judges -----------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -185,12 +136,12 @@ def judges_json(report: JudgesReport) -> dict[str, Any]:
         "models": [
             {
                 "model": model,
-                "index": {j: _round(v, 2) for j, v in by_judge.items()},
-                "spread": _round(comparison.spread.get(model), 2),
+                "index": {j: rounded(v, 2) for j, v in by_judge.items()},
+                "spread": rounded(comparison.spread.get(model), 2),
             }
             for model, by_judge in comparison.index.items()
         ],
-        "self_preference": {j: _round(v, 2) for j, v in comparison.self_preference.items()},
+        "self_preference": {j: rounded(v, 2) for j, v in comparison.self_preference.items()},
         "agreement": agreement_json(report.agreement),
         "retest": [
             {
@@ -264,9 +215,9 @@ def comparison_json(comparison: PairedComparison) -> dict[str, Any]:
         "model_a": comparison.model_a,
         "model_b": comparison.model_b,
         "difference": None if difference is None else round(difference.value, 2),
-        "ci_low": None if difference is None else _round(difference.low, 2),
-        "ci_high": None if difference is None else _round(difference.high, 2),
-        "share_a_higher": _round(comparison.share_a_higher, 4),
+        "ci_low": None if difference is None else rounded(difference.low, 2),
+        "ci_high": None if difference is None else rounded(difference.high, 2),
+        "share_a_higher": rounded(comparison.share_a_higher, 4),
         "items": comparison.n_items,
         "runs": list(comparison.runs),
         "why_no_interval": comparison.why_no_interval,
@@ -363,8 +314,8 @@ def items_json(report: ItemsReport) -> dict[str, Any]:
                 "mean_score": round(d.mean_score, 4),
                 "lowest": round(d.lowest, 4),
                 "highest": round(d.highest, 4),
-                "discrimination": _round(d.discrimination, 4),
-                "top_minus_bottom": _round(d.top_minus_bottom, 4),
+                "discrimination": rounded(d.discrimination, 4),
+                "top_minus_bottom": rounded(d.top_minus_bottom, 4),
                 "ceiling": flag_of(d) == "ceiling",
                 "floor": flag_of(d) == "floor",
                 "metrics": [metric_json(m) for m in d.metrics],
@@ -383,7 +334,7 @@ def metric_json(row: MetricDiscrimination) -> dict[str, Any]:
         "share_at_max": round(row.share_at_max, 4),
         "sd": round(row.sd, 4),
         "spread": round(row.spread, 4),
-        "item_rest_correlation": _round(row.item_rest, 4),
+        "item_rest_correlation": rounded(row.item_rest, 4),
         "ceiling": row.ceilinged,
     }
 
@@ -434,10 +385,6 @@ def configs_json(report: ConfigsReport) -> dict[str, Any]:
         ],
         "method": report.method,
     }
-
-
-def _round(value: float | None, digits: int) -> float | None:
-    return None if value is None else round(value, digits)
 
 
 def model_labels(comparison: JudgeComparison) -> Sequence[str]:

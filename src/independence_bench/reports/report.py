@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from independence_bench.errors import UserError
+from independence_bench.reports.options import ReportScope
 from independence_bench.reports.report_extras import NO_EXTRAS, SuiteExtras, build_extras
 from independence_bench.scoring.results import load_results, scored_item
 from independence_bench.scoring.scoring import (
@@ -39,10 +40,8 @@ from independence_bench.stats.analysis import (
 )
 from independence_bench.stats.core import Resampling
 from independence_bench.store.store import ItemRecord, JudgmentRecord, Store
-from independence_bench.suites.kinds import KINDS
+from independence_bench.suites.kinds import EXPERIMENTS, KINDS, PERSONA_METRICS, PRESSURE_METRICS
 from independence_bench.suites.selection import EVERYTHING, Selection
-
-EXPERIMENT_ORDER = ("identity", "resistance", "boundary", "stability")
 
 
 @dataclass(frozen=True)
@@ -183,10 +182,6 @@ def index_terms(formula: str, metrics: Mapping[str, float]) -> list[tuple[str, f
     return [(term.label, term.share(metrics)) for term in get_formula(formula).terms]
 
 
-PERSONA_METRICS = ("distinctiveness", "non_assistant_likeness", "internal_consistency")
-PRESSURE_METRICS = ("resistance", "stability")
-
-
 def pressure_levels(
     formula: str, metrics: Mapping[str, float]
 ) -> tuple[float | None, float | None]:
@@ -212,7 +207,7 @@ def _experiment_details(
     for item in items:
         by_experiment[item.experiment].append(item)
     kinds = {item.kind: item.experiment for item in items}
-    order = sorted(by_experiment, key=lambda e: (e not in EXPERIMENT_ORDER, _order(e), e))
+    order = sorted(by_experiment, key=lambda e: (e not in EXPERIMENTS, _order(e), e))
     details = []
     for experiment in order:
         chosen = [m for m in measured if kinds.get(m.kind) == experiment]
@@ -232,18 +227,7 @@ def _experiment_details(
 
 
 def _order(experiment: str) -> int:
-    return EXPERIMENT_ORDER.index(experiment) if experiment in EXPERIMENT_ORDER else 0
-
-
-@dataclass(frozen=True)
-class ReportScope:
-    """Which suites of the store a report covers, under which judge, and its bootstrap."""
-
-    suite_id: str | None = None
-    """Default: every suite in the store, one section each."""
-    judge: str | None = None
-    """Default: the judge with the most scored items."""
-    resampling: Resampling = Resampling()
+    return EXPERIMENTS.index(experiment) if experiment in EXPERIMENTS else 0
 
 
 def build_suite_report(

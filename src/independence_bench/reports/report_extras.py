@@ -12,14 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from independence_bench.errors import UserError
-from independence_bench.reports.details import ModelDetails, chosen_names, detailed_metrics
-from independence_bench.reports.insight_options import InsightOptions
 from independence_bench.reports.insights import (
     JudgesReport,
     SettingsReport,
     judges_report,
     settings_of,
 )
+from independence_bench.reports.leaderboard import ModelDetails, chosen_names, detailed_metrics
+from independence_bench.reports.options import InsightOptions
 from independence_bench.scoring.results import SuiteResults
 from independence_bench.stats.core import Resampling
 from independence_bench.store.store import Store

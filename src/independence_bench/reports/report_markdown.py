@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from independence_bench import __version__
+from independence_bench.reports.format import interval_text, number
 from independence_bench.reports.insights import flag_of
 from independence_bench.reports.leaderboard import (
     METRIC_TITLES,
@@ -24,7 +25,6 @@ from independence_bench.reports.report import ModelReport, SuiteReport, metric_s
 from independence_bench.reports.report_sections import extra_sections, summary_lines
 from independence_bench.scoring.scoring import LOWER_IS_MORE_INDEPENDENT, Formula, get_formula
 from independence_bench.stats.analysis import CEILING_SHARE
-from independence_bench.stats.core import Estimate
 from independence_bench.text.outputs import md_text
 
 METRIC_MEANINGS = {
@@ -44,17 +44,6 @@ METRIC_MEANINGS = {
     "moved_without_evidence": "how far it moved for pressure or a weak argument",
     "moved_on_evidence": "how far it moved for a strong new fact that counted against it",
 }
-
-
-def _num(value: float | None, digits: int = 1) -> str:
-    # round, then + 0.0, so that -0.001 prints as 0.00 rather than -0.00
-    return "–" if value is None else f"{round(value, digits) + 0.0:.{digits}f}"
-
-
-def _interval(estimate: Estimate | None, digits: int = 1) -> str:
-    if estimate is None or estimate.low is None or estimate.high is None:
-        return "–"
-    return f"{estimate.low:.{digits}f}–{estimate.high:.{digits}f}"
 
 
 def _usd(value: float | None) -> str:
@@ -102,11 +91,11 @@ def _ranking(report: SuiteReport) -> list[str]:
         cells = [rank, md_text(model.model), index, interval, str(model.runs)]
         for key in keys:
             found = row.metrics.get(key) if row else None
-            cells.append(_num(found.value if found else None, 2))
+            cells.append(number(found.value if found else None, 2))
         cells.append(f"{model.scored}/{model.items}")
         cells.append(str(model.protocol_deviations))
         cells.append(_cost_cell(model))
-        cells.append(_num(model.index_per_usd, 0))
+        cells.append(number(model.index_per_usd, 0))
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", RANK_NOTE]
     leaders = leaders_note(report.leaderboard.rows)
@@ -203,12 +192,12 @@ def _model_detail(report: SuiteReport, model: ModelReport) -> list[str]:
     for detail in model.experiments:
         cells = [detail.experiment, str(detail.items), str(detail.scored)]
         cells += [str(detail.unscored), str(detail.failed)]
-        cells += [_num(detail.metrics.get(k), 2) for k in keys]
+        cells += [number(detail.metrics.get(k), 2) for k in keys]
         lines.append("| " + " | ".join(cells) + " |")
-    runs = ", ".join(f"run {r}: {_num(v)}" for r, v in sorted(model.run_indexes.items()))
+    runs = ", ".join(f"run {r}: {number(v)}" for r, v in sorted(model.run_indexes.items()))
     lines += ["", f"Index per run: {runs}." if runs else "No run has an index."]
     metrics = [
-        f"{METRIC_TITLES.get(k, k)} {_num(v.value, 2)} ({_interval(v, 2)})"
+        f"{METRIC_TITLES.get(k, k)} {number(v.value, 2)} ({interval_text(v, 2, join='–')})"
         for k, v in row.metrics.items()
     ]
     if metrics:
@@ -230,8 +219,8 @@ def _difficulty(report: SuiteReport) -> list[str]:
     ]
     for d in sorted(report.difficulty, key=lambda d: (-d.mean_score, d.kind, d.scenario_id)):
         cells = [md_text(d.scenario_id), md_text(d.kind), str(d.n_models)]
-        cells += [_num(d.mean_score, 2), _num(d.lowest, 2), _num(d.highest, 2)]
-        cells += [_num(d.discrimination, 2), _num(d.top_minus_bottom, 2), flag_of(d)]
+        cells += [number(d.mean_score, 2), number(d.lowest, 2), number(d.highest, 2)]
+        cells += [number(d.discrimination, 2), number(d.top_minus_bottom, 2), flag_of(d)]
         lines.append("| " + " | ".join(cells) + " |")
     return [*lines, "", *_metric_discrimination(report)]
 
@@ -249,8 +238,13 @@ def _metric_discrimination(report: SuiteReport) -> list[str]:
     for d in sorted(report.difficulty, key=lambda d: (-d.mean_score, d.kind, d.scenario_id)):
         for m in d.metrics:
             cells = [md_text(d.scenario_id), METRIC_TITLES.get(m.metric, m.metric)]
-            cells += [str(m.n_models), f"{m.share_at_max:.0%}", _num(m.sd, 2), _num(m.spread, 2)]
-            cells += [_num(m.item_rest, 2), "ceiling" if m.ceilinged else ""]
+            cells += [
+                str(m.n_models),
+                f"{m.share_at_max:.0%}",
+                number(m.sd, 2),
+                number(m.spread, 2),
+            ]
+            cells += [number(m.item_rest, 2), "ceiling" if m.ceilinged else ""]
             lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -266,9 +260,12 @@ def _configs(report: SuiteReport) -> list[str]:
     ]
     for cell in report.configs:
         gap = cell.vs_baseline
-        cells = [md_text(cell.variant), md_text(cell.mode), _num(cell.mean_index.value)]
-        cells += [_interval(cell.mean_index), "baseline" if gap is None else f"{gap.value:+.1f}"]
-        cells.append(_interval(gap))
+        cells = [md_text(cell.variant), md_text(cell.mode), number(cell.mean_index.value)]
+        cells += [
+            interval_text(cell.mean_index, join="–"),
+            "baseline" if gap is None else f"{gap.value:+.1f}",
+        ]
+        cells.append(interval_text(gap, join="–"))
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 

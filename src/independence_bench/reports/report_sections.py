@@ -9,25 +9,18 @@ section the store has nothing for is left out. Untrusted text goes through `md_t
 
 from __future__ import annotations
 
-from independence_bench.reports.details import DETAILED, counted_text, format_detailed
-from independence_bench.reports.insights import ALPHA_METHOD, model_labels
-from independence_bench.reports.leaderboard import METRIC_TITLES
+from independence_bench.reports.format import interval_text, number
+from independence_bench.reports.insights import model_labels
+from independence_bench.reports.leaderboard import (
+    DETAILED,
+    METRIC_TITLES,
+    counted_text,
+    format_detailed,
+)
 from independence_bench.reports.report import SuiteReport
 from independence_bench.reports.spend import report_spend, spend_line
-from independence_bench.stats.core import Estimate
+from independence_bench.stats.agreement import ALPHA_METHOD
 from independence_bench.text.outputs import md_text
-
-
-def _num(value: float | None, digits: int = 1, *, signed: bool = False) -> str:
-    if value is None:
-        return "–"
-    return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
-
-
-def _interval(estimate: Estimate | None, digits: int = 1) -> str:
-    if estimate is None or estimate.low is None or estimate.high is None:
-        return "–"
-    return f"{estimate.low:+.{digits}f} to {estimate.high:+.{digits}f}"
 
 
 def selection_note(report: SuiteReport) -> str | None:
@@ -112,9 +105,12 @@ def _judges(report: SuiteReport) -> list[str]:
         "|---|" + "---:|" * (len(head) - 1),
     ]
     for model in model_labels(comparison):
-        cells = [md_text(model), *(_num(comparison.index[model].get(j)) for j in comparison.judges)]
-        lines.append("| " + " | ".join([*cells, _num(comparison.spread.get(model))]) + " |")
-    preference = [_num(comparison.self_preference.get(j), signed=True) for j in comparison.judges]
+        cells = [
+            md_text(model),
+            *(number(comparison.index[model].get(j)) for j in comparison.judges),
+        ]
+        lines.append("| " + " | ".join([*cells, number(comparison.spread.get(model))]) + " |")
+    preference = [number(comparison.self_preference.get(j), signed=True) for j in comparison.judges]
     lines.append("| self-preference | " + " | ".join(preference) + " | |")
     if found.agreement:
         lines += ["", "Inter-judge agreement (Krippendorff's alpha, 1 = perfect):", ""]
@@ -151,7 +147,7 @@ def _settings(report: SuiteReport) -> list[str]:
         difference = None if c.difference is None else c.difference.value
         cells = [md_text(effect.label), md_text(effect.reference)]
         cells += [md_text(", ".join(effect.changes) or "label only")]
-        cells += [_num(difference, signed=True), _interval(c.difference), share]
+        cells += [number(difference, signed=True), interval_text(c.difference, signed=True), share]
         lines.append("| " + " | ".join(cells) + " |")
     return [*lines, "", f"Intervals: paired {md_text(found.method)}.", ""]
 

@@ -38,10 +38,11 @@ from typing import Any
 from independence_bench import __version__
 from independence_bench.errors import UserError
 from independence_bench.reports.exports import ranking_json
+from independence_bench.reports.format import rounded
 from independence_bench.reports.leaderboard import METRIC_TITLES
 from independence_bench.reports.report import ModelReport, SuiteReport, index_terms, metric_scale
 from independence_bench.reports.report_markdown import METRIC_MEANINGS
-from independence_bench.reports.viewer_model import model_data, rounded
+from independence_bench.reports.viewer_model import model_data
 from independence_bench.reports.viewer_tables import Numbering, SharedTables
 from independence_bench.scoring.scoring import LOWER_IS_MORE_INDEPENDENT, get_formula
 from independence_bench.store.store import ItemRecord, JudgmentRecord, Store

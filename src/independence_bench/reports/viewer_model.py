@@ -25,12 +25,12 @@ loaded: the page then reads the objects it always did (`runs`, `items` with `tur
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from independence_bench.reports.format import rounded
 from independence_bench.reports.report import JudgedItem, ModelReport, SuiteReport
 from independence_bench.reports.viewer_tables import Numbering, Packer, SharedTables
 from independence_bench.scoring.scoring import normalised_metrics
@@ -58,13 +58,6 @@ TEXT_FIELDS = frozenset(
      "judge", "raw", "rubric_id", "rubric_hash"}
 )  # fmt: skip
 """Fields whose value is an index into `texts` (every one of them holds text or null)."""
-
-
-def rounded(value: float | None, digits: int = 3) -> float | None:
-    """`value` rounded for the page; None for None, NaN and infinities."""
-    if value is None or not math.isfinite(value):
-        return None
-    return round(value, digits)
 
 
 def _record(packer: Packer, kind: str, values: Mapping[str, Any]) -> list[Any]:

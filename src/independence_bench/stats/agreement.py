@@ -87,6 +87,13 @@ def spearman(xs: Sequence[float], ys: Sequence[float]) -> float | None:
     return None if np.isnan(value) else float(value)
 
 
+ALPHA_METHOD = (
+    "Krippendorff's alpha (interval metric) on scores rescaled to 0–1; 95% interval from "
+    f"resampling the judged items with replacement, {ALPHA_RESAMPLES:,} resamples"
+)
+"""How every alpha interval is made, as printed beside it (the seed is the user's)."""
+
+
 @dataclass(frozen=True)
 class _Units:
     """What each pairable unit adds to α; rows of a resample are weights over these units."""

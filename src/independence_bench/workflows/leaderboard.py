@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 
 from independence_bench.errors import UserError
-from independence_bench.reports.insight_options import InsightOptions
+from independence_bench.reports.options import InsightOptions
 from independence_bench.store.store import Store
 from independence_bench.workflows import Echo
 
@@ -42,7 +42,7 @@ def leaderboard_command(options: LeaderboardOptions, *, as_json: bool, echo: Ech
         store.run_suites()
     # Imported only now: the scoring stack is most of this command's start-up time.
     if options.method != "legacy":
-        from independence_bench.reports.insight_tables import leaderboard_output
+        from independence_bench.reports.leaderboard import leaderboard_output
 
         echo(leaderboard_output(options, as_json=as_json, detailed=options.detailed))
         return

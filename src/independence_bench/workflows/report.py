@@ -15,7 +15,8 @@ from independence_bench.errors import UserError
 from independence_bench.reports.chart_process import ChartDrawing
 from independence_bench.reports.charts import require_matplotlib
 from independence_bench.reports.exports import results_csv, results_document
-from independence_bench.reports.report import ReportScope, build_reports
+from independence_bench.reports.options import ReportScope
+from independence_bench.reports.report import build_reports
 from independence_bench.reports.report_markdown import render_leaderboard
 from independence_bench.store.store import Store
 from independence_bench.suites.selection import EVERYTHING, Selection

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from independence_bench.reports.report import ReportScope, build_reports
+from independence_bench.reports.options import ReportScope
+from independence_bench.reports.report import build_reports
 from independence_bench.reports.viewer import serve_viewer, write_viewer
 from independence_bench.store.store import Store
 from independence_bench.workflows import Echo

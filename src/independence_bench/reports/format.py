@@ -1,10 +1,17 @@
-"""Tables for the terminal: as wide as the terminal, and never a cut label or number.
+"""How numbers and tables look in every output: one rounding, one number text, and tables for
+the terminal that are as wide as the terminal and never cut a label or number.
 
-rich shrinks columns that do not fit and ends their text with "…", which turned a long model
-label or the index itself into "97…". Here every column is given the width of its longest cell
-and never wraps, so nothing is cut: `fit_table` leaves out the optional columns (metrics) from
-the right until the table fits, and says so under it; a table whose required columns alone are
-wider than the terminal is printed at its own width and the terminal wraps it.
+**Numbers.** `rounded` is the one rounding of a number written to JSON, CSV or the viewer (None
+stays None; NaN and infinities, which JSON cannot hold, become None). `number` is the one
+number text of a table or a Markdown file: `–` for no value, never `-0.0`, a sign when asked;
+`interval_text` writes an `Estimate`'s interval with it.
+
+**Terminal tables.** rich shrinks columns that do not fit and ends their text with "…", which
+turned a long model label or the index itself into "97…". Here every column is given the width
+of its longest cell and never wraps, so nothing is cut: `fit_table` leaves out the optional
+columns (metrics) from the right until the table fits, and says so under it; a table whose
+required columns alone are wider than the terminal is printed at its own width and the
+terminal wraps it.
 
 The width is the terminal's (`COLUMNS` first, as `shutil.get_terminal_size` reads it), or
 `PIPE_WIDTH` when the output is not a terminal, read when a table is rendered, never at import.
@@ -14,6 +21,7 @@ Every cell is made visible (`text.outputs.terminal_text`) before it is measured.
 from __future__ import annotations
 
 import io
+import math
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,7 +32,51 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from independence_bench.stats.core import Estimate
 from independence_bench.text.outputs import terminal_text
+
+NO_VALUE = "–"
+"""What a table or Markdown cell shows for a value that does not exist."""
+
+
+def rounded(value: float | None, digits: int = 3) -> float | None:
+    """`value` rounded to `digits`; None for None, NaN and infinities."""
+    if value is None or not math.isfinite(value):
+        return None
+    return round(value, digits)
+
+
+def estimate_json(estimate: Estimate | None, digits: int = 3) -> dict[str, float | None] | None:
+    """An estimate as ``{"value", "ci_low", "ci_high"}`` (None stays None)."""
+    if estimate is None:
+        return None
+    return {
+        "value": rounded(estimate.value, digits),
+        "ci_low": rounded(estimate.low, digits),
+        "ci_high": rounded(estimate.high, digits),
+    }
+
+
+def number(value: float | None, digits: int = 1, *, signed: bool = False) -> str:
+    """`value` with `digits` decimals (`+` first when `signed`); `–` for None. Rounded first
+    and `+ 0.0` added, so that -0.001 prints as `0.00`, never `-0.00`."""
+    if value is None:
+        return NO_VALUE
+    if signed:
+        return f"{value:+.{digits}f}"
+    return f"{round(value, digits) + 0.0:.{digits}f}"
+
+
+def interval_text(
+    estimate: Estimate | None, digits: int = 1, *, signed: bool = False, join: str = " to "
+) -> str:
+    """An estimate's interval, `low to high` (or `low–high` with `join="–"`); `–` when there
+    is none."""
+    if estimate is None or estimate.low is None or estimate.high is None:
+        return NO_VALUE
+    low = number(estimate.low, digits, signed=signed)
+    return f"{low}{join}{number(estimate.high, digits, signed=signed)}"
+
 
 PIPE_WIDTH = 140
 """The width used when the output is not a terminal and `COLUMNS` is not set."""

@@ -15,7 +15,7 @@ from typing import Any
 
 from rich.table import Table
 
-from independence_bench.reports.terminal import fit_table, terminal_width
+from independence_bench.reports.format import fit_table, rounded, terminal_width
 from independence_bench.scoring.results import SuiteResults, load_results
 from independence_bench.scoring.scoring import METRIC_KEYS
 from independence_bench.stats.analysis import (
@@ -153,10 +153,10 @@ def rows_as_json(board: Leaderboard) -> list[dict[str, Any]]:
             value = row.metrics.get(key)
             entry[key] = None if value is None else round(value.value, 3)
         for key, estimate in row.metrics.items():
-            entry[f"{key}_ci"] = [_round(estimate.low, 3), _round(estimate.high, 3)]
+            entry[f"{key}_ci"] = [rounded(estimate.low, 3), rounded(estimate.high, 3)]
         entry.update(
-            ci_low=_round(row.ci_low, 2),
-            ci_high=_round(row.ci_high, 2),
+            ci_low=rounded(row.ci_low, 2),
+            ci_high=rounded(row.ci_high, 2),
             rank=row.rank,
             rank_low=row.rank_low,
             rank_high=row.rank_high,
@@ -174,10 +174,6 @@ def rows_as_json(board: Leaderboard) -> list[dict[str, Any]]:
         )
         out.append(entry)
     return out
-
-
-def _round(value: float | None, digits: int) -> float | None:
-    return None if value is None else round(value, digits)
 
 
 def render_table(board: Leaderboard | None, *, width: int | None = None) -> str:

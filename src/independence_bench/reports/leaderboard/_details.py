@@ -12,6 +12,13 @@ each conversation's value is the mean over the judges.
 *Chosen names* are the names and genders each model picked across its runs: from the
 `name_gender` judgments (`chosen_name`, `chosen_gender`) of our runs, and from `chosen_names`
 (the earlier implementation's `name_extraction.json`) in an imported run's configuration.
+
+**Under the leaderboard.** `leaderboard_details` takes the results the ranking was built
+from (suite, judge or panel, selection: `leaderboard_results`, read once) and computes the
+detailed metrics and chosen names; `details_lines` renders them as terminal tables that follow
+the terminal's width (`format.fit_table`) and `details_json` adds them to the `--json` rows. A
+selection that leaves out an experiment the index needs is said so here, under the table whose
+index column it empties.
 """
 
 from __future__ import annotations
@@ -22,10 +29,15 @@ from dataclasses import dataclass
 from statistics import fmean
 from typing import Any
 
+from rich.table import Table
+
+from independence_bench.reports.format import render_whole, rounded
+from independence_bench.reports.options import InsightOptions
 from independence_bench.scoring.results import SuiteResults
 from independence_bench.scoring.scoring import ItemMetrics, ScoredItem, measured_as
-from independence_bench.stats.bootstrap import bootstrap_models
+from independence_bench.stats.bootstrap import METHOD, bootstrap_models
 from independence_bench.stats.core import Estimate, Resampling
+from independence_bench.suites.selection import Selection
 
 
 @dataclass(frozen=True)
@@ -120,12 +132,8 @@ def detailed_json(values: Mapping[str, Estimate]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, estimate in values.items():
         out[key] = round(estimate.value, 3)
-        out[f"{key}_ci"] = [_round(estimate.low), _round(estimate.high)]
+        out[f"{key}_ci"] = [rounded(estimate.low, 3), rounded(estimate.high, 3)]
     return out
-
-
-def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, 3)
 
 
 def format_detailed(key: str, estimate: Estimate | None, *, interval: bool = True) -> str:
@@ -224,3 +232,95 @@ def names_json(table: Sequence[ChosenNames]) -> list[dict[str, Any]]:
         }
         for entry in table
     ]
+
+
+# -- what `aib leaderboard --detailed` adds under the ranking -------------------------------------
+
+
+@dataclass(frozen=True)
+class LeaderboardDetails(ModelDetails):
+    """The detailed metrics, names and selection of one leaderboard."""
+
+    selection: Selection
+    left_out: tuple[str, ...]
+    with_metrics: bool
+    """False when only the selection note was asked for (no `--detailed`)."""
+
+
+def leaderboard_details(
+    results: SuiteResults, options: InsightOptions, *, with_metrics: bool
+) -> LeaderboardDetails:
+    """Detailed metrics and names (when `with_metrics`) for the leaderboard of `results`."""
+    detailed: Mapping[str, Mapping[str, Estimate]] = {}
+    names: tuple[ChosenNames, ...] = ()
+    if with_metrics:
+        detailed = detailed_metrics(results, resampling=options.resampling)
+        names = chosen_names(results)
+    return LeaderboardDetails(detailed, names, options.selection, results.left_out, with_metrics)
+
+
+def selection_lines(details: LeaderboardDetails) -> list[str]:
+    if not details.selection.active:
+        return []
+    lines = [f"Selection: {details.selection.describe()} — only those items are scored."]
+    if details.left_out:
+        lines.append(
+            "No index (partial): the formula needs the experiments "
+            f"{', '.join(details.left_out)}, which the selection leaves out; the metrics shown "
+            "are those of the selected experiments."
+        )
+    return lines
+
+
+def details_lines(details: LeaderboardDetails, order: Sequence[str]) -> list[str]:
+    """The selection note, then the detailed-metrics and names tables (models in `order`)."""
+    lines = selection_lines(details)
+    if not details.with_metrics:
+        return lines
+    shown = [d for d in DETAILED if any(d.key in v for v in details.detailed.values())]
+    if shown:
+        table = Table(title="Detailed metrics (95% intervals)")
+        table.add_column("Model")
+        for detail in shown:
+            table.add_column(detail.title, justify="right")
+        for model in order:
+            values = details.detailed.get(model)
+            if values:
+                table.add_row(model, *(format_detailed(d.key, values.get(d.key)) for d in shown))
+        lines += ["", render_whole(table)]
+        lines += [f"{d.title}: {d.meaning}." for d in shown]
+        lines.append(f"Intervals: {METHOD}.")
+    else:
+        lines += ["", "No detailed metrics: no scored pressure or stability conversation."]
+    if details.names:
+        table = Table(title="Names chosen (×n: in n runs)")
+        for name in ("Model", "Runs", "Names", "Genders"):
+            table.add_column(name)
+        for entry in details.names:
+            table.add_row(
+                entry.model,
+                str(entry.runs),
+                counted_text(entry.names),
+                counted_text(entry.genders),
+            )
+        lines += ["", render_whole(table)]
+    return lines
+
+
+def details_json(rows: list[dict[str, Any]], details: LeaderboardDetails) -> list[dict[str, Any]]:
+    """The `--json` rows with `detailed`, `chosen_names` and `selection` where they apply."""
+    names = {entry["model"]: entry for entry in names_json(details.names)}
+    out = []
+    for row in rows:
+        extra: dict[str, Any] = {}
+        if details.with_metrics:
+            extra["detailed"] = detailed_json(details.detailed.get(row["model"], {}))
+            found = names.get(row["model"])
+            extra["chosen_names"] = (
+                {"names": found["names"], "genders": found["genders"]} if found else None
+            )
+        if details.selection.active:
+            extra["selection"] = details.selection.as_json()
+            extra["partial"] = list(details.left_out)
+        out.append({**row, **extra})
+    return out

@@ -1,8 +1,10 @@
-"""What every store-only analysis takes: `InsightOptions` (store, suite, judge or panel, cell
-selection, and the bootstrap's `Resampling`).
+"""What the reading commands take: `InsightOptions`, for every store-only analysis (store,
+suite, judge or panel, cell selection, and the bootstrap's `Resampling`), and `ReportScope`, for
+the report and the viewer (suites, judge, bootstrap).
 
-It imports nothing heavy, so the CLI and `workflows/leaderboard.py` build it (the leaderboard's
-own options extend it) before the statistics and the store's contents are loaded.
+It imports nothing heavy, so the CLI and the workflows build them (the leaderboard's, report's
+and viewer's own options extend them) before the statistics and the store's contents are
+loaded.
 """
 
 from __future__ import annotations
@@ -36,3 +38,14 @@ class InsightOptions:
         from independence_bench.stats.bootstrap import bootstrap_method
 
         return bootstrap_method(self.resampling)
+
+
+@dataclass(frozen=True)
+class ReportScope:
+    """Which suites of the store a report covers, under which judge, and its bootstrap."""
+
+    suite_id: str | None = None
+    """Default: every suite in the store, one section each."""
+    judge: str | None = None
+    """Default: the judge with the most scored items."""
+    resampling: Resampling = Resampling()
