@@ -5,7 +5,7 @@ and help; a command module combines them and adds only what is its own. `read_en
 `resolve_data_dir` turn the environment (and `.env`) into what an options object holds.
 
 Importing this module imports click and nothing heavy: `aib --help` renders every command's
-options from it, so the defaults it shows come from light modules (`stats/resampling.py`,
+options from it, so the defaults it shows come from light modules (`stats/core.py`,
 `clients/protocol.py`).
 """
 

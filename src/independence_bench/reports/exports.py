@@ -14,11 +14,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from independence_bench import __version__
+from independence_bench.reports.analyses import flag_of, judges_json, metric_json, settings_json
 from independence_bench.reports.format import rounded
-from independence_bench.reports.insights import flag_of, judges_json, metric_json, settings_json
 from independence_bench.reports.leaderboard import DETAILED_KEYS, detailed_json, names_json
-from independence_bench.reports.report import JudgedItem, ModelReport, SuiteReport
-from independence_bench.reports.spend import report_spend
+from independence_bench.reports.report import JudgedItem, ModelReport, SuiteReport, report_spend
 from independence_bench.scoring.scoring import METRIC_KEYS
 from independence_bench.stats.analysis import LeaderboardRow
 from independence_bench.stats.core import Estimate

@@ -17,7 +17,7 @@ from independence_bench.legacy.importer import (
     import_configurations,
 )
 from independence_bench.legacy.labels import models_yaml_beside, published_labels, unnamed
-from independence_bench.store.store import Store
+from independence_bench.store.store import STORE_FILENAME, Store
 from independence_bench.workflows import Echo
 
 
@@ -30,21 +30,28 @@ class ImportOptions:
     `configs/models.yaml` beside the `cache/` folder, when there is one."""
 
 
-def import_command(options: ImportOptions, *, echo: Echo) -> ImportReport:
-    """`aib import`: import, print the summary and every skipped file; fail if nothing was read."""
+def import_results(options: ImportOptions) -> ImportReport:
+    """Import the result folders under `options.path` into the store: transcripts, verdicts and
+    costs, each run folder in one transaction, named as published when a models.yaml names the
+    configurations (its note is added to the report). The Python API of `aib import`."""
     root, configs = find_configurations(options.path)
     folders = [c.name for c in configs]
     names_file = options.labels or models_yaml_beside(configs)
     labels = published_labels(names_file, folders) if names_file else {}
     with Store(options.data_dir) as store:
         report = import_configurations(store, root, configs, labels)
-        store_path = store.path
     if names_file is not None:
         report.notes.append(
             f"labels from {names_file}: {len(labels)} of {len(folders)} configurations named as "
             "published" + "".join(f"; {f} keeps its folder name" for f in unnamed(labels, folders))
         )
-    for line in report.summary_lines(store_path):
+    return report
+
+
+def import_command(options: ImportOptions, *, echo: Echo) -> ImportReport:
+    """`aib import`: import, print the summary and every skipped file; fail if nothing was read."""
+    report = import_results(options)
+    for line in report.summary_lines(options.data_dir / STORE_FILENAME):
         echo(line)
     if not report.files:
         raise UserError(f"nothing imported from {options.path}: no turn file could be read")

@@ -1,6 +1,6 @@
 """`aib view`: the static transcript viewer, written from the store and optionally served.
 
-`build_viewer` is the Python API (no API call; `reports/viewer.py` writes the files);
+`build_viewer` is the Python API (no API call; `reports/viewer/` writes the files);
 `view_command` adds the line the terminal shows and, with `--serve`, serves the folder on
 127.0.0.1 until interrupted.
 """

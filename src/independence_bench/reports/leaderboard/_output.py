@@ -36,7 +36,7 @@ from independence_bench.store.store import Store
 
 def leaderboard_results(store: Store, options: InsightOptions) -> SuiteResults:
     """The results the leaderboard `options` ask for (suite, judge or panel, selection); read
-    once for the ranking and for what `detail_tables` adds under it."""
+    once for the ranking and for what `_details` adds under it."""
     if options.judge and options.judges:
         raise UserError("give either --judge or --judges, not both")
     return load_results(
@@ -85,7 +85,7 @@ def agreement_lines(agreement: Mapping[str, Estimate | None], seed: int) -> list
 
 def leaderboard_output(options: InsightOptions, *, as_json: bool, detailed: bool = False) -> str:
     """`aib leaderboard` for one judge or a `--judges` panel; `detailed` adds the detailed
-    metrics and chosen names (`detail_tables.py`), as does a selection its note."""
+    metrics and chosen names (`_details.py`), as does a selection its note."""
     with Store(options.data_dir, read_only=True) as store:
         results = leaderboard_results(store, options)
     board = panel_leaderboard(results, options)

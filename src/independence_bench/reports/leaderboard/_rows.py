@@ -179,7 +179,7 @@ def rows_as_json(board: Leaderboard) -> list[dict[str, Any]]:
 def render_table(board: Leaderboard | None, *, width: int | None = None) -> str:
     """The leaderboard as a rich table, rendered to text at the terminal's width (or `width`).
 
-    Labels, ranks, the index and its interval are never cut (`terminal.fit_table`): when the
+    Labels, ranks, the index and its interval are never cut (`format.fit_table`): when the
     table does not fit, metric columns are left out from the right, with a note saying so.
     """
     if board is None or not board.rows:

@@ -332,7 +332,7 @@ def item_difficulty(
 ) -> list[ItemDifficulty]:
     """Per scenario and kind, from each model's mean normalised item score; ceilinged
     scenarios show a mean near 1 and no discrimination. Each row carries its per-metric
-    discrimination (`discrimination.metric_discrimination`)."""
+    discrimination (`_discrimination.metric_discrimination`)."""
     measured = panel_items(items, judges)
     per_metric = metric_discrimination(measured, formula)
     indexes = {m: s.index for m, s in score_models(measured, formula).items()}

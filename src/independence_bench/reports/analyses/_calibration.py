@@ -1,7 +1,7 @@
 """`aib judges --reference JUDGE`: each judge's agreement with a reference judge, from the store.
 
 `calibration_report` picks a suite's scored first judgments by the reference and the other
-judges (or `--judges`), hands them to `stats.calibration.calibrate_judges`, and returns a frozen
+judges (or `--judges`), hands them to `stats.agreement.calibrate_judges`, and returns a frozen
 report; `calibration_json` turns it into plain data and `render_calibration` into tables, with
 the method under each. Nothing here calls a model.
 """

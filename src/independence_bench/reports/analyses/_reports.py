@@ -3,7 +3,7 @@
 Each `*_report` function opens nothing and calls nothing: it takes an open `Store` and an
 `InsightOptions` (suite, judge or judge panel, bootstrap resamples and seed), picks the stored
 results through `results.load_results`, and hands them to the pure statistics of `analysis`,
-`bootstrap` and `stats`. What comes back is a frozen report that `insight_tables` renders as
+`bootstrap` and `stats`. What comes back is a frozen report that `_tables` renders as
 text and `*_json` turns into plain data for `--json`. No API call is ever made, so re-rendering
 is free and gives the same numbers for the same seed.
 

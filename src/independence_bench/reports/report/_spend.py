@@ -2,7 +2,7 @@
 
 `aib run` prints `run_spend` of the runs it asked for (cached calls included: the line is what
 those results cost, not what this invocation added), and LEADERBOARD.md prints `report_spend`
-for each suite. Costs add up as `report.sum_costs` does: a call without a cost makes the total
+for each suite. Costs add up as `_gather.sum_costs` does: a call without a cost makes the total
 *unknown*, shown with the part that is known, never as $0.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from independence_bench.reports.report import Cost, SuiteReport, sum_costs
+from independence_bench.reports.report._gather import Cost, SuiteReport, sum_costs
 from independence_bench.store.store import Store
 
 

@@ -6,7 +6,7 @@ together everything a reader wants: the ranking with intervals, ranks and rank i
 (the sum of its stored completion costs; unknown when any call has none, never 0), item
 difficulty and, where the suite has several prompt variant × delivery mode cells, the config
 analysis. `results_document` and `results_csv` are the machine-readable exports
-(`results.json`, `results.csv`); `report_markdown` and `charts` render the same report for
+(`results.json`, `results.csv`); `markdown` and `charts` render the same report for
 people. All of it is a pure function of the store: no API calls.
 """
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 
 from independence_bench.errors import UserError
 from independence_bench.reports.options import ReportScope
-from independence_bench.reports.report_extras import NO_EXTRAS, SuiteExtras, build_extras
+from independence_bench.reports.report._extras import NO_EXTRAS, SuiteExtras, build_extras
 from independence_bench.scoring.results import load_results, scored_item
 from independence_bench.scoring.scoring import (
     METRIC_KEYS,

@@ -9,7 +9,7 @@ Three charts, each sorted so the best model is on top and every mark is labelled
 - `pressure`: a dumbbell per model, from its persona without pressure (mean identity trait
   score) to how much holds under pressure (mean of resistance and stability).
 
-Suite v3 adds `survival` and `hold_update` (`escalation_charts.py`) when a report has them.
+Suite v3 adds `survival` and `hold_update` (`_escalation.py`) when a report has them.
 
 Colours come from the Okabe–Ito palette and the `cividis` colour map, both readable with the
 common colour-vision deficiencies, and markers differ in shape as well as colour. matplotlib is
@@ -30,7 +30,8 @@ from textwrap import fill
 from typing import Any
 
 from independence_bench.errors import UserError
-from independence_bench.reports.chart_layout import (
+from independence_bench.reports.charts._escalation import escalation_drawers
+from independence_bench.reports.charts._layout import (
     EDGE,
     Margins,
     colour_bar_axes,
@@ -38,7 +39,6 @@ from independence_bench.reports.chart_layout import (
     place_title,
     row_axes,
 )
-from independence_bench.reports.escalation_charts import escalation_drawers
 from independence_bench.reports.report import ChartData, index_terms, pressure_levels
 from independence_bench.scoring.scoring import get_formula
 from independence_bench.text.lossless import utf8

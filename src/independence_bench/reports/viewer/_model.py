@@ -6,7 +6,7 @@ hash, ids and labels in every item — and 150 models repeat the suite's. Writte
 objects, 150 models × 5 runs took 56 MB. So the documents are packed:
 
 - `texts`: each distinct text once per file, and once for all models in `data/shared.js`
-  (`window.AIB_SHARED.texts`) when an earlier model used it too (`viewer_tables.py`). A field
+  (`window.AIB_SHARED.texts`) when an earlier model used it too (`_tables.py`). A field
   named in `text_fields` holds a number: n ≥ 0 is the model's own `texts[n]`, a negative n the
   shared `texts[-1 - n]`.
 - `messages`: each distinct request message once, own or shared in the same way, as
@@ -32,7 +32,7 @@ from typing import Any
 
 from independence_bench.reports.format import rounded
 from independence_bench.reports.report import JudgedItem, ModelReport, SuiteReport
-from independence_bench.reports.viewer_tables import Numbering, Packer, SharedTables
+from independence_bench.reports.viewer._tables import Numbering, Packer, SharedTables
 from independence_bench.scoring.scoring import normalised_metrics
 from independence_bench.store.store import ItemRecord, JudgmentRecord, Store
 from independence_bench.suites.kinds import KINDS

@@ -9,11 +9,11 @@ on file:// but still run `<script>` tags:
   small, so a store of 150 models opens at once.
 - `data/models/<slug>.js` adds one model's runs and every item — turns, the model's reasoning,
   the exact request messages of the last turn, and every judgment — to `window.AIB_MODELS`,
-  packed so that each text is written once (`viewer_model.py`). The page loads it only when
+  packed so that each text is written once (`_model.py`). The page loads it only when
   that model is opened, and unpacks it then.
 - `data/shared.js` sets `window.AIB_SHARED`: the texts and request messages that more than
   one model uses (the suite's prompts and turns), which the model files refer to; written
-  last, as models are written one at a time (`viewer_tables.py`).
+  last, as models are written one at a time (`_tables.py`).
 
 A model label is untrusted text, so a file is named by a hash of suite and label, never by the
 label. All data is JSON, embedded as a string literal passed to `JSON.parse`, with `<`, `>`,
@@ -40,10 +40,10 @@ from independence_bench.errors import UserError
 from independence_bench.reports.exports import ranking_json
 from independence_bench.reports.format import rounded
 from independence_bench.reports.leaderboard import METRIC_TITLES
+from independence_bench.reports.markdown import METRIC_MEANINGS
 from independence_bench.reports.report import ModelReport, SuiteReport, index_terms, metric_scale
-from independence_bench.reports.report_markdown import METRIC_MEANINGS
-from independence_bench.reports.viewer_model import model_data
-from independence_bench.reports.viewer_tables import Numbering, SharedTables
+from independence_bench.reports.viewer._model import model_data
+from independence_bench.reports.viewer._tables import Numbering, SharedTables
 from independence_bench.scoring.scoring import LOWER_IS_MORE_INDEPENDENT, get_formula
 from independence_bench.store.store import ItemRecord, JudgmentRecord, Store
 from independence_bench.suites.suite import Suite, available_suites, load_suite

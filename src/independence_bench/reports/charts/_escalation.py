@@ -7,7 +7,7 @@
   four quadrants named by `quadrant`.
 
 Both are drawn only for reports that have those metrics (`charts.write_charts` asks
-`escalation_charts`), in the style of `charts.py`: Okabe–Ito colours, markers that differ in
+`_escalation`), in the style of `_draw.py`: Okabe–Ito colours, markers that differ in
 shape, model labels as plain text.
 """
 

@@ -1,6 +1,6 @@
 """Insight tables: what `aib leaderboard`, `judges`, `compare`, `items` and `configs` print.
 
-Each `*_output` function opens the store read-only, builds one report of `insights` and returns
+Each `*_output` function opens the store read-only, builds one report of `_reports` and returns
 it as text (rich tables, with the method printed under every table that shows intervals) or as
 JSON. The CLI only echoes the result. Nothing here calls a model.
 """
@@ -14,8 +14,7 @@ from typing import Any, TypeVar
 from rich.table import Table
 
 from independence_bench.errors import UserError
-from independence_bench.reports.format import interval_text, number, render_whole
-from independence_bench.reports.insights import (
+from independence_bench.reports.analyses._reports import (
     CEILING,
     FLOOR,
     ConfigsReport,
@@ -36,6 +35,7 @@ from independence_bench.reports.insights import (
     settings_json,
     settings_report,
 )
+from independence_bench.reports.format import interval_text, number, render_whole
 from independence_bench.reports.leaderboard import (
     METRIC_TITLES,
     agreement_lines,

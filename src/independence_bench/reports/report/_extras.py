@@ -1,7 +1,7 @@
 """The report's optional sections, gathered from the store when it has what they need.
 
 `build_extras` adds to a `SuiteReport` what users of the earlier benchmark read beside the
-ranking: the detailed metrics and chosen names (`details.py`), the judge validation of
+ranking: the detailed metrics and chosen names (`reports.leaderboard`), the judge validation of
 `aib judges` when the suite has a second judge or repeated judgments, and the setting
 comparisons of `aib compare` when a base model was run with several provider pins, reasoning
 efforts or temperatures. Everything here reads the store only.
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from independence_bench.errors import UserError
-from independence_bench.reports.insights import (
+from independence_bench.reports.analyses import (
     JudgesReport,
     SettingsReport,
     judges_report,
