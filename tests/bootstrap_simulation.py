@@ -6,13 +6,13 @@ model's item value for metric k is
     true mean (model, k) + scenario effect (scenario, k) + model × scenario effect + run noise,
 
 all effects zero-mean and bounded, so no value leaves its scale. What is true follows the
-decision in `stats/bootstrap.py`'s docstring: the scenarios of a multi-scenario stratum (three
-trait prompts, five boundary tactics, five stability topics) are a fresh sample from their
-population in every simulated benchmark, while the negotiation and the name/gender
-conversation — one scenario each — are the experiments' fixed protocol: their effects are
-drawn once per simulation and are part of each model's true index. The true index is then the
-formula applied to each metric's expectation over runs and sampled scenarios, and the true
-rank is the place by true index.
+decision in `stats/bootstrap/_draws.py`'s docstring: the scenarios of a multi-scenario stratum
+(three trait prompts, five boundary tactics, five stability topics) are a fresh sample from
+their population in every simulated benchmark, while the negotiation and the name/gender
+conversation — one scenario each — are the experiments' fixed protocol: their effects are drawn
+once per simulation and are part of each model's true index. The true index is then the formula
+applied to each metric's expectation over runs and sampled scenarios, and the true rank is the
+place by true index.
 
 `simulate` runs the leaderboard bootstrap (shared scenario draws) on each simulated benchmark,
 and optionally the same bootstrap with every model drawing its own scenarios, and counts how

@@ -88,7 +88,7 @@ def test_judges_that_share_nothing_are_left_out_and_the_index_is_compared() -> N
 def test_the_models_table_counts_one_model_in_the_singular() -> None:
     from rich.console import Console
 
-    from independence_bench.reports.analyses import _models_table
+    from independence_bench.reports.analyses._calibration import _models_table
     from independence_bench.stats.agreement import JudgeCalibration, ModelOrder
 
     one = ModelOrder("resistance", {"m": 8.0}, {"m": 3.0}, None)
