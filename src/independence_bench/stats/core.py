@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from statistics import fmean
 
 CONFIDENCE = 0.95
 
@@ -64,7 +63,9 @@ def pearson(xs: Sequence[float], ys: Sequence[float]) -> float | None:
         raise ValueError("pearson needs two sequences of the same length")
     if len(xs) < 3:
         return None
-    mean_x, mean_y = fmean(xs), fmean(ys)
+    # fsum / n is `statistics.fmean`, without importing `statistics` (and `random`, `decimal`,
+    # `fractions`) into `aib --help`, which reads `DEFAULT_RESAMPLES` from this module.
+    mean_x, mean_y = math.fsum(xs) / len(xs), math.fsum(ys) / len(ys)
     sxy = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True))
     sxx = sum((x - mean_x) ** 2 for x in xs)
     syy = sum((y - mean_y) ** 2 for y in ys)
