@@ -49,3 +49,22 @@ def test_a_second_declaration_is_found(tmp_path: Path) -> None:
     assert declared_twice(tmp_path) == {
         "PRESSURE_METRICS": ["suites/kinds.py", "reports/report/_gather.py"]
     }
+
+
+NUMBER_FORMATS = {"_round", "_num", "_interval", "rounded", "number", "interval_text"}
+"""The names the number format once had in four report modules; `reports/format.py` owns it."""
+
+
+def number_formats(root: Path) -> list[str]:
+    """Modules outside `reports/format.py` that define one of `NUMBER_FORMATS`."""
+    found = []
+    for path in sorted((root / "reports").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+        if defined & NUMBER_FORMATS and path != root / "reports" / "format.py":
+            found.append(str(path.relative_to(root)))
+    return found
+
+
+def test_numbers_are_rounded_and_written_in_one_module() -> None:
+    assert number_formats(ROOT) == []
