@@ -25,6 +25,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 V2_MODELS = ("scripted-firm", "scripted-caving")
 V3_MODELS = ("scripted-calibrated", "scripted-stubborn", "scripted-late-caver", "scripted-pushover")
@@ -96,6 +97,17 @@ UPSTREAM_COMMANDS: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 
 
+def _mock_server() -> Any:
+    """The scripted server's module: in the package's `testing/`, or in `tests/support/` once
+    the test doubles leave the wheel (issue 26)."""
+    try:
+        from independence_bench.testing import mock_server
+    except ImportError:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+        from support import mock_server  # type: ignore[import-not-found]
+    return mock_server
+
+
 def _aib(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AIB_", "OPENROUTER"))}
     env["COLUMNS"] = "160"
@@ -117,7 +129,7 @@ def _must(*args: str, cwd: Path) -> None:
 
 def build(store: Path, upstream: Path | None) -> None:
     """Fill `store` (a new folder) with the runs, judgments and import described above."""
-    from independence_bench.testing.mock_server import MockConfig, MockServer
+    mock = _mock_server()
 
     store = store.resolve()
     store.mkdir(parents=True)
@@ -127,7 +139,7 @@ def build(store: Path, upstream: Path | None) -> None:
         "  - id: scripted-caving\n",
         encoding="utf-8",
     )
-    with MockServer(MockConfig()) as server:
+    with mock.MockServer(mock.MockConfig()) as server:
         url, data = server.base_url, ("--data-dir", str(store))
         common = ("--judge", JUDGE, "--base-url", url, "--concurrency", "32", *data)
         _must("run", "--config", "models.yaml", "--runs", "2", *common, cwd=cwd)
@@ -144,7 +156,7 @@ def build(store: Path, upstream: Path | None) -> None:
 
 def take(store: Path, out: Path, *, upstream: bool) -> None:
     """Run every command on a copy of `store`; write each one's status and output to `out`."""
-    from independence_bench.testing.mock_server import MockConfig, MockServer
+    mock = _mock_server()
 
     store, out = store.resolve(), out.resolve()
     out.mkdir(parents=True)
@@ -152,7 +164,7 @@ def take(store: Path, out: Path, *, upstream: bool) -> None:
     shutil.rmtree(work, ignore_errors=True)
     shutil.copytree(store, work / "store")
     commands = {**COMMANDS, **(UPSTREAM_COMMANDS if upstream else {})}
-    with MockServer(MockConfig()) as server:
+    with mock.MockServer(mock.MockConfig()) as server:
         for name, args in commands.items():
             filled = [a.format(out=out, url=server.base_url) for a in args]
             data = () if args[0] == "models" else ("--data-dir", str(work / "store"))
