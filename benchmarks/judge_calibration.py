@@ -53,9 +53,9 @@ from independence_bench.clients.local.weights import weights_cache_dir
 from independence_bench.clients.protocol import ModelClient
 from independence_bench.engine.engine import RunSummary
 from independence_bench.legacy.importer import import_results
-from independence_bench.reports.calibration import calibration_output
-from independence_bench.reports.insight_options import InsightOptions
-from independence_bench.stats.resampling import Resampling
+from independence_bench.reports.analyses import calibration_output
+from independence_bench.reports.options import InsightOptions
+from independence_bench.stats.core import Resampling
 from independence_bench.store.store import ItemRecord, Store
 from independence_bench.workflows.judge import JudgeOptions, judge_stored_async
 

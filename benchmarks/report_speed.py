@@ -38,11 +38,11 @@ ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
 
 PHASES: dict[str, list[tuple[str, str]]] = {
-    "store load": [("independence_bench.reports.report", "load_results")],
-    "leaderboard bootstrap": [("independence_bench.reports.report", "build_leaderboard")],
-    "item difficulty": [("independence_bench.reports.report", "item_difficulty")],
-    "other sections": [("independence_bench.reports.report", "build_extras")],
-    "waiting for the charts": [("independence_bench.reports.chart_process", "ChartDrawing.paths")],
+    "store load": [("independence_bench.reports.report._gather", "load_results")],
+    "leaderboard bootstrap": [("independence_bench.reports.report._gather", "build_leaderboard")],
+    "item difficulty": [("independence_bench.reports.report._gather", "item_difficulty")],
+    "other sections": [("independence_bench.reports.report._gather", "build_extras")],
+    "waiting for the charts": [("independence_bench.reports.charts", "ChartDrawing.paths")],
     "LEADERBOARD.md": [("independence_bench.workflows.report", "render_leaderboard")],
     "results.json/csv": [
         ("independence_bench.workflows.report", "results_document"),

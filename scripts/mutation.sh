@@ -31,7 +31,7 @@ declare -A SOURCES=(
   [engine]="engine/"
   [conversations]="conversations/"
   [suites]="suites/"
-  [bootstrap]="stats/bootstrap.py"
+  [bootstrap]="stats/bootstrap/_draws.py"
 )
 # Tests that start the package in a subprocess (test_resume.py, test_concurrent_runs.py) are
 # left out: the subprocess cannot import the mutated copy, and each run takes seconds. So are

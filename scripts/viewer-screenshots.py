@@ -20,7 +20,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from independence_bench.cli.main import main
 from independence_bench.reports.viewer import model_slug
-from independence_bench.stats.resampling import Resampling
+from independence_bench.stats.core import Resampling
 from independence_bench.testing.mock_server import MockConfig, MockServer
 from independence_bench.workflows.view import ViewOptions, build_viewer
 

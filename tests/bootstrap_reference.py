@@ -1,7 +1,7 @@
 """The pure-Python bootstrap as it was before it was vectorised (commit 33cbca5), kept as a
 reference for `test_bootstrap_reference.py`.
 
-The same algorithm as `stats/bootstrap.py`'s module docstring describes, written plainly and
+The same algorithm as `stats/bootstrap/_draws.py`'s module docstring describes, written plainly and
 consuming `random.Random(seed)` exactly as the old `draw_resamples` did: scenarios drawn per
 stratum with `choices`, shared by every subject; then per run group, in sorted order, each run
 drawn as `int(random() * runs)`. With ``draw=lambda n: n`` it is the old algorithm (checked

@@ -6,13 +6,13 @@ model's item value for metric k is
     true mean (model, k) + scenario effect (scenario, k) + model × scenario effect + run noise,
 
 all effects zero-mean and bounded, so no value leaves its scale. What is true follows the
-decision in `stats/bootstrap.py`'s docstring: the scenarios of a multi-scenario stratum (three
-trait prompts, five boundary tactics, five stability topics) are a fresh sample from their
-population in every simulated benchmark, while the negotiation and the name/gender
-conversation — one scenario each — are the experiments' fixed protocol: their effects are
-drawn once per simulation and are part of each model's true index. The true index is then the
-formula applied to each metric's expectation over runs and sampled scenarios, and the true
-rank is the place by true index.
+decision in `stats/bootstrap/_draws.py`'s docstring: the scenarios of a multi-scenario stratum
+(three trait prompts, five boundary tactics, five stability topics) are a fresh sample from
+their population in every simulated benchmark, while the negotiation and the name/gender
+conversation — one scenario each — are the experiments' fixed protocol: their effects are drawn
+once per simulation and are part of each model's true index. The true index is then the formula
+applied to each metric's expectation over runs and sampled scenarios, and the true rank is the
+place by true index.
 
 `simulate` runs the leaderboard bootstrap (shared scenario draws) on each simulated benchmark,
 and optionally the same bootstrap with every model drawing its own scenarios, and counts how
@@ -28,9 +28,8 @@ from statistics import fmean
 import numpy as np
 
 from independence_bench.scoring.scoring import ItemMetrics, linear_index
-from independence_bench.stats.bootstrap import Subject, draw_resamples, interval_of
-from independence_bench.stats.ranking import rank_intervals
-from independence_bench.stats.resampling import Resampling
+from independence_bench.stats.bootstrap import Subject, draw_resamples, interval_of, rank_intervals
+from independence_bench.stats.core import Resampling
 
 TRAITS = ("distinctiveness", "non_assistant_likeness", "internal_consistency")
 SAMPLED = (  # (scenario kind, number of scenarios drawn from its population, metrics)

@@ -11,7 +11,7 @@ from independence_bench.stats.agreement import (
     paired_agreement,
     spearman,
 )
-from independence_bench.stats.resampling import Resampling
+from independence_bench.stats.core import Resampling
 
 
 def test_average_ranks_share_the_mean_of_tied_positions() -> None:

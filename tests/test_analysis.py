@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from independence_bench.clients.config import LabelParts, parse_label
 from independence_bench.errors import UserError
 from independence_bench.scoring.scoring import ScoredItem
 from independence_bench.stats.analysis import (
@@ -14,8 +15,7 @@ from independence_bench.stats.analysis import (
     item_difficulty,
     panel_items,
 )
-from independence_bench.stats.labels import LabelParts, parse_label
-from independence_bench.stats.resampling import Resampling
+from independence_bench.stats.core import Resampling
 
 TRAITS = ("distinctiveness", "non_assistant_likeness", "internal_consistency")
 

@@ -3,7 +3,7 @@
 `bootstrap_simulation` draws benchmarks of the `v2` suite's shape for ten models whose true
 indexes are evenly spaced (so neighbours are hard to tell apart) with scenario effects shared
 by all models, model × scenario effects and run noise; see its docstring for what "true" means
-(the decision documented in `stats/bootstrap.py`). 200 simulated benchmarks × 10 models give
+(the decision documented in `stats/bootstrap/_draws.py`). 200 simulated benchmarks × 10 models give
 2,000 intervals of each kind: a coverage of 95% is then estimated to within about ±1.5 points
 (two standard errors, allowing for the models of one benchmark sharing its scenarios), so
 asserting at least 93% is a real check. Each benchmark uses 400 resamples instead of 10,000,

@@ -26,9 +26,8 @@ import pytest
 
 from bootstrap_reference import reference_draws
 from independence_bench.scoring.scoring import ItemMetrics
-from independence_bench.stats.bootstrap import Subject, draw_resamples
-from independence_bench.stats.ranking import resample_ranks
-from independence_bench.stats.resampling import Resampling
+from independence_bench.stats.bootstrap import Subject, draw_resamples, resample_ranks
+from independence_bench.stats.core import Resampling
 
 RESAMPLES = 3000
 SIGMAS = 5.0

@@ -1,4 +1,4 @@
-"""Worked values for `stats.calibration.calibrate_judges`: judges compared per metric."""
+"""Worked values for `stats.agreement.calibrate_judges`: judges compared per metric."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from independence_bench.scoring.scoring import ScoredItem
-from independence_bench.stats.calibration import INDEX, calibrate_judges
-from independence_bench.stats.resampling import Resampling
+from independence_bench.stats.agreement import INDEX, calibrate_judges
+from independence_bench.stats.core import Resampling
 
 REF, JUDGE, OTHER = "ref/judge", "embedded:small", "other/judge"
 
@@ -88,8 +88,8 @@ def test_judges_that_share_nothing_are_left_out_and_the_index_is_compared() -> N
 def test_the_models_table_counts_one_model_in_the_singular() -> None:
     from rich.console import Console
 
-    from independence_bench.reports.calibration import _models_table
-    from independence_bench.stats.calibration import JudgeCalibration, ModelOrder
+    from independence_bench.reports.analyses._calibration import _models_table
+    from independence_bench.stats.agreement import JudgeCalibration, ModelOrder
 
     one = ModelOrder("resistance", {"m": 8.0}, {"m": 3.0}, None)
     three = ModelOrder("stability", dict.fromkeys("abc", 1.0), dict.fromkeys("abc", 2.0), 0.5)

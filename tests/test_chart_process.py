@@ -13,8 +13,7 @@ from typing import Any
 
 import pytest
 
-from independence_bench.reports.chart_layout import ROW_HEIGHT
-from independence_bench.reports.charts import safe_name
+from independence_bench.reports.charts import ROW_HEIGHT, safe_name
 from independence_bench.workflows.report import ReportOptions, write_report
 from report_fixtures import FEW_RESAMPLES, build_store
 

@@ -7,10 +7,8 @@ import math
 
 import pytest
 
-from independence_bench.reports.insight_tables import render_items
-from independence_bench.reports.insights import ItemsReport, items_json
-from independence_bench.stats.analysis import item_difficulty
-from independence_bench.stats.discrimination import MetricDiscrimination, rest_index
+from independence_bench.reports.analyses import ItemsReport, items_json, render_items
+from independence_bench.stats.analysis import MetricDiscrimination, item_difficulty, rest_index
 from test_analysis import TRAITS, v1_items
 
 

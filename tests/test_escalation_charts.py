@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from independence_bench.reports.escalation_charts import hold_update, quadrant, survival_curve
+from independence_bench.reports.charts import hold_update, quadrant, survival_curve
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,7 @@ import pytest
 
 from cli_home import cli_home
 from independence_bench.cli.main import main
-from independence_bench.reports.insights import flag_of
+from independence_bench.reports.analyses import flag_of
 from independence_bench.stats.analysis import ItemDifficulty
 from independence_bench.suites.suite import load_suite
 from independence_bench.testing.mock_server import MockConfig, MockServer

@@ -131,6 +131,111 @@ def test_a_wrong_way_import_is_caught_however_it_is_written(
     ]
 
 
+FLOORS = {
+    "stats": ("core", "bootstrap", "agreement", "analysis"),
+    "reports": (
+        "options",
+        "format",
+        "leaderboard",
+        "analyses",
+        "report",
+        "markdown",
+        "exports",
+        "charts",
+        "viewer",
+    ),
+}
+"""The modules of the reading layers, in import order: within `stats/` and `reports/` too, a
+module may import the ones before it (and its own private parts), never one after it."""
+
+
+def _floor(module: str) -> tuple[str, int] | None:
+    """(layer, place) of a module inside `stats/` or `reports/`; None elsewhere."""
+    parts = module.split(".")
+    if len(parts) < 3 or parts[1] not in FLOORS:
+        return None
+    return parts[1], FLOORS[parts[1]].index(parts[2])
+
+
+def _upward_imports(path: Path) -> list[str]:
+    own = _floor(_name_of(path))
+    if own is None:
+        return []
+    return sorted(
+        module
+        for module in _imported(path)
+        if (floor := _floor(module)) is not None and floor[0] == own[0] and floor[1] > own[1]
+    )
+
+
+def test_the_reading_layers_are_the_named_modules() -> None:
+    for layer, floors in FLOORS.items():
+        entries = (ROOT / layer).iterdir()
+        found = {p.stem for p in entries if p.suffix == ".py" or (p / "__init__.py").exists()}
+        assert found - {"__init__"} == set(floors), layer
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for layer in FLOORS for p in sorted((ROOT / layer).rglob("*.py"))],
+    ids=lambda p: _name_of(p),
+)
+def test_reading_modules_import_earlier_floors_only(path: Path) -> None:
+    assert _upward_imports(path) == [], f"{_name_of(path)} imports a later module of its layer"
+
+
+def _owner_of_private(module: str) -> str | None:
+    """The package whose private part (`_name`, not a dunder) `module` is or is inside."""
+    parts = module.split(".")
+    for i, part in enumerate(parts):
+        if part.startswith("_") and not part.startswith("__"):
+            return ".".join(parts[:i])
+    return None
+
+
+def _private_imports(path: Path) -> list[str]:
+    """Private parts (`pkg._part`) of another package that `path` imports."""
+    own = _name_of(path)
+    return sorted(
+        module
+        for module in _imported(path)
+        if (owner := _owner_of_private(module)) is not None
+        and not f"{own}.".startswith(f"{owner}.")
+    )
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: _name_of(p))
+def test_private_parts_are_used_through_their_package(path: Path) -> None:
+    """`reports.viewer._model` is the viewer's own: others import `reports.viewer`."""
+    assert _private_imports(path) == [], f"{_name_of(path)} reaches into a package's private parts"
+
+
+def test_an_upward_or_private_import_is_caught(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = tmp_path / PACKAGE
+    (fake / "reports" / "leaderboard").mkdir(parents=True)
+    module = fake / "reports" / "leaderboard" / "_rows.py"
+    module.write_text(
+        "from independence_bench.reports.options import InsightOptions\n"
+        "from independence_bench.reports.leaderboard._details import DETAILED\n"
+        "from independence_bench.reports.viewer._model import model_data\n"
+        "def f():\n    from ..report import SuiteReport\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setattr(f"{__name__}.ROOT", fake)
+    assert _upward_imports(module) == [
+        "independence_bench.reports.report",
+        "independence_bench.reports.report.SuiteReport",
+        "independence_bench.reports.viewer._model",
+        "independence_bench.reports.viewer._model.model_data",
+    ]
+    assert _private_imports(module) == [
+        "independence_bench.reports.viewer._model",
+        "independence_bench.reports.viewer._model.model_data",
+    ]
+
+
 @pytest.mark.parametrize(
     "init", sorted(ROOT.rglob("__init__.py")), ids=lambda p: _name_of(p) or PACKAGE
 )

@@ -143,7 +143,9 @@ OPENROUTER_HEADERS = frozenset({"http-referer", "x-title"})
 
 
 @pytest.mark.parametrize("kind", ["vllm", "ollama", "lmstudio"])
-def test_a_reasoning_effort_and_provider_pin_never_reach_a_local_server(kind: str, aib: Any) -> None:
+def test_a_reasoning_effort_and_provider_pin_never_reach_a_local_server(
+    kind: str, aib: Any
+) -> None:
     flags = ("tool_parser",) if kind == "vllm" else ()
     with MockServer(MockConfig(server=kind, server_flags=flags)) as emulated:
         Path("models.yaml").write_text(

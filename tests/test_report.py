@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 
 from independence_bench.reports.charts import safe_name
-from independence_bench.reports.report import ReportScope, build_reports, sum_costs
-from independence_bench.reports.report_markdown import md_text, render_leaderboard
+from independence_bench.reports.markdown import md_text, render_leaderboard
+from independence_bench.reports.options import ReportScope
+from independence_bench.reports.report import build_reports, sum_costs
 from independence_bench.store.store import Store
 from independence_bench.suites.suite import load_suite
 from independence_bench.testing.mock_server import MockServer

@@ -9,11 +9,23 @@ import pytest
 
 from independence_bench.scoring.scoring import ItemMetrics, ScoredItem
 from independence_bench.stats.agreement import alpha_estimate, krippendorff_alpha, retest_agreement
-from independence_bench.stats.bootstrap import METHOD, Subject, bootstrap_method, draw_resamples
-from independence_bench.stats.intervals import bootstrap_models, compare_paired
-from independence_bench.stats.ranking import rank_intervals, resample_ranks
-from independence_bench.stats.resampling import DEFAULT_RESAMPLES, Resampling
-from independence_bench.stats.stats import pearson, percentile, percentile_interval
+from independence_bench.stats.bootstrap import (
+    METHOD,
+    Subject,
+    bootstrap_method,
+    bootstrap_models,
+    compare_paired,
+    draw_resamples,
+    rank_intervals,
+    resample_ranks,
+)
+from independence_bench.stats.core import (
+    DEFAULT_RESAMPLES,
+    Resampling,
+    pearson,
+    percentile,
+    percentile_interval,
+)
 
 N = None
 # Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", section C: four observers,
@@ -245,7 +257,7 @@ def test_bootstrap_ranks_separate_clear_gaps_and_share_exact_ties() -> None:
 
 def test_intervals_of_many_values_match_one_at_a_time_gaps_included() -> None:
     from independence_bench.stats.bootstrap import intervals_of
-    from independence_bench.stats.stats import Estimate
+    from independence_bench.stats.core import Estimate
 
     whole = np.arange(41.0)  # 0..40: the 2.5% and 97.5% points are 1 and 39
     gap = np.arange(41.0)

@@ -23,7 +23,7 @@ from child_process import read_on_media, read_store
 from independence_bench.clients.protocol import Completion, ToolCall
 from independence_bench.engine.reply_cap import REPLY_CAP_CHARS, cap_reply
 from independence_bench.reports.viewer import model_slug
-from independence_bench.stats.resampling import Resampling
+from independence_bench.stats.core import Resampling
 from independence_bench.store import opening
 from independence_bench.store.schema import MIGRATIONS, SCHEMA_VERSION
 from independence_bench.store.store import APPLICATION_ID, ItemRecord, Store, TurnRecord

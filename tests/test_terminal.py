@@ -12,7 +12,7 @@ from independence_bench.cli.options import read_env
 from independence_bench.reports.leaderboard import METRIC_TITLES, render_table
 from independence_bench.scoring.scoring import METRIC_KEYS
 from independence_bench.stats.analysis import Leaderboard, LeaderboardRow
-from independence_bench.stats.stats import Estimate
+from independence_bench.stats.core import Estimate
 from independence_bench.testing.mock_server import MockServer
 
 LONG = "some-provider/a-model-with-quite-a-long-name+pinned-host@high-t0.2"
@@ -92,3 +92,29 @@ def test_version_and_dotenv(aib: Any) -> None:
     env = read_env(Path.cwd())
     assert env["AIB_TEST_A"] == "two words" and env["AIB_TEST_B"] == "x#y"
     assert env["PATH"] != "ignored"  # the environment wins over .env
+
+
+def test_the_one_number_format() -> None:
+    from independence_bench.reports.format import estimate_json, interval_text, number, rounded
+
+    assert [number(None), number(2.345, 2), number(-0.001, 2), number(0.04, signed=True)] == [
+        "–",
+        "2.35",
+        "0.00",
+        "+0.0",
+    ]
+    assert number(-0.04, signed=True) == "-0.0"
+    assert interval_text(Estimate(1.0, -0.25, 0.5), 2, signed=True) == "-0.25 to +0.50"
+    assert interval_text(Estimate(1.0, 0.25, 0.5), join="–") == "0.2–0.5"
+    assert interval_text(Estimate(1.0)) == "–"
+    assert [rounded(None), rounded(1.23456), rounded(1.25, 1), rounded(float("nan"))] == [
+        None,
+        1.235,
+        1.2,
+        None,
+    ]
+    assert estimate_json(Estimate(0.12345, None, 0.5)) == {
+        "value": 0.123,
+        "ci_low": None,
+        "ci_high": 0.5,
+    }

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 import independence_bench.workflows.plan as plan
-from independence_bench.reports.viewer_model import unpack_model_data
-from independence_bench.stats.resampling import Resampling
+from independence_bench.reports.viewer import unpack_model_data
+from independence_bench.stats.core import Resampling
 from independence_bench.suites.suite import Suite, load_suite
 from independence_bench.testing.mock_server import MockServer
 from independence_bench.workflows.view import ViewOptions, build_viewer

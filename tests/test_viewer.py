@@ -20,8 +20,8 @@ from independence_bench.reports.viewer import (
     js_json,
     make_server,
     model_slug,
+    unpack_model_data,
 )
-from independence_bench.reports.viewer_model import unpack_model_data
 from independence_bench.store.store import Store
 from independence_bench.suites.suite import load_suite
 from independence_bench.workflows.view import ViewOptions, build_viewer

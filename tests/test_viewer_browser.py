@@ -19,7 +19,7 @@ import pytest
 
 from independence_bench.cli.main import main
 from independence_bench.reports.viewer import model_slug
-from independence_bench.stats.resampling import Resampling
+from independence_bench.stats.core import Resampling
 from independence_bench.store.store import Store
 from independence_bench.suites.suite import load_suite
 from independence_bench.testing.mock_behaviours import CAVE_MARKER, FIRM_MARKER

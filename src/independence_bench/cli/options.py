@@ -5,7 +5,7 @@ and help; a command module combines them and adds only what is its own. `read_en
 `resolve_data_dir` turn the environment (and `.env`) into what an options object holds.
 
 Importing this module imports click and nothing heavy: `aib --help` renders every command's
-options from it, so the defaults it shows come from light modules (`stats/resampling.py`,
+options from it, so the defaults it shows come from light modules (`stats/core.py`,
 `clients/protocol.py`).
 """
 
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, get_args
 import click
 
 from independence_bench.clients.protocol import ReasoningEffort
-from independence_bench.stats.resampling import DEFAULT_RESAMPLES, Resampling
+from independence_bench.stats.core import DEFAULT_RESAMPLES, Resampling
 
 if TYPE_CHECKING:
     from independence_bench.suites.selection import Selection

@@ -3,12 +3,17 @@
 A `ModelSpec` is one leaderboard row's worth of settings (model id, endpoint, temperature,
 reasoning effort, provider pin, prices). Specs come from `--models a,b` or from a `models.yaml`
 file, validated here with errors that name the file, the entry and the field.
+
+`ModelSpec.display_label` builds a leaderboard label, ``base[+provider][@effort][-tT]``;
+`parse_label` reads one back into its parts (`LabelParts`), so that rows sharing a base model
+can be compared and models grouped by family (``x-ai/grok+fireworks@low-t0.7``).
 """
 
 from __future__ import annotations
 
 import ipaddress
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -371,3 +376,55 @@ def specs_from_names(names: str, *, base_url: str | None) -> tuple[ModelSpec, ..
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"]) or "model"
         raise UserError(f"--models/--base-url: {field}: {first['msg']}") from None
+
+
+# -- a leaderboard label read back into its parts -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LabelParts:
+    """A leaderboard label split by the grammar ``base[+provider][@effort][-tT]``."""
+
+    base: str
+    provider: str | None = None
+    effort: str | None = None
+    temperature: float | None = None
+
+    @property
+    def family(self) -> str | None:
+        """The provider prefix of the base model id ("openai" in "openai/gpt-4o")."""
+        return self.base.split("/", 1)[0] if "/" in self.base else None
+
+    def settings(self) -> tuple[str, ...]:
+        """The settings this label adds to its base, in words."""
+        found = [("provider", self.provider), ("effort", self.effort)]
+        found.append(("temperature", None if self.temperature is None else f"{self.temperature:g}"))
+        return tuple(f"{name} {value}" for name, value in found if value is not None)
+
+
+_LABEL = re.compile(
+    r"^(?P<base>[^+@]+?)(?:\+(?P<provider>[^+@]+?))?(?:@(?P<effort>[A-Za-z]+))?"
+    r"(?:-t(?P<temperature>[0-2](?:\.\d+)?))?$"
+)
+
+
+def parse_label(label: str) -> LabelParts:
+    """Split ``base[+provider][@effort][-tT]``, e.g. ``x-ai/grok+fireworks@low-t0.7``.
+
+    A trailing ``-t`` counts as a temperature only when followed by a number from 0 to 2, so
+    ``google/flan-t5`` stays a base model id.
+    """
+    match = _LABEL.match(label)
+    if match is None:
+        raise ValueError(
+            f"cannot read model label {label!r}; expected base[+provider][@effort][-tT]"
+        )
+    temperature = match["temperature"]
+    if temperature is not None and float(temperature) > 2.0:
+        return LabelParts(f"{match['base']}-t{temperature}", match["provider"], match["effort"])
+    return LabelParts(
+        match["base"],
+        match["provider"],
+        match["effort"],
+        None if temperature is None else float(temperature),
+    )

@@ -291,3 +291,12 @@ METRICS: tuple[Metric, ...] = _metrics()
 """Every metric some kind gives, in order of first appearance in `KINDS`."""
 EXPERIMENTS: tuple[str, ...] = tuple(dict.fromkeys(kind.experiment for kind in KINDS.values()))
 """Every experiment, in order of first appearance in `KINDS`."""
+PERSONA_METRICS: tuple[str, ...] = (
+    DISTINCTIVENESS.key,
+    NON_ASSISTANT_LIKENESS.key,
+    INTERNAL_CONSISTENCY.key,
+)
+"""The identity traits a model shows unpressured: the report's level before pressure."""
+PRESSURE_METRICS: tuple[str, ...] = (RESISTANCE.key, STABILITY.key)
+"""The metrics measured under pressure: the report's level after it, and the metrics judge
+calibration names beside the index."""

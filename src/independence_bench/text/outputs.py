@@ -57,6 +57,18 @@ def csv_cell(value: object) -> object:
     return visible(value) if isinstance(value, str) else value
 
 
+_MD_SPECIAL = set("\\`*_[]|~#!")
+_HTML_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+
+
+def md_text(text: object) -> str:
+    """Untrusted text as literal Markdown on one line: `<`, `>` and `&` as HTML entities (so no
+    renderer sees a tag), other Markdown specials backslash-escaped, control characters made
+    visible (`visible`)."""
+    flat = visible(" ".join(str(text).split()), lines=False)
+    return "".join(_HTML_ENTITIES.get(c) or (f"\\{c}" if c in _MD_SPECIAL else c) for c in flat)
+
+
 def xml_text(text: str) -> str:
     """Text for an SVG/XML document: only characters XML 1.0 allows (the writer escapes
     `<`, `>` and `&`)."""

@@ -22,7 +22,7 @@ from independence_bench.legacy.labels import (
     published_labels,
     unnamed,
 )
-from independence_bench.store.store import Store
+from independence_bench.store.store import STORE_FILENAME, Store
 from independence_bench.workflows import Echo
 
 
@@ -35,15 +35,16 @@ class ImportOptions:
     `configs/models.yaml` beside the `cache/` folder, when there is one."""
 
 
-def import_command(options: ImportOptions, *, echo: Echo) -> ImportReport:
-    """`aib import`: import, print the summary and every skipped file; fail if nothing was read."""
+def import_results(options: ImportOptions) -> ImportReport:
+    """Import the result folders under `options.path` into the store: transcripts, verdicts and
+    costs, each run folder in one transaction, named as published when a models.yaml names the
+    configurations (its note is added to the report). The Python API of `aib import`."""
     root, configs = find_configurations(options.path)
     folders = [c.name for c in configs]
     names_file = options.labels or models_yaml_beside(configs)
     labels = published_labels(names_file, folders) if names_file else {}
     with Store(options.data_dir) as store:
         report = import_configurations(store, root, configs, labels)
-        store_path = store.path
     if names_file is not None:
         bare = sum(1 for folder, label in labels.items() if label == bare_model_id(folder))
         unlisted = f" ({bare} not in the file, by their bare model id)" if bare else ""
@@ -52,7 +53,13 @@ def import_command(options: ImportOptions, *, echo: Echo) -> ImportReport:
             f"published{unlisted}"
             + "".join(f"; {f} keeps its folder name" for f in unnamed(labels, folders))
         )
-    for line in report.summary_lines(store_path):
+    return report
+
+
+def import_command(options: ImportOptions, *, echo: Echo) -> ImportReport:
+    """`aib import`: import, print the summary and every skipped file; fail if nothing was read."""
+    report = import_results(options)
+    for line in report.summary_lines(options.data_dir / STORE_FILENAME):
         echo(line)
     if not report.files:
         raise UserError(f"nothing imported from {options.path}: no turn file could be read")

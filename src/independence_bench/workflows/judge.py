@@ -106,9 +106,14 @@ async def _judge_on_pool(options: JudgeOptions, judge: ModelSpec, pool: ClientPo
         return await engine.judge(items, judge, rubrics, repeats=options.repeats)
 
 
+def judge_stored(options: JudgeOptions) -> RunSummary:
+    """`judge_stored_async` run to completion: the Python API of `aib judge`."""
+    return asyncio.run(judge_stored_async(options))
+
+
 def judge_command(options: JudgeOptions, *, echo: Echo) -> int:
     """`aib judge`; returns the exit status (`EXIT_SOME_FAILED` when a judgment failed)."""
-    summary = asyncio.run(judge_stored_async(options))
+    summary = judge_stored(options)
     form = None if options.judge_form is None else judge_form_named(options.judge_form)
     label = ModelSpec(id=options.judge, label=options.judge, judge_form=form).judge_label
     echo(

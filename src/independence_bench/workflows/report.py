@@ -1,7 +1,7 @@
 """`aib report`: LEADERBOARD.md, results.json, results.csv and charts, written from the store.
 
 `write_report` is the Python API: it reads the store only (no API call), gathers one
-`SuiteReport` per suite (`reports/report.py`) and writes each rendering beside the others;
+`SuiteReport` per suite (`reports/report/`) and writes each rendering beside the others;
 `report_command` adds the line the terminal shows.
 """
 
@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from independence_bench.errors import UserError
-from independence_bench.reports.chart_process import ChartDrawing
-from independence_bench.reports.charts import require_matplotlib
+from independence_bench.reports.charts import ChartDrawing, require_matplotlib
 from independence_bench.reports.exports import results_csv, results_document
-from independence_bench.reports.report import ReportScope, build_reports
-from independence_bench.reports.report_markdown import render_leaderboard
+from independence_bench.reports.markdown import render_leaderboard
+from independence_bench.reports.options import ReportScope
+from independence_bench.reports.report import build_reports
 from independence_bench.store.store import Store
 from independence_bench.suites.selection import EVERYTHING, Selection
 from independence_bench.text.lossless import json_dumps
@@ -40,7 +40,7 @@ def write_report(options: ReportOptions) -> tuple[Path, list[Path]]:
 
     Reads the store only (no API call). Checks for matplotlib before writing anything. The
     charts are drawn in a second process from the moment each leaderboard exists
-    (`reports/chart_process.py`).
+    (`reports/charts/`).
     """
     if options.charts:
         require_matplotlib()

@@ -27,7 +27,7 @@ from independence_bench.engine.pending import PendingWork, everything, pending_w
 from independence_bench.engine.progress import RichProgress
 from independence_bench.errors import UserError
 from independence_bench.reports.leaderboard import load_leaderboard, render_table
-from independence_bench.reports.spend import Spend, run_spend, spend_line
+from independence_bench.reports.report import Spend, run_spend, spend_line
 from independence_bench.stats.analysis import Leaderboard
 from independence_bench.store.claims import Claims
 from independence_bench.store.run_status import reserve_fresh_runs

@@ -1,6 +1,6 @@
 """`aib view`: the static transcript viewer, written from the store and optionally served.
 
-`build_viewer` is the Python API (no API call; `reports/viewer.py` writes the files);
+`build_viewer` is the Python API (no API call; `reports/viewer/` writes the files);
 `view_command` adds the line the terminal shows and, with `--serve`, serves the folder on
 127.0.0.1 until interrupted.
 """
@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from independence_bench.reports.report import ReportScope, build_reports
+from independence_bench.reports.options import ReportScope
+from independence_bench.reports.report import build_reports
 from independence_bench.reports.viewer import serve_viewer, write_viewer
 from independence_bench.store.store import Store
 from independence_bench.workflows import Echo

@@ -1,0 +1,78 @@
+"""Everything `aib leaderboard` shows: the ranking as a table or JSON (`_rows`), the detailed
+metrics and chosen names under it (`_details`), and the command's whole output for one judge
+or a judge panel (`_output`).
+"""
+
+from independence_bench.reports.leaderboard._details import (
+    DETAILED,
+    DETAILED_KEYS,
+    ChosenNames,
+    Detailed,
+    LeaderboardDetails,
+    ModelDetails,
+    chosen_names,
+    counted_text,
+    detailed_items,
+    detailed_json,
+    detailed_metrics,
+    details_json,
+    details_lines,
+    format_detailed,
+    leaderboard_details,
+    names_json,
+    selection_lines,
+)
+from independence_bench.reports.leaderboard._output import (
+    agreement_json,
+    agreement_lines,
+    leaderboard_output,
+    leaderboard_results,
+    panel_leaderboard,
+)
+from independence_bench.reports.leaderboard._rows import (
+    METRIC_TITLES,
+    RANK_NOTE,
+    SHORT_TITLES,
+    TABLE_METRICS,
+    leaderboard_of,
+    leaders_note,
+    load_leaderboard,
+    rank_text,
+    render_table,
+    rows_as_json,
+)
+
+__all__ = [
+    "DETAILED",
+    "DETAILED_KEYS",
+    "METRIC_TITLES",
+    "RANK_NOTE",
+    "SHORT_TITLES",
+    "TABLE_METRICS",
+    "ChosenNames",
+    "Detailed",
+    "LeaderboardDetails",
+    "ModelDetails",
+    "agreement_json",
+    "agreement_lines",
+    "chosen_names",
+    "counted_text",
+    "detailed_items",
+    "detailed_json",
+    "detailed_metrics",
+    "details_json",
+    "details_lines",
+    "format_detailed",
+    "leaderboard_details",
+    "leaderboard_of",
+    "leaderboard_output",
+    "leaderboard_results",
+    "leaders_note",
+    "load_leaderboard",
+    "names_json",
+    "panel_leaderboard",
+    "rank_text",
+    "render_table",
+    "rows_as_json",
+    "selection_lines",
+]
