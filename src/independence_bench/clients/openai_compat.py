@@ -32,6 +32,7 @@ from independence_bench.clients.protocol import (
     ToolCall,
 )
 from independence_bench.clients.redact import Redactor
+from independence_bench.clients.reply_body import cut_error_text
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 RESPONSE_FORMATS = ("json_schema", "json_object", "prompt")
@@ -178,7 +179,8 @@ class OpenAICompatibleClient:
         except HttpFailure as exc:
             if exc.timed_out:
                 raise ClientError("request timed out", retryable=True) from exc
-            raise ClientError(self._redact(f"connection failed: {exc}"), retryable=True) from exc
+            text = f"connection failed: {exc}" if exc.retryable else str(exc)
+            raise ClientError(self._redact(text), retryable=exc.retryable) from exc
         if reply.status >= 400:
             if (
                 request.response_schema is not None
@@ -229,7 +231,7 @@ def _reply_error_text(reply: HttpReply) -> str:
             message = inner.get("message")
     if not isinstance(message, str) or not message:
         message = reply.text.strip()[:300] or "(empty body)"
-    return f"HTTP {reply.status}: {message}"
+    return f"HTTP {reply.status}: {cut_error_text(message)}"
 
 
 def _mapping(value: Any) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from independence_bench.clients.protocol import Completion, Message
 from independence_bench.judging.checklist import answer_lines, score_checklist
 from independence_bench.judging.rubric import AskedForm, Rubric
 from independence_bench.store.store import TurnRecord, Verdict
+from independence_bench.text.lossless import json_raw_decode
 
 
 def render_transcript(turns: Sequence[TurnRecord]) -> str:
@@ -63,7 +64,7 @@ def _json_object(raw: str) -> Any:
     start = text.find("{")
     if start < 0:
         raise ValueError("the reply contains no JSON object")
-    obj, _ = json.JSONDecoder().raw_decode(text[start:])
+    obj, _ = json_raw_decode(text[start:])
     return obj
 
 

@@ -43,7 +43,7 @@ from independence_bench.testing.mock_behaviours import (
     models_payload,
     request_fingerprint,
 )
-from independence_bench.testing.mock_hostile import HOSTILE_TEXT, hostile_reply
+from independence_bench.testing.mock_hostile import HOSTILE_TEXT, hostile_reply, shaped_reply
 from independence_bench.testing.mock_http import (
     HttpRequest,
     HttpRequestError,
@@ -94,6 +94,8 @@ class MockConfig:
     """With `hostile`, pad every subject reply to at least this many characters."""
     hostile_text: str = HOSTILE_TEXT
     """With `hostile`, the text put into every reply and error (property tests vary it)."""
+    shape: str = ""
+    """One of `mock_hostile.SHAPES`: every chat reply reshaped (deep JSON, huge errors, …)."""
 
     def __post_init__(self) -> None:
         unknown = [k for k in (*self.fault_kinds, self.fail_first_kind) if k not in FAULT_KINDS]
@@ -347,6 +349,8 @@ class MockService:
         return self._hostile(tool_calls_as_text(reply) if self.config.llamacpp else reply)
 
     def _hostile(self, reply: MockReply) -> MockReply:
+        if self.config.shape:
+            reply = shaped_reply(reply, self.config.shape)
         if not self.config.hostile:
             return reply
         return hostile_reply(

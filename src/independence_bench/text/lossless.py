@@ -10,6 +10,9 @@ into bytes must not. The rules, one per destination:
   strict UTF-8 accepts, so every key computed before this module existed is unchanged.
 - *The wire and files* (`json_dumps`): JSON with non-ASCII text as is and each lone surrogate
   as its `\\uXXXX` escape, which JSON readers turn back into the same code point.
+- *Reading JSON from outside* (`json_loads`, `json_raw_decode`): nesting deeper than
+  `JSON_DEPTH_LIMIT` is refused as `ValueError` before parsing (a reply of 200,000 `[` once
+  raised `RecursionError` in every later run of the store); callers bound the size.
 - *The store* (`to_sql` / `from_sql`): text strict UTF-8 accepts is stored as SQLite TEXT,
   unchanged; any other text as a BLOB of its `surrogatepass` bytes, read back to the same
   code points (a surrogate pair stays two code points). JSON columns use the same rule on the
@@ -20,9 +23,47 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+JSON_DEPTH_LIMIT = 64
+"""Arrays and objects nested deeper than this are refused: no reply, tool call or verdict the
+harness reads nests more than five deep, and Python's recursive code stops near 1,000."""
+_DECODER = json.JSONDecoder()
+_T = TypeVar("_T")
+
+
+def json_too_deep(value: Any, limit: int = JSON_DEPTH_LIMIT) -> bool:
+    """True when the arrays and objects of the parsed JSON `value` nest deeper than `limit`;
+    a walk level by level over containers only, so no recursion and no cost per scalar."""
+    level = [value] if isinstance(value, dict | list) else []
+    for _ in range(limit):
+        level = [
+            child
+            for container in level
+            for child in (container.values() if isinstance(container, dict) else container)
+            if isinstance(child, dict | list)
+        ]
+        if not level:
+            return False
+    return bool(level)
+
+
+def _bounded(parse: Callable[[str], _T], text: str) -> _T:
+    """`parse(text)` with JSON nested deeper than `JSON_DEPTH_LIMIT` refused as a
+    `json.JSONDecodeError`: the C parser stops at the recursion limit, the walk below it."""
+    too_deep = json.JSONDecodeError(f"JSON nested deeper than {JSON_DEPTH_LIMIT} levels", text, 0)
+    if text.count("[") + text.count("{") <= JSON_DEPTH_LIMIT:
+        return parse(text)
+    try:
+        parsed = parse(text)
+    except RecursionError:
+        raise too_deep from None
+    value = parsed[0] if isinstance(parsed, tuple) else parsed
+    if json_too_deep(value):
+        raise too_deep
+    return parsed
 
 
 def has_surrogates(text: str) -> bool:
@@ -53,9 +94,16 @@ def decode_body(body: bytes) -> str:
 
 
 def json_loads(body: bytes | str) -> Any:
-    """JSON from a body that may not be valid UTF-8 (see `decode_body`); `ValueError` if it
-    is not JSON."""
-    return json.loads(decode_body(body) if isinstance(body, bytes) else body)
+    """JSON from a body that may not be valid UTF-8 (see `decode_body`); `ValueError`
+    (`json.JSONDecodeError`) if it is not JSON or nests deeper than `JSON_DEPTH_LIMIT`."""
+    text = decode_body(body) if isinstance(body, bytes) else body
+    return _bounded(json.loads, text)
+
+
+def json_raw_decode(text: str) -> tuple[Any, int]:
+    """`json.JSONDecoder().raw_decode(text)`: the first JSON value in `text` and where it
+    ends, with the depth bound of `json_loads`."""
+    return _bounded(_DECODER.raw_decode, text)
 
 
 def json_dumps(value: Any, **options: Any) -> str:

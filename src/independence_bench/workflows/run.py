@@ -153,6 +153,18 @@ async def _run_on_pool(
                 summary = await engine.run(plan)
         else:
             summary = await engine.run(plan)
+        # Before the leaderboard, which would only say the judge has no judgments.
+        if (
+            judge is not None
+            and summary.judge_unscored
+            and not summary.judged
+            and not summary.judge_cached
+        ):
+            raise UserError(
+                f"judge {judge.judge_label} returned no valid judgment ({summary.judge_unscored} "
+                "replies failed validation; transcripts are stored); pick a judge that can follow "
+                "JSON instructions and run 'aib judge --judge MODEL'"
+            )
         try:
             board: Leaderboard | None = load_leaderboard(
                 store,
@@ -170,17 +182,6 @@ async def _run_on_pool(
             suite_hash=suite.content_hash,
             labels=[s.display_label for s in specs],
             judge=judge.judge_label if judge else None,
-        )
-    if (
-        judge is not None
-        and summary.judge_unscored
-        and not summary.judged
-        and not summary.judge_cached
-    ):
-        raise UserError(
-            f"judge {judge.judge_label} returned no valid judgment ({summary.judge_unscored} "
-            "replies failed validation; transcripts are stored); pick a judge that can follow "
-            "JSON instructions and run 'aib judge --judge MODEL'"
         )
     return RunResult(suite, specs, judge, summary, board, guard, spend)
 
