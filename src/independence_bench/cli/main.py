@@ -23,7 +23,7 @@ import click
 from independence_bench.cli.group import LazyGroup
 from independence_bench.cli.options import read_env
 from independence_bench.clients.redact import Redactor, secrets_in_env
-from independence_bench.errors import UserError
+from independence_bench.errors import Interrupted, UserError
 from independence_bench.text.outputs import terminal_text, visible
 
 COMMANDS = MappingProxyType(
@@ -103,7 +103,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         click.echo("aib: interrupted", err=True)
         return 130
     except UserError as exc:
-        click.echo(redact(f"aib: error: {visible(str(exc), lines=False)}"), err=True)
+        kind = "" if isinstance(exc, Interrupted) else "error: "
+        click.echo(redact(f"aib: {kind}{visible(str(exc), lines=False)}"), err=True)
         return exc.exit_code
     except KeyboardInterrupt:
         click.echo(

@@ -31,6 +31,7 @@ from independence_bench.clients.protocol import (
 )
 from independence_bench.clients.ratelimit import THROTTLE_STATUSES, AdaptiveLimiter, limiter_for
 from independence_bench.clients.redact import without_url_credentials
+from independence_bench.clients.send_guard import check_before_send
 from independence_bench.errors import UserError
 
 OPENROUTER_KEY_ENV = "OPENROUTER_API_KEY"
@@ -69,6 +70,7 @@ class Endpoint:
         """One counted call through the limiter; a 429 or 503 shrinks the limit, a reply grows
         it."""
         async with self.limiter as permit:
+            check_before_send()  # the run may have stopped, or lost the claim, while it waited
             self.calls += 1
             try:
                 completion = await self.client.complete(request)

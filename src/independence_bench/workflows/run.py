@@ -25,6 +25,7 @@ from independence_bench.engine.engine import Engine, RunPlan, RunSummary
 from independence_bench.engine.failures import EXIT_SOME_FAILED, render_failure_summary
 from independence_bench.engine.pending import PendingWork, everything, pending_work
 from independence_bench.engine.progress import RichProgress
+from independence_bench.engine.stopping import until_stopped
 from independence_bench.errors import UserError
 from independence_bench.reports.leaderboard import load_leaderboard, render_table
 from independence_bench.reports.spend import Spend, run_spend, spend_line
@@ -148,11 +149,12 @@ async def _run_on_pool(
         )
         first_run = reserve_fresh_runs(store, suite, specs, runs) if options.fresh else {}
         plan = RunPlan(suite=suite, models=specs, judge=judge, runs=runs, first_run=first_run)
+        answered = lambda: engine.summary.calls  # noqa: E731
         if progress is not None:
             with progress:
-                summary = await engine.run(plan)
+                summary = await until_stopped(engine.run(plan), engine.stop, answered)
         else:
-            summary = await engine.run(plan)
+            summary = await until_stopped(engine.run(plan), engine.stop, answered)
         # Before the leaderboard, which would only say the judge has no judgments.
         if (
             judge is not None
