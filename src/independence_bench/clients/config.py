@@ -25,7 +25,7 @@ from pydantic import (
 
 from independence_bench.clients.local.weights import is_local_model
 from independence_bench.clients.protocol import ReasoningEffort
-from independence_bench.clients.redact import without_url_credentials
+from independence_bench.clients.redact import url_shown, without_url_credentials
 from independence_bench.errors import UserError, read_user_text
 
 OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
@@ -111,6 +111,18 @@ class ModelSpec(BaseModel):
     def _base_url_is_a_url(cls, value: str | None) -> str | None:
         return None if value is None else check_base_url(value)
 
+    @field_validator("api_key_env")
+    @classmethod
+    def _api_key_env_is_a_name(cls, value: str | None) -> str | None:
+        if value is None or (_ENV_NAME.fullmatch(value) and not _looks_like_key(value)):
+            return value
+        # Never echo the value: it is most likely the key itself.
+        raise UserError(
+            "api_key_env must name an environment variable (letters, digits and _, e.g. "
+            "MY_SERVER_KEY), not hold the key: put the key in .env as MY_SERVER_KEY=... and "
+            "write api_key_env: MY_SERVER_KEY"
+        )
+
     @field_validator("base_urls")
     @classmethod
     def _base_urls_are_urls(cls, value: tuple[str, ...]) -> tuple[str, ...]:
@@ -180,6 +192,13 @@ class ModelSpec(BaseModel):
 
 
 _NUMERIC_HOST = re.compile(r"^[0-9.]+$")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+
+
+def _looks_like_key(name: str) -> bool:
+    """A long mix of lower case and digits is a token, not a variable name."""
+    lower = any(c.islower() for c in name)
+    return lower and any(c.isdigit() for c in name) and len(name) >= 16 and "_" not in name
 
 
 def check_base_url(url: str) -> str:
@@ -187,14 +206,25 @@ def check_base_url(url: str) -> str:
     what is wrong with it. A `UserError` (not a `ValueError`) passes through pydantic, so
     every place a spec is built — `--base-url`, `--judge-base-url`, `models.yaml` — stops
     with this one line instead of a traceback."""
-    shown = without_url_credentials(url)
+    shown = url_shown(url)
+    if any(char.isspace() for char in url):
+        raise UserError(f"base_url {shown!r} contains a space or line break; remove it")
     try:
         parts = urlsplit(url)
         port = parts.port  # raises for a port out of range or not a number
     except ValueError as exc:
-        raise UserError(f"base_url {shown!r} is not a valid URL ({exc})") from None
+        # The parser's text may quote a password's tail (`as 'pa'`): say what to do instead.
+        why = "percent-encode the user name and password, e.g. / as %2F" if "@" in url else exc
+        raise UserError(f"base_url {shown!r} is not a valid URL ({why})") from None
     if parts.scheme not in ("http", "https"):
         raise UserError(f"base_url {shown!r} must start with http:// or https://")
+    if parts.query or parts.fragment or url.endswith(("?", "#")):
+        # Paths are appended to the base URL, so a query or fragment would end up mid-URL;
+        # a key in the query would be stored with the URL.
+        raise UserError(
+            f"base_url {shown!r} has a query string or fragment (after ? or #); give the base "
+            "URL alone (e.g. http://host:8000/v1) and a key through api_key_env"
+        )
     host = parts.hostname
     if not host:
         raise UserError(f"base_url {shown!r} has no host")
