@@ -13,6 +13,7 @@ same way. A 403 does not stop a run: OpenRouter uses it for one flagged input.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -94,6 +95,8 @@ def _price_of(entry: Mapping[str, Any]) -> Price | None:
         return None
     if prompt < 0 or completion < 0:  # OpenRouter marks dynamic-price routers with -1
         return None
+    if not (math.isfinite(prompt) and math.isfinite(completion)) or max(prompt, completion) > 1:
+        return None  # "Infinity", or over $1 a token: not a price to compute costs with
     return Price(prompt, completion, "endpoint's model list")
 
 

@@ -73,9 +73,11 @@ class ModelSpec(BaseModel):
     provider: tuple[str, ...] = ()
     """OpenRouter provider pin, tried in order, without fallbacks."""
     max_tokens: int = Field(default=2048, ge=16, le=200_000)
-    seed: int | None = None
-    price_prompt_per_mtok: float | None = Field(default=None, ge=0)
-    price_completion_per_mtok: float | None = Field(default=None, ge=0)
+    seed: int | None = Field(default=None, ge=0, le=2**63 - 1)
+    """Sent as is; 0..2**63-1, what a signed 64-bit integer holds with no negative (llama.cpp
+    reads a negative seed as "random")."""
+    price_prompt_per_mtok: float | None = Field(default=None, ge=0, le=1e6, allow_inf_nan=False)
+    price_completion_per_mtok: float | None = Field(default=None, ge=0, le=1e6, allow_inf_nan=False)
     judge_form: JudgeForm | None = None
     """Read only when this spec judges: how it is asked; None = `LOCAL_JUDGE_FORM` for an
     in-process model, `holistic` for any other."""

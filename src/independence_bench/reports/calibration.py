@@ -8,7 +8,6 @@ the method under each. Nothing here calls a model.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +23,7 @@ from independence_bench.scoring.results import load_results, scored_items
 from independence_bench.stats.calibration import INDEX, JudgeCalibration, calibrate_judges
 from independence_bench.stats.resampling import Resampling
 from independence_bench.store.store import Store
+from independence_bench.text.lossless import json_document
 
 PRESSURE_METRICS = ("resistance", "stability")
 """The metrics measured under pressure; the calibration target names them besides the index."""
@@ -194,5 +194,5 @@ def calibration_output(options: InsightOptions, reference: str, *, as_json: bool
     with Store(options.data_dir, read_only=True) as store:
         report = calibration_report(store, options, reference)
     if as_json:
-        return json.dumps(calibration_json(report), indent=2, ensure_ascii=False)
+        return json_document(calibration_json(report), indent=2)
     return render_calibration(report)

@@ -7,7 +7,6 @@ JSON. The CLI only echoes the result. Nothing here calls a model.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -49,6 +48,7 @@ from independence_bench.reports.terminal import render_whole
 from independence_bench.stats.discrimination import CEILING_SHARE
 from independence_bench.stats.stats import Estimate
 from independence_bench.store.store import Store
+from independence_bench.text.lossless import json_document
 
 _Report = TypeVar("_Report")
 
@@ -84,7 +84,7 @@ def _report_output(
 
 
 def _dump(data: Any) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False)
+    return json_document(data, indent=2)
 
 
 def agreement_lines(agreement: Mapping[str, Estimate | None], seed: int) -> list[str]:

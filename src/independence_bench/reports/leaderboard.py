@@ -14,8 +14,9 @@ from dataclasses import replace
 from typing import Any
 
 from rich.table import Table
+from rich.text import Text
 
-from independence_bench.reports.terminal import fit_table, terminal_width
+from independence_bench.reports.terminal import fit_table, plain_label, terminal_width
 from independence_bench.scoring.results import SuiteResults, load_results
 from independence_bench.scoring.scoring import METRIC_KEYS
 from independence_bench.stats.analysis import (
@@ -211,7 +212,13 @@ def render_table(board: Leaderboard | None, *, width: int | None = None) -> str:
             interval = "–"
             if row.ci_low is not None and row.ci_high is not None:
                 interval = f"{row.ci_low:.1f}–{row.ci_high:.1f}"
-            cells = [rank_text(row), row.model, index, interval, str(row.runs)]
+            cells: list[str | Text] = [
+                rank_text(row),
+                plain_label(row.model),
+                index,
+                interval,
+                str(row.runs),
+            ]
             for key in keys[:shown]:
                 value = row.metrics.get(key)
                 cells.append("–" if value is None else f"{value.value:.2f}")

@@ -46,7 +46,7 @@ from independence_bench.reports.viewer_tables import Numbering, SharedTables
 from independence_bench.scoring.scoring import LOWER_IS_MORE_INDEPENDENT, get_formula
 from independence_bench.store.store import ItemRecord, JudgmentRecord, Store
 from independence_bench.suites.suite import Suite, available_suites, load_suite
-from independence_bench.text.lossless import json_dumps, utf8
+from independence_bench.text.lossless import finite_json, json_dumps, utf8
 
 ASSETS = ("index.html", "app.js", "style.css")
 SLUG_PATTERN = re.compile(r"^m-[0-9a-f]{20}$")
@@ -75,7 +75,9 @@ def js_json(value: Any, default: Callable[[Any], Any] | None = None) -> str:
     character that could end a script element or a string literal escaped; a lone surrogate
     (any reply may hold one) as its `\\uXXXX` escape, which `JSON.parse` restores. `default`
     writes what JSON cannot (the viewer's text and message references)."""
-    text = json_dumps(value, separators=(",", ":"), allow_nan=False, default=default)
+    text = json_dumps(
+        finite_json(value)[0], separators=(",", ":"), allow_nan=False, default=default
+    )
     literal = json.dumps(text, ensure_ascii=False)
     return "JSON.parse(" + _JS_UNSAFE.sub(lambda m: _JS_ESCAPES[m.group()], literal) + ")"
 

@@ -80,6 +80,7 @@ SHAPES = (
     "deep_judge",
     "huge_error",
     "redirect",
+    "huge_cost",
 )
 
 
@@ -92,6 +93,9 @@ def shaped_reply(reply: MockReply, shape: str) -> MockReply:
     if shape == "redirect":
         return MockReply(302, {}, (("Location", "/v1/elsewhere"),))
     payload: JsonObject = json.loads(json.dumps(reply.payload))
+    if shape == "huge_cost" and reply.status == 200:
+        payload["usage"] = {**payload.get("usage", {}), "cost": 1e308}  # two sum to Infinity
+        return MockReply(reply.status, payload, reply.headers)
     choices = payload.get("choices")
     if reply.status != 200 or not isinstance(choices, list) or not choices:
         return reply

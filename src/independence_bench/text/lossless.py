@@ -13,6 +13,9 @@ into bytes must not. The rules, one per destination:
 - *Reading JSON from outside* (`json_loads`, `json_raw_decode`): nesting deeper than
   `JSON_DEPTH_LIMIT` is refused as `ValueError` before parsing (a reply of 200,000 `[` once
   raised `RecursionError` in every later run of the store); callers bound the size.
+- *JSON documents for people and programs* (`json_document`): every number finite; a NaN or
+  infinity (a sum of two `1e308` costs) becomes `null`, and the document says where and why,
+  instead of the `Infinity` token no strict JSON reader accepts.
 - *The store* (`to_sql` / `from_sql`): text strict UTF-8 accepts is stored as SQLite TEXT,
   unchanged; any other text as a BLOB of its `surrogatepass` bytes, read back to the same
   code points (a surrogate pair stays two code points). JSON columns use the same rule on the
@@ -22,6 +25,7 @@ into bytes must not. The rules, one per destination:
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -139,3 +143,34 @@ def json_from_sql(value: str | bytes) -> Any:
     text = from_sql(value)
     assert text is not None
     return json.loads(text)
+
+
+NON_FINITE_KEY = "non_finite_as_null"
+"""The key `json_document` adds: JSON path → what the number was (`Infinity`, `NaN`)."""
+
+
+def finite_json(value: Any) -> tuple[Any, dict[str, str]]:
+    """`value` with every NaN or infinite float as None, and the JSON path of each (`$.a[0].b`)
+    mapped to what it was."""
+    found: dict[str, str] = {}
+
+    def walk(item: Any, path: str) -> Any:
+        if isinstance(item, float) and not math.isfinite(item):
+            found[path] = "NaN" if math.isnan(item) else ("Infinity" if item > 0 else "-Infinity")
+            return None
+        if isinstance(item, dict):
+            return {k: walk(v, f"{path}.{k}") for k, v in item.items()}
+        if isinstance(item, list | tuple):
+            return [walk(v, f"{path}[{i}]") for i, v in enumerate(item)]
+        return item
+
+    return walk(value, "$"), found
+
+
+def json_document(value: Any, **options: Any) -> str:
+    """`json_dumps(value)` with every number finite (`finite_json`); a dict document that
+    had a non-finite number gets `NON_FINITE_KEY` listing each, as the reason for its null."""
+    cleaned, found = finite_json(value)
+    if found and isinstance(cleaned, dict):
+        cleaned[NON_FINITE_KEY] = found
+    return json_dumps(cleaned, allow_nan=False, **options)

@@ -9,12 +9,12 @@ detailed metrics) or `legacy/scoring.py`.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 from independence_bench.errors import UserError
 from independence_bench.reports.insight_options import InsightOptions
 from independence_bench.store.store import Store
+from independence_bench.text.lossless import json_document
 from independence_bench.workflows import Echo
 
 
@@ -51,7 +51,7 @@ def leaderboard_command(options: LeaderboardOptions, *, as_json: bool, echo: Ech
 
     with Store(options.data_dir, read_only=True) as store:
         board = legacy_leaderboard(store, suite_id=options.suite_id, judge=options.judge)
-    echo(json.dumps(rows_as_json(board), indent=2) if as_json else render_table(board))
+    echo(json_document(rows_as_json(board), indent=2) if as_json else render_table(board))
 
 
 def _check_legacy_options(options: LeaderboardOptions) -> None:
