@@ -229,6 +229,25 @@ class _ViewerHandler(SimpleHTTPRequestHandler):
         self.send_error(404, "No listing")
         return None
 
+    def _host_is_ours(self) -> bool:
+        """Only `Host: 127.0.0.1:<port>` or `localhost:<port>`: a page on another site whose
+        name was made to resolve to 127.0.0.1 (DNS rebinding) sends its own name and is
+        refused, so it cannot read the transcripts."""
+        port = self.server.server_address[1]
+        host = (self.headers.get("Host") or "").strip().lower()
+        if host in (f"127.0.0.1:{port}", f"localhost:{port}"):
+            return True
+        self.send_error(421, "Misdirected Request: use http://127.0.0.1 or localhost")
+        return False
+
+    def do_GET(self) -> None:
+        if self._host_is_ours():
+            super().do_GET()
+
+    def do_HEAD(self) -> None:
+        if self._host_is_ours():
+            super().do_HEAD()
+
     def log_message(self, format: str, *args: Any) -> None:
         return None
 
