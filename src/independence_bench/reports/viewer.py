@@ -233,7 +233,7 @@ class _ViewerHandler(SimpleHTTPRequestHandler):
         """Only `Host: 127.0.0.1:<port>` or `localhost:<port>`: a page on another site whose
         name was made to resolve to 127.0.0.1 (DNS rebinding) sends its own name and is
         refused, so it cannot read the transcripts."""
-        port = self.server.server_address[1]
+        port = getattr(self.server, "server_port", 0)  # HTTPServer sets it when bound
         host = (self.headers.get("Host") or "").strip().lower()
         if host in (f"127.0.0.1:{port}", f"localhost:{port}"):
             return True
