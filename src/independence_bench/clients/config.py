@@ -7,6 +7,7 @@ file, validated here with errors that name the file, the entry and the field.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import re
 from pathlib import Path
@@ -276,8 +277,19 @@ def _describe_error(path: Path | str, data: Any, exc: ValidationError) -> str:
     return f"{path}:{entry_text}{field_text}: {first['msg']}; fix it and run again"
 
 
+MAX_MODELS_FILE_BYTES = 1_000_000
+"""A models.yaml is a few KB; a 10 MB one took 39 s and 1.1 GB to parse before it was refused."""
+
+
 def load_models_file(path: Path) -> ModelsFile:
     """Read and validate a `models.yaml`; raise `UserError` naming the file, entry and field."""
+    with contextlib.suppress(OSError):  # a missing file is reported by read_user_text
+        size = path.stat().st_size
+        if size > MAX_MODELS_FILE_BYTES:
+            raise UserError(
+                f"config file {path} is {size:,} bytes, more than a models.yaml needs "
+                f"({MAX_MODELS_FILE_BYTES:,} at most); check the --config path"
+            )
     text = read_user_text(path, f"config file {path}", "check the --config path")
     return parse_models_file(text, path)
 

@@ -132,6 +132,7 @@ class JsonPoster:
                 "is set too; both would be the Authorization header, so give only one"
             )
         if api_key:
+            _refuse_unsendable_key(api_key, base_url)
             self._headers["Authorization"] = f"Bearer {api_key}"
         elif login is not None:
             self._headers["Authorization"] = login
@@ -221,3 +222,15 @@ def _redirect_text(response: aiohttp.ClientResponse) -> str:
         f"HTTP {response.status}: the endpoint redirects calls to {location}; "
         "set base_url to the address it names (a redirected POST is not followed)"
     )
+
+
+def _refuse_unsendable_key(key: str, base_url: str) -> None:
+    """A key with a control or non-ASCII character cannot go in a header (aiohttp raised a
+    traceback mid-run); say where, never what."""
+    for position, char in enumerate(key, start=1):
+        if not " " < char < "\x7f":
+            raise UserError(
+                f"the API key for {without_url_credentials(base_url)} has a space, control or "
+                f"non-ASCII character at position {position} of {len(key)}; copy the key "
+                "again (one line, nothing around it)"
+            )
