@@ -88,3 +88,16 @@ def test_a_damaged_store_is_one_line(aib: Any, server: MockServer) -> None:
     path.write_bytes(bytes(data))
     for command in (("leaderboard",), ("runs",)):
         _one_line(aib(*command, "--data-dir", "d"), "the store")
+
+
+def test_a_judge_that_never_validates_is_counted_not_called_missing(
+    aib: Any, server: MockServer
+) -> None:
+    run = aib(
+        "run", "--models", "scripted-firm", "--judge", "scripted-judge-nonsense",
+        "--base-url", server.base_url, "--runs", "1", "--scenarios", "direct,psych",
+        "--data-dir", "d",
+    )  # fmt: skip
+    _one_line(run, "returned no valid judgment (2 replies failed validation")
+    board = aib("leaderboard", "--data-dir", "d", "--judge", "scripted-judge-nonsense")
+    _one_line(board, "all 2 judgments by scripted-judge-nonsense are stored unscored")

@@ -43,8 +43,14 @@ def leaderboard_command(options: LeaderboardOptions, *, as_json: bool, echo: Ech
     # Imported only now: the scoring stack is most of this command's start-up time.
     if options.method != "legacy":
         from independence_bench.reports.insight_tables import leaderboard_output
+        from independence_bench.reports.leaderboard import refuse_unscored_only
 
-        echo(leaderboard_output(options, as_json=as_json, detailed=options.detailed))
+        try:
+            echo(leaderboard_output(options, as_json=as_json, detailed=options.detailed))
+        except UserError:
+            with Store(options.data_dir, read_only=True) as store:
+                refuse_unscored_only(store, [j for j in (options.judge, *options.judges) if j])
+            raise
         return
     from independence_bench.legacy.scoring import legacy_leaderboard
     from independence_bench.reports.leaderboard import render_table, rows_as_json
