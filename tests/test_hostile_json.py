@@ -160,3 +160,34 @@ def test_a_body_that_never_ends_is_read_no_further_than_its_cap() -> None:
     message, sent = asyncio.run(scenario())
     assert "reply body too long" in message
     assert sent < BODY_CAP_BYTES * 4  # the server was stopped, not drained
+
+
+def test_a_reply_read_to_its_end_keeps_its_connection_alive() -> None:
+    """The body caps close a connection only when a body was left unread."""
+    opened = [0]
+
+    async def scenario() -> None:
+        async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            opened[0] += 1
+            try:
+                while True:
+                    head = await reader.readuntil(b"\r\n\r\n")
+                    length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+                    await reader.readexactly(length)
+                    writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
+                    await writer.drain()
+            except (asyncio.IncompleteReadError, ConnectionError):
+                writer.close()
+
+        server = await asyncio.start_server(answer, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        poster = JsonPoster(base_url=f"http://127.0.0.1:{port}/v1", api_key=None, timeout_s=30)
+        try:
+            for _ in range(5):
+                assert (await poster.post("/chat/completions", {})).json() == {}
+        finally:
+            await poster.aclose()
+            server.close()
+
+    asyncio.run(scenario())
+    assert opened[0] == 1

@@ -195,8 +195,12 @@ class JsonPoster:
                     raise HttpFailure(_redirect_text(response), timed_out=False, retryable=False)
                 try:
                     body = await read_body(response, budget=self._connections.bodies)
-                finally:
+                except BaseException:
                     response.close()  # a body left unread (over its cap) is not waited for
+                    raise
+                if not response.content.at_eof():
+                    response.close()  # an error body cut at its cap: drop the connection
+                # (a body read to its end leaves the connection to the pool, kept alive)
                 return HttpReply(
                     status=response.status,
                     content_type=response.headers.get("Content-Type", ""),
