@@ -86,6 +86,10 @@ def test_huge_costs_and_markup_labels_leave_every_output_valid(
         assert "10.00" in shown and "0.00" in shown  # the metric columns are kept
         rows = [line for line in shown.splitlines() if "│" in line and "scripted" not in line]
         assert sum("two" in line for line in rows) == 1
+    runs = aib("runs", "--data-dir", "d")
+    assert runs.code == 0, runs.err
+    assert "two\\x0alines" in runs.out and "L" * 99 + "…" in runs.out
+    assert all("two\\x0alines" in line for line in runs.out.splitlines() if "lines" in line)
     as_json = aib("leaderboard", "--data-dir", "d", "--json", "--resamples", "100")
     assert {row["model"] for row in _strict(as_json.out)} == set(LABELS.values())
     report = aib("report", "--data-dir", "d", "--out", "rep", "--resamples", "100", "--no-charts")

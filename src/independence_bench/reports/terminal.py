@@ -11,8 +11,8 @@ The width is the terminal's (`COLUMNS` first, as `shutil.get_terminal_size` read
 Every cell is made visible and kept to one line (`text.outputs.visible`) before it is measured,
 and reaches rich as `Text`, never as markup: a label `[/x]` crashed the closing leaderboard
 after every call was paid, `[bold]` or `[link=…]` changed what it showed, a newline split a row.
-A label column shows `plain_label`: cut with "…" at `LABEL_CELL_CHARS` (`--json` keeps it whole),
-as one 10,000-character label left room for no metric column.
+A label column shows `plain_label`: cut with "…" at `outputs.LABEL_CHARS` (`--json` keeps it
+whole), as one 10,000-character label left room for no metric column.
 """
 
 from __future__ import annotations
@@ -28,20 +28,15 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from independence_bench.text.outputs import visible
+from independence_bench.text.outputs import one_line_label, visible
 
 PIPE_WIDTH = 140
 """The width used when the output is not a terminal and `COLUMNS` is not set."""
-LABEL_CELL_CHARS = 100
-"""Characters of a model label a table shows; longer ones end in "…" (real labels, even
-`provider/model+host@effort-t0.2`, stay well under it)."""
 
 
-def plain_label(label: str, limit: int = LABEL_CELL_CHARS) -> Text:
-    """A label as a table cell: plain text (never markup), one line with every control
-    visible, cut to `limit` characters with "…"."""
-    shown = visible(label, lines=False)
-    return Text(shown if len(shown) <= limit else shown[: limit - 1] + "…")
+def plain_label(label: str) -> Text:
+    """A label as a table cell: plain text, never markup (`outputs.one_line_label`)."""
+    return Text(one_line_label(label))
 
 
 def terminal_width() -> int:
