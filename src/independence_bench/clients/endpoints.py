@@ -244,6 +244,7 @@ async def call_with_retry(
             else:
                 last_error = ClientError("the model returned an empty reply", retryable=True)
         if attempt < policy.max_attempts:
+            check_before_send()  # a stopping run does not wait out a backoff to give up
             retry_after = last_error.retry_after if last_error else None
             await asyncio.sleep(policy.delay(attempt, retry_after, endpoint.rng))
     if kept is not None:
