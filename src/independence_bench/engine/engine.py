@@ -151,7 +151,7 @@ class Engine:
         stop: StopRequest | None = None,
     ) -> None:
         self.budget = budget
-        self.stop = stop or StopRequest()
+        self.stop = stop if stop is not None else StopRequest()  # an unset one is falsy
         """Set by the first Ctrl-C or SIGTERM: no call starts after it (`stopping.py`)."""
         self.reply_cap = reply_cap  # characters kept of each text field of a reply
         self.claims = claims or Claims(store)
