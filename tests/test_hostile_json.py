@@ -20,6 +20,8 @@ import pytest
 
 from independence_bench.clients.endpoints import RetryPolicy
 from independence_bench.clients.http import ConnectionBudget, HttpFailure, JsonPoster
+from independence_bench.clients.openai_compat import OpenAICompatibleClient
+from independence_bench.clients.protocol import ClientError
 from independence_bench.clients.reply_body import (
     BODY_CAP_BYTES,
     ERROR_TEXT_CHARS,
@@ -191,3 +193,22 @@ def test_a_reply_read_to_its_end_keeps_its_connection_alive() -> None:
 
     asyncio.run(scenario())
     assert opened[0] == 1
+
+
+def test_an_endless_model_list_is_one_failure_naming_the_cap() -> None:
+    async def scenario() -> ClientError:
+        server, port, _ = await serve_flood()
+        client = OpenAICompatibleClient(
+            base_url=f"http://127.0.0.1:{port}/v1", api_key=None, is_openrouter=False
+        )
+        try:
+            await client.list_models()
+        except ClientError as exc:
+            return exc
+        finally:
+            await client.aclose()
+            server.close()
+        raise AssertionError("an endless model list was read whole")
+
+    failure = asyncio.run(scenario())
+    assert not failure.retryable and "reply body too long" in str(failure)

@@ -110,8 +110,9 @@ class OpenAICompatibleClient:
         for attempt in range(1, LIST_ATTEMPTS + 1):
             try:
                 reply = await self._http.get("/models", connect_timeout_s=MODELS_CONNECT_TIMEOUT_S)
-            except HttpFailure:
-                raise ClientError("no answer", retryable=True) from None
+            except HttpFailure as exc:
+                text = "no answer" if exc.retryable else str(exc)  # e.g. a body over its cap
+                raise ClientError(text, retryable=exc.retryable) from None
             if reply.status >= 400:
                 error = NotJsonReply if "html" in reply.content_type.lower() else ClientError
                 raise error(
