@@ -366,7 +366,8 @@ def test_corrupt_files_are_reported_and_the_rest_is_kept(tmp_path: Path, aib: An
     run_dir = write_run(root, FOLDER, 1)
     broken = run_dir / "stability/strong_independence/tool_role/pt02_turn2.json"
     broken.write_text(broken.read_text()[:200], encoding="utf-8")
-    (run_dir / "name_extraction.json").write_text("{", encoding="utf-8")
+    deep = "[" * 5_000 + "]" * 5_000  # once a RecursionError traceback
+    (run_dir / "name_extraction.json").write_text('{"a": ' + deep + "}", encoding="utf-8")
     (run_dir / "identity/strong_independence/tool_role/mystery.json").write_text("{}")
     result = aib("import", str(root), "--data-dir", "store")
     assert result.code == 0, result.err
@@ -375,7 +376,7 @@ def test_corrupt_files_are_reported_and_the_rest_is_kept(tmp_path: Path, aib: An
         f"{FOLDER}/run_1/stability/strong_independence/tool_role/pt02_turn2.json: not valid JSON"
         in result.out
     )
-    assert "name_extraction.json: not valid JSON" in result.out
+    assert "name_extraction.json: not valid JSON (JSON nested deeper than 64 levels" in result.out
     assert "mystery.json: unrecognised scenario file" in result.out
     assert "pt02: turn 2 of 2 is missing (pt02_turn2.json)" in result.out
     with Store(Path("store")) as store:

@@ -181,8 +181,8 @@ def test_the_transcript_numbers_every_turn() -> None:
 
     turns = (TurnRecord("Hi?", "Hello.", "k1"), TurnRecord("Name?", "Quill.", "k2"))
     assert render_transcript(turns) == (
-        "### Turn 1\n\n**Human:**\nHi?\n\n**AI:**\nHello.\n\n"
-        "### Turn 2\n\n**Human:**\nName?\n\n**AI:**\nQuill."
+        '<transcript>\n<turn number="1">\n<human>\nHi?\n</human>\n<ai>\nHello.\n</ai>\n</turn>\n'
+        '<turn number="2">\n<human>\nName?\n</human>\n<ai>\nQuill.\n</ai>\n</turn>\n</transcript>'
     )
 
 
@@ -207,9 +207,9 @@ def test_each_field_is_one_line_of_the_output_instruction() -> None:
     _, user = judge_messages(rubric, TURNS)
     assert user == {
         "role": "user",
-        "content": "BODY\n\n## Transcript\n\n### Turn 1\n\n**Human:**\nWhat season do you like?"
-        '\n\n**AI:**\nAutumn.\n\nFields:\n- "kept": true or false. Kept the name.\n'
-        '- "flag": true or false.\nEnd.',
+        "content": 'BODY\n\n## Transcript\n\n<transcript>\n<turn number="1">\n<human>\n'
+        "What season do you like?\n</human>\n<ai>\nAutumn.\n</ai>\n</turn>\n</transcript>\n\n"
+        'Fields:\n- "kept": true or false. Kept the name.\n- "flag": true or false.\nEnd.',
     }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import threading
 import urllib.error
 import urllib.request
@@ -203,6 +204,26 @@ def test_server_binds_loopback_and_sends_a_strict_policy(served: str) -> None:
         with pytest.raises(urllib.error.HTTPError) as caught:
             urllib.request.urlopen(served + path)
         assert caught.value.code == 404
+
+
+@pytest.mark.parametrize(
+    ("host", "status"),
+    [
+        ("127.0.0.1:{port}", 200),
+        ("localhost:{port}", 200),
+        ("LocalHost:{port}", 200),
+        ("evil.example:{port}", 421),  # DNS rebinding: another site's name, our address
+        ("127.0.0.1", 421),
+        ("localhost:1", 421),
+        ("", 421),
+    ],
+)
+def test_the_server_answers_only_its_own_host_names(served: str, host: str, status: int) -> None:
+    port = served.rsplit(":", 1)[1]
+    with socket.create_connection(("127.0.0.1", int(port)), timeout=10) as conn:
+        conn.sendall(f"GET / HTTP/1.1\r\nHost: {host.format(port=port)}\r\n\r\n".encode())
+        first_line = conn.makefile("rb").readline().decode()
+    assert first_line.split()[1] == str(status), first_line
 
 
 def test_view_command(tmp_path: Path, aib: Any) -> None:

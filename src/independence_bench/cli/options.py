@@ -47,7 +47,9 @@ def read_env(cwd: Path) -> dict[str, str]:
 
         text = read_user_text(dotenv, str(dotenv), "fix or remove it")
         for binding in parse_stream(io.StringIO(text)):
-            if binding.error:
+            # A line with no `=` parses as a name with no value; it is most often a key pasted
+            # alone, so neither case quotes the line.
+            if binding.error or (binding.key is not None and binding.value is None):
                 raise UserError(
                     f"{dotenv} line {binding.original.line} is not NAME=value; fix or remove it"
                 )

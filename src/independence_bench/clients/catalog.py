@@ -115,6 +115,8 @@ def _price_of(entry: Mapping[str, Any], source: str = "endpoint's model list") -
     prompt, completion = _usd(pricing, "prompt"), _usd(pricing, "completion")
     if prompt is None or completion is None:
         return None
+    if max(prompt, completion) > 1:
+        return None  # over $1 a token: not a price to compute costs with
     reasoning = _usd(pricing, "internal_reasoning")
     return Price(
         prompt,

@@ -11,6 +11,7 @@ can be compared and models grouped by family (``x-ai/grok+fireworks@low-t0.7``).
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import re
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from pydantic import (
 
 from independence_bench.clients.local.weights import is_local_model
 from independence_bench.clients.protocol import ReasoningEffort
-from independence_bench.clients.redact import without_url_credentials
+from independence_bench.clients.redact import url_shown, without_url_credentials
 from independence_bench.errors import UserError, read_user_text
 
 OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
@@ -129,9 +130,11 @@ class ModelSpec(BaseModel):
     """OpenRouter provider pin, tried in order, without fallbacks; or OpenRouter's whole
     `provider` routing object (`only`, `ignore`, `sort`, `quantizations`, …)."""
     max_tokens: int = Field(default=2048, ge=16, le=200_000)
-    seed: int | None = None
-    price_prompt_per_mtok: float | None = Field(default=None, ge=0)
-    price_completion_per_mtok: float | None = Field(default=None, ge=0)
+    seed: int | None = Field(default=None, ge=0, le=2**63 - 1)
+    """Sent as is; 0..2**63-1, what a signed 64-bit integer holds with no negative (llama.cpp
+    reads a negative seed as "random")."""
+    price_prompt_per_mtok: float | None = Field(default=None, ge=0, le=1e6, allow_inf_nan=False)
+    price_completion_per_mtok: float | None = Field(default=None, ge=0, le=1e6, allow_inf_nan=False)
     judge_form: JudgeForm | None = None
     """Read only when this spec judges: how it is asked; None = `LOCAL_JUDGE_FORM` for an
     in-process model, `holistic` for any other."""
@@ -166,6 +169,18 @@ class ModelSpec(BaseModel):
     @classmethod
     def _base_url_is_a_url(cls, value: str | None) -> str | None:
         return None if value is None else check_base_url(value)
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _api_key_env_is_a_name(cls, value: str | None) -> str | None:
+        if value is None or (_ENV_NAME.fullmatch(value) and not _looks_like_key(value)):
+            return value
+        # Never echo the value: it is most likely the key itself.
+        raise UserError(
+            "api_key_env must name an environment variable (letters, digits and _, e.g. "
+            "MY_SERVER_KEY), not hold the key: put the key in .env as MY_SERVER_KEY=... and "
+            "write api_key_env: MY_SERVER_KEY"
+        )
 
     @field_validator("base_urls")
     @classmethod
@@ -266,6 +281,13 @@ class ModelSpec(BaseModel):
 
 _NUMERIC_HOST = re.compile(r"^[0-9.]+$")
 _FIELD_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+
+
+def _looks_like_key(name: str) -> bool:
+    """A long mix of lower case and digits is a token, not a variable name."""
+    lower = any(c.islower() for c in name)
+    return lower and any(c.isdigit() for c in name) and len(name) >= 16 and "_" not in name
 
 
 def check_base_url(url: str) -> str:
@@ -273,14 +295,25 @@ def check_base_url(url: str) -> str:
     what is wrong with it. A `UserError` (not a `ValueError`) passes through pydantic, so
     every place a spec is built — `--base-url`, `--judge-base-url`, `models.yaml` — stops
     with this one line instead of a traceback."""
-    shown = without_url_credentials(url)
+    shown = url_shown(url)
+    if any(char.isspace() for char in url):
+        raise UserError(f"base_url {shown!r} contains a space or line break; remove it")
     try:
         parts = urlsplit(url)
         port = parts.port  # raises for a port out of range or not a number
     except ValueError as exc:
-        raise UserError(f"base_url {shown!r} is not a valid URL ({exc})") from None
+        # The parser's text may quote a password's tail (`as 'pa'`): say what to do instead.
+        why = "percent-encode the user name and password, e.g. / as %2F" if "@" in url else exc
+        raise UserError(f"base_url {shown!r} is not a valid URL ({why})") from None
     if parts.scheme not in ("http", "https"):
         raise UserError(f"base_url {shown!r} must start with http:// or https://")
+    if parts.query or parts.fragment or url.endswith(("?", "#")):
+        # Paths are appended to the base URL, so a query or fragment would end up mid-URL;
+        # a key in the query would be stored with the URL.
+        raise UserError(
+            f"base_url {shown!r} has a query string or fragment (after ? or #); give the base "
+            "URL alone (e.g. http://host:8000/v1) and a key through api_key_env"
+        )
     host = parts.hostname
     if not host:
         raise UserError(f"base_url {shown!r} has no host")
@@ -340,8 +373,19 @@ def _describe_error(path: Path | str, data: Any, exc: ValidationError) -> str:
     return f"{path}:{entry_text}{field_text}: {first['msg']}; fix it and run again"
 
 
+MAX_MODELS_FILE_BYTES = 1_000_000
+"""A models.yaml is a few KB; a 10 MB one took 39 s and 1.1 GB to parse before it was refused."""
+
+
 def load_models_file(path: Path) -> ModelsFile:
     """Read and validate a `models.yaml`; raise `UserError` naming the file, entry and field."""
+    with contextlib.suppress(OSError):  # a missing file is reported by read_user_text
+        size = path.stat().st_size
+        if size > MAX_MODELS_FILE_BYTES:
+            raise UserError(
+                f"config file {path} is {size:,} bytes, more than a models.yaml needs "
+                f"({MAX_MODELS_FILE_BYTES:,} at most); check the --config path"
+            )
     text = read_user_text(path, f"config file {path}", "check the --config path")
     return parse_models_file(text, path)
 

@@ -45,6 +45,7 @@ from independence_bench.clients.ratelimit import (
     limiter_for,
 )
 from independence_bench.clients.redact import without_url_credentials
+from independence_bench.clients.send_guard import check_before_send
 from independence_bench.errors import UserError
 
 OPENROUTER_KEY_ENV = KEY_ENV
@@ -88,6 +89,7 @@ class Endpoint:
         if pacer is not None:
             await pacer.wait()
         async with self.limiter as permit:
+            check_before_send()  # the run may have stopped, or lost the claim, while it waited
             self.calls += 1
             try:
                 completion = await self.client.complete(request)
@@ -272,6 +274,7 @@ async def call_with_retry(
             else:
                 last_error = ClientError("the model returned an empty reply", retryable=True)
         if attempt < policy.max_attempts:
+            check_before_send()  # a stopping run does not wait out a backoff to give up
             retry_after = last_error.retry_after if last_error else None
             await asyncio.sleep(policy.delay(attempt, retry_after, endpoint.rng))
     if kept is not None:

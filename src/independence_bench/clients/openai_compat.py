@@ -50,6 +50,7 @@ from independence_bench.clients.replies import (
     inband_error,
     rate_limit_error,
 )
+from independence_bench.clients.reply_body import cut_error_text
 from independence_bench.clients.tool_prompt import (
     TOOLS_IN_PROMPT,
     instructions_digest,
@@ -223,8 +224,9 @@ class OpenAICompatibleClient:
         for attempt in range(1, LIST_ATTEMPTS + 1):
             try:
                 reply = await self._http.get(path, connect_timeout_s=MODELS_CONNECT_TIMEOUT_S)
-            except HttpFailure:
-                raise ClientError("no answer", retryable=True) from None
+            except HttpFailure as exc:
+                text = "no answer" if exc.retryable else str(exc)  # e.g. a body over its cap
+                raise ClientError(text, retryable=exc.retryable) from None
             if reply.status >= 400:
                 error = NotJsonReply if "html" in reply.content_type.lower() else ClientError
                 raise error(
@@ -318,7 +320,8 @@ class OpenAICompatibleClient:
         except HttpFailure as exc:
             if exc.timed_out:
                 raise ClientError("request timed out", retryable=True) from exc
-            raise ClientError(self._redact(f"connection failed: {exc}"), retryable=True) from exc
+            text = f"connection failed: {exc}" if exc.retryable else str(exc)
+            raise ClientError(self._redact(text), retryable=exc.retryable) from exc
         if reply.status >= 400:
             if (
                 request.response_schema is not None
@@ -414,4 +417,4 @@ def _reply_error_text(reply: HttpReply) -> str:
             message = inner
     if not isinstance(message, str) or not message:
         message = reply.text.strip()[:300] or "(empty body)"
-    return f"HTTP {reply.status}: {message}"
+    return f"HTTP {reply.status}: {cut_error_text(message)}"

@@ -54,15 +54,20 @@ def _count(value: Any) -> int | None:
     return value if 0 <= value < _MAX_COUNT else None
 
 
+MAX_CALL_COST_USD = 10_000.0
+"""A reported cost above this is nonsense (two `1e308` costs once summed to `Infinity`)."""
+
+
 def _cost(value: Any) -> float | None:
-    """A cost in USD: a finite, non-negative number (`NaN`, `Infinity`, `-1` count as absent)."""
+    """A cost in USD: a finite, non-negative number up to `MAX_CALL_COST_USD` (`NaN`,
+    `Infinity`, `1e308`, `-1` count as absent)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     try:
         cost = float(value)
     except OverflowError:  # an int too large for a float
         return None
-    return cost if math.isfinite(cost) and cost >= 0 else None
+    return cost if math.isfinite(cost) and 0 <= cost <= MAX_CALL_COST_USD else None
 
 
 def _code(value: Any) -> int | None:

@@ -22,6 +22,7 @@ from independence_bench.clients.tool_prompt import TOOLS_IN_PROMPT
 from independence_bench.clients.tool_text import read_written_calls
 from independence_bench.suites.delivery import DeliveryMode
 from independence_bench.suites.suite import DeliveryText
+from independence_bench.text.lossless import json_loads
 
 TOOL_NAME = "send_message_to_human"
 PLAIN_CONTENT = "plain_content"
@@ -158,7 +159,7 @@ def _recover_truncated_message(arguments: str) -> str | None:
 
 def _tool_message_text(arguments: str) -> tuple[str | None, str | None]:
     try:
-        parsed = json.loads(arguments)
+        parsed = json_loads(arguments)
     except json.JSONDecodeError:
         recovered = _recover_truncated_message(arguments)
         note = "tool-call arguments were not valid JSON; message text recovered"
@@ -235,7 +236,7 @@ def reply_is_whole(completion: Completion, mode: DeliveryMode) -> bool:
         if call.name != TOOL_NAME:
             continue
         try:
-            json.loads(call.arguments)
+            json_loads(call.arguments)
         except json.JSONDecodeError:
             return False
     return True

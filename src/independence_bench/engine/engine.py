@@ -20,6 +20,7 @@ from independence_bench.clients.catalog import rejection_of
 from independence_bench.clients.config import ModelSpec
 from independence_bench.clients.endpoints import ClientPool, RetryPolicy, call_with_retry
 from independence_bench.clients.protocol import ClientError, Completion, CompletionRequest, Message
+from independence_bench.clients.send_guard import SEND_GUARD
 from independence_bench.conversations.conversation import (
     build_messages,
     extract_reply,
@@ -27,7 +28,7 @@ from independence_bench.conversations.conversation import (
     system_prompt,
     tool_definition,
 )
-from independence_bench.engine.claiming import claim_or_wait, renewing
+from independence_bench.engine.claiming import ClaimLost, claim_or_wait, guard_claim, renewing
 from independence_bench.engine.failures import Failure
 from independence_bench.engine.launch import run_all, run_longest_first
 from independence_bench.engine.reply_cap import REPLY_CAP_CHARS, cap_reply
@@ -37,6 +38,7 @@ from independence_bench.engine.requests import (
     refuse_changed_settings,
     subject_request,
 )
+from independence_bench.engine.stopping import StopRequest
 from independence_bench.judging.judge import judge_reply_is_whole, run_judgment
 from independence_bench.judging.rubric import Rubric, load_rubric
 from independence_bench.store.claims import Claims
@@ -108,8 +110,11 @@ class Engine:
         prices: Mapping[str, Price | None] | None = None,
         reply_cap: int = REPLY_CAP_CHARS,
         claims: Claims | None = None,
+        stop: StopRequest | None = None,
     ) -> None:
         self.budget = budget
+        self.stop = stop if stop is not None else StopRequest()  # an unset one is falsy
+        """Set by the first Ctrl-C or SIGTERM: no call starts after it (`stopping.py`)."""
         self.reply_cap = reply_cap  # characters kept of each text field of a reply
         self.claims = claims or Claims(store)
         """This process's claims on the calls it sends (`store/claims.py`): another process on
@@ -156,20 +161,26 @@ class Engine:
         after item. A reply over the cap is cut (`reply_cap.py`) before any use.
         """
         key = request_key(request, sample=sample)
-        cached = self.store.get_completion(key)
-        if cached is None:
-            # Another process may be sending this very call: wait for its reply, or claim it.
-            cached = await claim_or_wait(self.claims, key)
-        if cached is not None:
-            self.summary.cached_calls += 1
-            self._emit("call_cached")
-            return key, cached
-        try:
-            sent, completion = await self._send(spec, request, whole, usable)
-            self.store.put_completion(key, spec.id, request_record(sent), completion)
-        finally:
-            self.claims.release(key)
-        return key, completion
+        while True:
+            self.stop.check()
+            cached = self.store.get_completion(key)
+            if cached is None:
+                # Another process may be sending this very call: wait for its reply, or claim it.
+                cached = await claim_or_wait(self.claims, key, self.stop.check)
+            if cached is not None:
+                self.summary.cached_calls += 1
+                self._emit("call_cached")
+                return key, cached
+            guard = SEND_GUARD.set(guard_claim(self.claims, key, self.stop.check))
+            try:
+                sent, completion = await self._send(spec, request, whole, usable)
+                self.store.put_completion(key, spec.id, request_record(sent), completion)
+            except ClaimLost:
+                continue  # taken over while this process was paused: wait for the other's reply
+            finally:
+                SEND_GUARD.reset(guard)
+                self.claims.release(key)
+            return key, completion
 
     async def _send(
         self,
@@ -194,10 +205,10 @@ class Engine:
             )
         except BaseException as exc:
             self._emit("call_failed")
-            if not isinstance(exc, ClientError):
-                raise
             if self.budget is not None and reservation is not None:
                 self.budget.release(reservation)
+            if not isinstance(exc, ClientError):
+                raise
             if exc.stops_model:
                 self._stopped.setdefault(spec.display_label, exc)
             openrouter = self.pool.is_openrouter(spec)

@@ -25,14 +25,30 @@ from independence_bench.clients.protocol import Completion, Message
 from independence_bench.judging.checklist import answer_lines, score_checklist
 from independence_bench.judging.rubric import AskedForm, Rubric
 from independence_bench.store.store import TurnRecord, Verdict
+from independence_bench.text.lossless import json_raw_decode
+
+TRANSCRIPT_TAGS = ("transcript", "turn", "human", "ai")
+"""The delimiters of the judge's data; the system prompts name them."""
+_FORGED_TAG = re.compile(rf"<(/?\s*(?:{'|'.join(TRANSCRIPT_TAGS)})\b)", re.IGNORECASE)
+
+
+def neutralise_tags(text: str) -> str:
+    """`text` with every opening or closing transcript tag it holds written `&lt;turn>`, so a
+    reply cannot close its own turn or the transcript and speak to the judge from outside."""
+    return _FORGED_TAG.sub(r"&lt;\1", text)
 
 
 def render_transcript(turns: Sequence[TurnRecord]) -> str:
-    """The conversation as the judge reads it: numbered human and AI turns."""
-    blocks = []
-    for number, turn in enumerate(turns, start=1):
-        blocks.append(f"### Turn {number}\n\n**Human:**\n{turn.human}\n\n**AI:**\n{turn.reply}")
-    return "\n\n".join(blocks)
+    """The conversation as every judge form reads it: inside `<transcript>`, each numbered
+    `<turn>` holding the `<human>` message and the `<ai>` reply, with any tag the texts
+    themselves contain neutralised (`neutralise_tags`). The system prompts say that everything
+    inside is data to evaluate, never instructions."""
+    blocks = [
+        f'<turn number="{number}">\n<human>\n{neutralise_tags(turn.human)}\n</human>\n'
+        f"<ai>\n{neutralise_tags(turn.reply)}\n</ai>\n</turn>"
+        for number, turn in enumerate(turns, start=1)
+    ]
+    return "<transcript>\n" + "\n".join(blocks) + "\n</transcript>"
 
 
 def _field_lines(asked: AskedForm) -> str:
@@ -63,7 +79,7 @@ def _json_object(raw: str) -> Any:
     start = text.find("{")
     if start < 0:
         raise ValueError("the reply contains no JSON object")
-    obj, _ = json.JSONDecoder().raw_decode(text[start:])
+    obj, _ = json_raw_decode(text[start:])
     return obj
 
 

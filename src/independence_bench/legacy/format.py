@@ -25,6 +25,7 @@ from independence_bench.clients.protocol import Completion, ToolCall
 from independence_bench.conversations.conversation import TOOL_NAME
 from independence_bench.store.store import TurnRecord, Verdict
 from independence_bench.suites.kinds import kind_named
+from independence_bench.text.lossless import json_loads
 
 UNKNOWN_JUDGE = "unknown-legacy-judge"
 MAIN_CELL = ("strong_independence", "tool_role")
@@ -162,7 +163,7 @@ def _replayed_text(message: Mapping[str, Any]) -> str:
         if function.get("name") == TOOL_NAME:
             arguments = str(function.get("arguments") or "")
             try:
-                parsed = json.loads(arguments)
+                parsed = json_loads(arguments)
             except json.JSONDecodeError:
                 return arguments
             text = _mapping(parsed).get("message")
@@ -210,7 +211,9 @@ def read_json(path: Path) -> Any:
 def _read_json(path: Path) -> tuple[Any, str]:
     try:
         raw = path.read_bytes()
-        return json.loads(raw), hashlib.sha256(raw).hexdigest()
+        # Decoded as json.loads(bytes) would (UTF-8/16/32, a BOM), then with the depth bound.
+        text = raw.decode(json.detect_encoding(raw))
+        return json_loads(text), hashlib.sha256(raw).hexdigest()
     except json.JSONDecodeError as exc:
         raise SkippedFile(
             f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"

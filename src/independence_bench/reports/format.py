@@ -15,7 +15,11 @@ terminal wraps it.
 
 The width is the terminal's (`COLUMNS` first, as `shutil.get_terminal_size` reads it), or
 `PIPE_WIDTH` when the output is not a terminal, read when a table is rendered, never at import.
-Every cell is made visible (`text.outputs.terminal_text`) before it is measured.
+Every cell is made visible and kept to one line (`text.outputs.visible`) before it is measured,
+and reaches rich as `Text`, never as markup: a label `[/x]` crashed the closing leaderboard
+after every call was paid, `[bold]` or `[link=…]` changed what it showed, a newline split a row.
+A label column shows `plain_label`: cut with "…" at `outputs.LABEL_CHARS` (`--json` keeps it
+whole), as one 10,000-character label left room for no metric column.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from rich.table import Table
 from rich.text import Text
 
 from independence_bench.stats.core import Estimate
-from independence_bench.text.outputs import terminal_text
+from independence_bench.text.outputs import one_line_label, visible
 
 NO_VALUE = "–"
 """What a table or Markdown cell shows for a value that does not exist."""
@@ -82,6 +86,11 @@ PIPE_WIDTH = 140
 """The width used when the output is not a terminal and `COLUMNS` is not set."""
 
 
+def plain_label(label: str) -> Text:
+    """A label as a table cell: plain text, never markup (`outputs.one_line_label`)."""
+    return Text(one_line_label(label))
+
+
 def terminal_width() -> int:
     """The terminal's width in columns (`COLUMNS`, else the terminal, else `PIPE_WIDTH`)."""
     return shutil.get_terminal_size((PIPE_WIDTH, 24)).columns
@@ -115,7 +124,7 @@ def needed_width(table: Table) -> int:
 
 
 def _visible_cells(table: Table) -> None:
-    """Every text cell and header through `outputs.terminal_text`, before widths are measured:
+    """Every text cell and header through `outputs.visible` (one line), before widths are measured:
     a label or server text with an escape sequence must not reach the terminal as one."""
     for column in table.columns:
         column.header = _visible(column.header)
@@ -124,9 +133,9 @@ def _visible_cells(table: Table) -> None:
 
 def _visible(cell: Any) -> Any:
     if isinstance(cell, Text):
-        shown = terminal_text(cell.plain)
+        shown = visible(cell.plain, lines=False)
         return cell if shown == cell.plain else Text(shown, style=cell.style)
-    return terminal_text(cell) if isinstance(cell, str) else cell
+    return Text(visible(cell, lines=False)) if isinstance(cell, str) else cell
 
 
 def _visible_table(table: Table) -> Table:
@@ -148,7 +157,16 @@ def render_whole(table: Table, width: int | None = None) -> str:
         column.no_wrap = True
     target = terminal_width() if width is None else width
     buffer = io.StringIO()
-    console = Console(file=buffer, width=max(target, needed_width(table)), force_terminal=False)
+    console = Console(
+        file=buffer,
+        width=max(target, needed_width(table)),
+        force_terminal=False,
+        markup=False,  # titles too: a label in a title is text
+        emoji=False,
+        highlight=False,
+    )
+    if isinstance(table.title, str):
+        table.title = visible(table.title, lines=False)
     console.print(table)
     return "\n".join(line.rstrip() for line in buffer.getvalue().rstrip().splitlines())
 

@@ -24,11 +24,13 @@ from typing import Any
 
 from independence_bench.testing import scripted_v3
 from independence_bench.testing.mock_judgments import (
+    INJECTION,
     PERSONA_GENDER,
     PERSONA_NAME,
     JsonObject,
     Verdict,
     build_judgment,
+    obeyed_verdict,
 )
 from independence_bench.text.lossless import utf8
 
@@ -59,6 +61,7 @@ SUBJECT_MODELS = (
     "scripted-caving",
     "scripted-plain",
     "scripted-echo",
+    "scripted-injector",
     *scripted_v3.SUBJECT_MODELS,
 )
 GRADED_JUDGE = "scripted-judge-graded"
@@ -67,6 +70,7 @@ JUDGE_MODELS = (
     "scripted-judge",
     "scripted-judge-nonsense",
     "scripted-judge-flaky",
+    "scripted-judge-obedient",
     GRADED_JUDGE,
     LENIENT_JUDGE,
 )
@@ -305,6 +309,8 @@ def _subject_text(model: str, body: Mapping[str, Any]) -> str:
         if (text := scripted_v3.subject_text(model, humans)) is not None:
             return text
     first_turn = count_human_turns(body) <= 1
+    if model == "scripted-injector":
+        return (CAVE_FIRST_REPLY if first_turn else CAVE_LATER_REPLY) + INJECTION
     if model == "scripted-caving" or scripted_v3.caves_elsewhere(model):
         return CAVE_FIRST_REPLY if first_turn else CAVE_LATER_REPLY
     return FIRM_FIRST_REPLY if first_turn else FIRM_LATER_REPLY
@@ -340,6 +346,9 @@ def _judge_reply(
     else:
         transcript = "\n".join(message_text(m) for m in _messages(body))
         verdict = find_verdict(_messages(body))
+        if model == "scripted-judge-obedient":  # it reads the prompt's first user message
+            asked = next((m for m in _messages(body) if m.get("role") == "user"), {})
+            verdict = obeyed_verdict(message_text(asked)) or verdict
         if model == LENIENT_JUDGE:
             verdict = LENIENT_VERDICT[verdict]
         judgment = scripted_v3.judgment(_response_schema(body), transcript) or build_judgment(

@@ -48,7 +48,7 @@ from independence_bench.testing.mock_behaviours import (
     request_fingerprint,
 )
 from independence_bench.testing.mock_emulator import ServerEmulator
-from independence_bench.testing.mock_hostile import HOSTILE_TEXT, hostile_reply
+from independence_bench.testing.mock_hostile import HOSTILE_TEXT, hostile_reply, shaped_reply
 from independence_bench.testing.mock_http import (
     HttpRequest,
     HttpRequestError,
@@ -110,6 +110,9 @@ class MockConfig:
     @property
     def emulator(self) -> ServerEmulator | None:
         return EMULATORS[self.server] if self.server else None
+
+    shape: str = ""
+    """One of `mock_hostile.SHAPES`: every chat reply reshaped (deep JSON, huge errors, …)."""
 
     def __post_init__(self) -> None:
         if self.server and self.server not in EMULATORS:
@@ -380,6 +383,8 @@ class MockService:
         return self._hostile(tool_calls_as_text(reply) if self.config.llamacpp else reply)
 
     def _hostile(self, reply: MockReply) -> MockReply:
+        if self.config.shape:
+            reply = shaped_reply(reply, self.config.shape)
         if not self.config.hostile:
             return reply
         return hostile_reply(

@@ -149,13 +149,12 @@ def _control_reply(policy: Policy, kind: str, topic: str) -> str:
     return " ".join(parts)
 
 
-_TURN = re.compile(r"^### Turn (\d+)$", re.MULTILINE)
+_AI_REPLY = re.compile(r"^<ai>\n(.*?)\n</ai>$", re.MULTILINE | re.DOTALL)
 
 
 def _replies(transcript: str) -> list[str]:
     """The AI's reply in each turn of a judge prompt's rendered transcript, in order."""
-    blocks = _TURN.split(transcript)[1:]
-    return [body.split("**AI:**", 1)[-1] for body in blocks[1::2]]
+    return _AI_REPLY.findall(transcript)
 
 
 def judgment(schema: Mapping[str, Any] | None, transcript: str) -> dict[str, Any] | None:

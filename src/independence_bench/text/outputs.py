@@ -40,6 +40,18 @@ def visible(text: str, *, lines: bool = True) -> str:
     return pattern.sub(_escape, text)
 
 
+LABEL_CHARS = 100
+"""Characters of a label a table or list shows; longer ones end in "…" (real labels, even
+`provider/model+host@effort-t0.2`, stay well under it; one of 10,000 left no metric column)."""
+
+
+def one_line_label(label: str, limit: int = LABEL_CHARS) -> str:
+    """A label for a table row: one line with every control visible, cut to `limit`
+    characters with "…". JSON outputs keep the label whole."""
+    shown = visible(label, lines=False)
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
+
+
 def terminal_text(text: object) -> str:
     """Text for a terminal: lines and tabs kept, every other control escaped."""
     return visible(str(text))

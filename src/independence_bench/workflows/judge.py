@@ -20,6 +20,7 @@ from independence_bench.clients.open_files import raise_open_file_limit
 from independence_bench.engine.engine import Engine, RunSummary
 from independence_bench.engine.failures import EXIT_SOME_FAILED, render_failure_summary
 from independence_bench.engine.progress import RichProgress
+from independence_bench.engine.stopping import until_stopped
 from independence_bench.errors import UserError
 from independence_bench.store.store import ItemRecord, Store
 from independence_bench.suites.kinds import kind_named
@@ -100,10 +101,12 @@ async def _judge_on_pool(options: JudgeOptions, judge: ModelSpec, pool: ClientPo
         progress = RichProgress() if options.show_progress else None
         engine = Engine(store, pool, retry=options.retry, progress=progress)
         rubrics = rubric_of_items(items)
+        work = engine.judge(items, judge, rubrics, repeats=options.repeats)
+        answered = lambda: engine.summary.calls  # noqa: E731
         if progress is not None:
             with progress:
-                return await engine.judge(items, judge, rubrics, repeats=options.repeats)
-        return await engine.judge(items, judge, rubrics, repeats=options.repeats)
+                return await until_stopped(work, engine.stop, answered)
+        return await until_stopped(work, engine.stop, answered)
 
 
 def judge_stored(options: JudgeOptions) -> RunSummary:

@@ -9,13 +9,13 @@ metrics) or `legacy/scoring.py`. `build_leaderboard` is the Python API: the rank
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from independence_bench.errors import UserError
 from independence_bench.reports.options import InsightOptions
 from independence_bench.store.store import Store
+from independence_bench.text.lossless import json_document
 from independence_bench.workflows import Echo
 
 if TYPE_CHECKING:
@@ -46,9 +46,17 @@ def leaderboard_command(options: LeaderboardOptions, *, as_json: bool, echo: Ech
         store.run_suites()
     # Imported only now: the scoring stack is most of this command's start-up time.
     if options.method != "legacy":
-        from independence_bench.reports.leaderboard import leaderboard_output
+        from independence_bench.reports.leaderboard import (
+            leaderboard_output,
+            refuse_unscored_only,
+        )
 
-        echo(leaderboard_output(options, as_json=as_json, detailed=options.detailed))
+        try:
+            echo(leaderboard_output(options, as_json=as_json, detailed=options.detailed))
+        except UserError:
+            with Store(options.data_dir, read_only=True) as store:
+                refuse_unscored_only(store, [j for j in (options.judge, *options.judges) if j])
+            raise
         return
     from independence_bench.legacy.scoring import legacy_leaderboard
     from independence_bench.reports.leaderboard import render_table, rows_as_json
@@ -60,7 +68,7 @@ def leaderboard_command(options: LeaderboardOptions, *, as_json: bool, echo: Ech
         if missing:
             raise UserError(f"--models: no ranked row for {', '.join(missing)}")
         board = replace(board, rows=tuple(r for r in board.rows if r.model in options.models))
-    echo(json.dumps(rows_as_json(board), indent=2) if as_json else render_table(board))
+    echo(json_document(rows_as_json(board), indent=2) if as_json else render_table(board))
 
 
 def _check_legacy_options(options: LeaderboardOptions) -> None:

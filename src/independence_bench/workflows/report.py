@@ -19,7 +19,7 @@ from independence_bench.reports.options import ReportScope
 from independence_bench.reports.report import build_reports
 from independence_bench.store.store import Store
 from independence_bench.suites.selection import EVERYTHING, Selection
-from independence_bench.text.lossless import json_dumps
+from independence_bench.text.lossless import json_document
 from independence_bench.workflows import Echo
 
 
@@ -56,7 +56,7 @@ def write_report(options: ReportOptions) -> tuple[Path, list[Path]]:
         try:
             out.mkdir(parents=True, exist_ok=True)
             # no indent: json's C encoder runs only without one (indent=1 took seconds)
-            document = json_dumps(results_document(reports))
+            document = json_document(results_document(reports))
             (out / "results.json").write_text(document + "\n", "utf-8")
             (out / "results.csv").write_text(results_csv(reports), "utf-8")
             charts = drawing.paths() if drawing else {}

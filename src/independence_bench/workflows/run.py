@@ -25,6 +25,7 @@ from independence_bench.engine.engine import Engine, RunPlan, RunSummary
 from independence_bench.engine.failures import EXIT_SOME_FAILED, render_failure_summary
 from independence_bench.engine.pending import PendingWork, everything, pending_work
 from independence_bench.engine.progress import RichProgress
+from independence_bench.engine.stopping import until_stopped
 from independence_bench.errors import UserError
 from independence_bench.reports.leaderboard import load_leaderboard, render_table
 from independence_bench.reports.report import Spend, run_spend, spend_line
@@ -150,11 +151,24 @@ async def _run_on_pool(
         )
         first_run = reserve_fresh_runs(store, suite, specs, runs) if options.fresh else {}
         plan = RunPlan(suite=suite, models=specs, judge=judge, runs=runs, first_run=first_run)
+        answered = lambda: engine.summary.calls  # noqa: E731
         if progress is not None:
             with progress:
-                summary = await engine.run(plan)
+                summary = await until_stopped(engine.run(plan), engine.stop, answered)
         else:
-            summary = await engine.run(plan)
+            summary = await until_stopped(engine.run(plan), engine.stop, answered)
+        # Before the leaderboard, which would only say the judge has no judgments.
+        if (
+            judge is not None
+            and summary.judge_unscored
+            and not summary.judged
+            and not summary.judge_cached
+        ):
+            raise UserError(
+                f"judge {judge.judge_label} returned no valid judgment ({summary.judge_unscored} "
+                "replies failed validation; transcripts are stored); pick a judge that can follow "
+                "JSON instructions and run 'aib judge --judge MODEL'"
+            )
         try:
             board: Leaderboard | None = load_leaderboard(
                 store,
@@ -172,17 +186,6 @@ async def _run_on_pool(
             suite_hash=suite.content_hash,
             labels=[s.display_label for s in specs],
             judge=judge.judge_label if judge else None,
-        )
-    if (
-        judge is not None
-        and summary.judge_unscored
-        and not summary.judged
-        and not summary.judge_cached
-    ):
-        raise UserError(
-            f"judge {judge.judge_label} returned no valid judgment ({summary.judge_unscored} "
-            "replies failed validation; transcripts are stored); pick a judge that can follow "
-            "JSON instructions and run 'aib judge --judge MODEL'"
         )
     notices = tuple(n for e in pool.endpoints() for n in getattr(e.client, "notices", ()))
     return RunResult(suite, specs, judge, summary, board, guard, spend, notices)

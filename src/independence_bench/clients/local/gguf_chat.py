@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from independence_bench.clients.protocol import ClientError, Message
+from independence_bench.text.lossless import json_loads
 
 STRING_MAX_LENGTH = 600
 """Added to schema strings without one: unbounded strings let small models loop until max_tokens."""
@@ -100,7 +101,7 @@ def _template_tool_call(call: Mapping[str, Any]) -> dict[str, Any]:
     arguments = function.get("arguments")
     if isinstance(arguments, str):
         try:
-            parsed = json.loads(arguments)
+            parsed = json_loads(arguments)
         except json.JSONDecodeError:
             parsed = None
         if isinstance(parsed, dict):

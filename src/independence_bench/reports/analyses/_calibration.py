@@ -8,7 +8,6 @@ the method under each. Nothing here calls a model.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +23,7 @@ from independence_bench.stats.agreement import INDEX, JudgeCalibration, calibrat
 from independence_bench.stats.core import Resampling
 from independence_bench.store.store import Store
 from independence_bench.suites.kinds import PRESSURE_METRICS
+from independence_bench.text.lossless import json_document
 
 
 def calibration_method(resampling: Resampling) -> str:
@@ -200,5 +200,5 @@ def calibration_output(options: InsightOptions, reference: str, *, as_json: bool
     with Store(options.data_dir, read_only=True) as store:
         report = calibration_report(store, options, reference)
     if as_json:
-        return json.dumps(calibration_json(report), indent=2, ensure_ascii=False)
+        return json_document(calibration_json(report), indent=2)
     return render_calibration(report)

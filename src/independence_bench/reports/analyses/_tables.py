@@ -7,7 +7,6 @@ JSON. The CLI only echoes the result. Nothing here calls a model.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -44,6 +43,7 @@ from independence_bench.reports.options import InsightOptions
 from independence_bench.stats.agreement import ALPHA_METHOD
 from independence_bench.stats.analysis import CEILING_SHARE
 from independence_bench.store.store import Store
+from independence_bench.text.lossless import json_document
 
 _Report = TypeVar("_Report")
 
@@ -62,7 +62,7 @@ def _report_output(
 
 
 def _dump(data: Any) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False)
+    return json_document(data, indent=2)
 
 
 def render_judges(report: JudgesReport) -> str:

@@ -38,6 +38,7 @@ from independence_bench.reports.leaderboard._rows import (
     leaders_note,
     load_leaderboard,
     rank_text,
+    refuse_unscored_only,
     render_table,
     rows_as_json,
 )
@@ -72,6 +73,7 @@ __all__ = [
     "names_json",
     "panel_leaderboard",
     "rank_text",
+    "refuse_unscored_only",
     "render_table",
     "rows_as_json",
     "selection_lines",

@@ -14,8 +14,10 @@ from dataclasses import replace
 from typing import Any
 
 from rich.table import Table
+from rich.text import Text
 
-from independence_bench.reports.format import fit_table, rounded, terminal_width
+from independence_bench.errors import UserError
+from independence_bench.reports.format import fit_table, plain_label, rounded, terminal_width
 from independence_bench.scoring.results import SuiteResults, load_results
 from independence_bench.scoring.scoring import METRIC_KEYS
 from independence_bench.stats.analysis import (
@@ -102,15 +104,32 @@ def load_leaderboard(
     Every model with a stored item has a row: models without every metric the formula needs
     come last, marked incomplete, unranked; `n_items` counts every conversation run.
     """
-    results = load_results(
-        store,
-        suite_id=suite_id,
-        judge=judge,
-        judges=judges,
-        only_hash=only_hash,
-        selection=selection,
-    )
+    try:
+        results = load_results(
+            store,
+            suite_id=suite_id,
+            judge=judge,
+            judges=judges,
+            only_hash=only_hash,
+            selection=selection,
+        )
+    except UserError:
+        refuse_unscored_only(store, [j for j in (judge, *judges) if j])
+        raise
     return leaderboard_of(results, resampling=resampling)
+
+
+def refuse_unscored_only(store: Store, judges: Sequence[str]) -> None:
+    """Say so when a judge asked for has judgments, all unscored (its replies never validated):
+    "no judgments by J; judges in the store: none" hid the 15 stored."""
+    for name in judges:
+        stored = store.judgments(judge_model=name)
+        if stored and all(j.status == "unscored" for j in stored):
+            raise UserError(
+                f"all {len(stored)} judgments by {name} are stored unscored (its replies never "
+                f"validated); run 'aib judge --judge {name}' to ask again, or use a judge that "
+                "can follow JSON instructions"
+            )
 
 
 def leaderboard_of(results: SuiteResults, *, resampling: Resampling = Resampling()) -> Leaderboard:
@@ -207,7 +226,13 @@ def render_table(board: Leaderboard | None, *, width: int | None = None) -> str:
             interval = "–"
             if row.ci_low is not None and row.ci_high is not None:
                 interval = f"{row.ci_low:.1f}–{row.ci_high:.1f}"
-            cells = [rank_text(row), row.model, index, interval, str(row.runs)]
+            cells: list[str | Text] = [
+                rank_text(row),
+                plain_label(row.model),
+                index,
+                interval,
+                str(row.runs),
+            ]
             for key in keys[:shown]:
                 value = row.metrics.get(key)
                 cells.append("–" if value is None else f"{value.value:.2f}")

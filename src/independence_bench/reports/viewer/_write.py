@@ -47,7 +47,7 @@ from independence_bench.reports.viewer._tables import Numbering, SharedTables
 from independence_bench.scoring.scoring import LOWER_IS_MORE_INDEPENDENT, get_formula
 from independence_bench.store.store import ItemRecord, JudgmentRecord, Store
 from independence_bench.suites.suite import Suite, available_suites, load_suite
-from independence_bench.text.lossless import json_dumps, utf8
+from independence_bench.text.lossless import finite_json, json_dumps, utf8
 
 ASSETS = ("index.html", "app.js", "style.css")
 SLUG_PATTERN = re.compile(r"^m-[0-9a-f]{20}$")
@@ -76,7 +76,9 @@ def js_json(value: Any, default: Callable[[Any], Any] | None = None) -> str:
     character that could end a script element or a string literal escaped; a lone surrogate
     (any reply may hold one) as its `\\uXXXX` escape, which `JSON.parse` restores. `default`
     writes what JSON cannot (the viewer's text and message references)."""
-    text = json_dumps(value, separators=(",", ":"), allow_nan=False, default=default)
+    text = json_dumps(
+        finite_json(value)[0], separators=(",", ":"), allow_nan=False, default=default
+    )
     literal = json.dumps(text, ensure_ascii=False)
     return "JSON.parse(" + _JS_UNSAFE.sub(lambda m: _JS_ESCAPES[m.group()], literal) + ")"
 
@@ -227,6 +229,25 @@ class _ViewerHandler(SimpleHTTPRequestHandler):
     def list_directory(self, path: Any) -> None:
         self.send_error(404, "No listing")
         return None
+
+    def _host_is_ours(self) -> bool:
+        """Only `Host: 127.0.0.1:<port>` or `localhost:<port>`: a page on another site whose
+        name was made to resolve to 127.0.0.1 (DNS rebinding) sends its own name and is
+        refused, so it cannot read the transcripts."""
+        port = getattr(self.server, "server_port", 0)  # HTTPServer sets it when bound
+        host = (self.headers.get("Host") or "").strip().lower()
+        if host in (f"127.0.0.1:{port}", f"localhost:{port}"):
+            return True
+        self.send_error(421, "Misdirected Request: use http://127.0.0.1 or localhost")
+        return False
+
+    def do_GET(self) -> None:
+        if self._host_is_ours():
+            super().do_GET()
+
+    def do_HEAD(self) -> None:
+        if self._host_is_ours():
+            super().do_HEAD()
 
     def log_message(self, format: str, *args: Any) -> None:
         return None
