@@ -10,6 +10,7 @@ Prints one line per file that should not be there and exits 1, or `wheel ok: <na
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -17,6 +18,8 @@ import zipfile
 from pathlib import Path, PurePosixPath
 
 ROOT = Path(__file__).resolve().parents[1]
+SOURCES = ("pyproject.toml", "README.md", "LICENSE", "src")
+"""What the build reads, copied to a fresh folder: a stale `build/` can put old files in a wheel."""
 TEST_ONLY_PARTS = frozenset({"tests", "support", "testing", "conftest.py"})
 """Path parts that only the tests own: a wheel file under one of them is a test file."""
 TEST_ONLY_PREFIXES = ("mock_", "scripted_", "test_")
@@ -34,14 +37,34 @@ def test_files_in(names: list[str]) -> list[str]:
 
 
 def main() -> int:
-    with tempfile.TemporaryDirectory(prefix="aib-wheel-") as out:
+    with tempfile.TemporaryDirectory(prefix="aib-wheel-") as tmp:
+        tree, out = Path(tmp) / "tree", Path(tmp) / "out"
+        for name in SOURCES:
+            source, copy = ROOT / name, tree / name
+            if source.is_dir():
+                shutil.copytree(
+                    source, copy, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info")
+                )
+            else:
+                copy.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(source, copy)
         built = subprocess.run(
-            [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", out, str(ROOT)],
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "wheel",
+                "--quiet",
+                "--no-deps",
+                "-w",
+                str(out),
+                str(tree),
+            ],
             capture_output=True,
             text=True,
             check=False,
         )
-        wheels = sorted(Path(out).glob("*.whl"))
+        wheels = sorted(out.glob("*.whl"))
         if built.returncode != 0 or len(wheels) != 1:
             print(f"pip wheel failed: {built.stderr.strip()[-500:]}", file=sys.stderr)
             return 2
