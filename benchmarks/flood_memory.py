@@ -21,15 +21,19 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from pathlib import Path
 
 from independence_bench.clients.http import ConnectionBudget
 from independence_bench.clients.openai_compat import OpenAICompatibleClient
 from independence_bench.clients.protocol import ClientError, CompletionRequest
 from independence_bench.clients.reply_body import BODY_CAP_BYTES, LARGE_BODIES_BYTES
 
+TESTS = Path(__file__).resolve().parents[1] / "tests"
+
 SERVER = """
 import asyncio, sys
-from independence_bench.testing.mock_hostile import serve_flood
+sys.path.insert(0, sys.argv[2])  # tests/: the hostile server is a test double (support/)
+from support.mock_hostile import serve_flood
 async def main():
     server, port, _ = await serve_flood(int(sys.argv[1]))
     print("ready", flush=True)
@@ -77,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     port = _free_port()
     server = subprocess.Popen(
-        [sys.executable, "-c", SERVER, str(port)], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", SERVER, str(port), str(TESTS)], stdout=subprocess.PIPE, text=True
     )
     try:
         assert server.stdout is not None and server.stdout.readline().strip() == "ready"

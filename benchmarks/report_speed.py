@@ -1,7 +1,7 @@
 """`aib report` and `aib view` at 150 models × 5 runs × 15 items: time, phases and viewer size.
 
 1. Fills a store through the `Store` API (the report tests' builder,
-   `tests/report_fixtures.build_store`: deterministic, replies short and the same in every
+   `tests/support/report_fixtures.build_store`: deterministic, replies short and the same in every
    run), or reuses the one `--store` names.
 2. Times `aib report` and `aib report --no-charts` in a fresh process, start to exit, in wall
    and CPU seconds (the child's own CPU, from `resource.getrusage`).
@@ -54,7 +54,7 @@ PHASES: dict[str, list[tuple[str, str]]] = {
 
 def fill_store(data_dir: Path, models: int, runs: int) -> None:
     sys.path.insert(0, str(ROOT / "tests"))
-    from report_fixtures import build_store  # the report tests' store builder
+    from support.report_fixtures import build_store  # the report tests' store builder
 
     rng = random.Random(1)
     strengths = {f"bench/model-{n:03d}": rng.uniform(0.3, 0.9) for n in range(models)}

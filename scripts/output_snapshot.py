@@ -98,13 +98,10 @@ UPSTREAM_COMMANDS: dict[str, tuple[str, ...]] = {
 
 
 def _mock_server() -> Any:
-    """The scripted server's module: in the package's `testing/`, or in `tests/support/` once
-    the test doubles leave the wheel (issue 26)."""
-    try:
-        from independence_bench.testing import mock_server
-    except ImportError:
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-        from support import mock_server  # type: ignore[import-not-found]
+    """The scripted server's module, from the test doubles in `tests/support/`."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from support import mock_server
+
     return mock_server
 
 

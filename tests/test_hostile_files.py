@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from independence_bench.store.store import Store
-from independence_bench.testing.mock_server import MockServer
+from support.mock_server import MockServer
 
 
 def _one_line(result: Any, *words: str) -> None:

@@ -28,9 +28,9 @@ from independence_bench.clients.reply_body import (
     cut_error_text,
 )
 from independence_bench.clients.tool_text import parse_tool_calls, read_written_calls
-from independence_bench.testing.mock_hostile import DEEP, serve_flood
-from independence_bench.testing.mock_server import MockConfig, MockServer
 from independence_bench.text.lossless import JSON_DEPTH_LIMIT, json_loads, json_raw_decode
+from support.mock_hostile import DEEP, serve_flood
+from support.mock_server import MockConfig, MockServer
 
 DEEP_TEXT = "[" * DEEP + "]" * DEEP
 

@@ -16,8 +16,8 @@ import pytest
 
 from independence_bench.clients.catalog import _price_of
 from independence_bench.clients.replies import _cost
-from independence_bench.testing.mock_server import MockConfig, MockServer
 from independence_bench.text.lossless import NON_FINITE_KEY, json_document
+from support.mock_server import MockConfig, MockServer
 
 LABELS = {
     "scripted-firm": "[/x] [bold]b[/bold] [link=http://e.example]c[/link]",

@@ -15,7 +15,7 @@ import pytest
 
 from independence_bench.clients.endpoints import RetryPolicy
 from independence_bench.clients.redact import Redactor, url_shown, without_url_credentials
-from independence_bench.testing.mock_server import MockConfig, MockServer
+from support.mock_server import MockConfig, MockServer
 from test_secrets import _store_readers, _written_bytes
 
 AT_PASSWORD = "ssPLANTED@tail-0099"
