@@ -28,6 +28,7 @@ LAYERS = (
     "stats",
     "reports",
     "legacy",
+    "inspect_tasks",
     "workflows",
     "cli",
 )
