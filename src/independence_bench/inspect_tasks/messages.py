@@ -6,7 +6,9 @@ messages on the wire as our engine does: same roles, texts, tool-call ids, tool 
 argument values. Two differences are Inspect's serialisation, not ours (its provider code,
 `inspect_ai/model/_openai.py`, `openai_chat_message`): an assistant tool-call turn carries
 `"content": ""` where ours sends `null`, and tool-call arguments are `json.dumps` with ASCII
-escapes (`\\u00e9`) where ours keeps the characters; both decode to the same values.
+escapes (`\\u00e9`) where ours keeps the characters; both decode to the same values. The tool
+definition gains `strict` and `additionalProperties: false` (`tool_info`). Sampling settings
+are Inspect's (`--temperature`, `--max-tokens`), sent only when given.
 """
 
 from __future__ import annotations
@@ -70,7 +72,11 @@ def chat_messages(messages: Sequence[Message]) -> list[ChatMessage]:
 
 
 def tool_info(tool: Mapping[str, Any]) -> ToolInfo:
-    """An OpenAI function tool as Inspect's `ToolInfo`, with no schema keys ours lacks."""
+    """An OpenAI function tool as Inspect's `ToolInfo`.
+
+    Inspect keeps its default `additionalProperties: false` (our tool takes only `message`):
+    its OpenAI-compatible provider marks every tool `strict` (true unless the model argument
+    `-M strict_tools=false`), and strict tools must close their parameters."""
     function = tool["function"]
     schema = function["parameters"]
     return ToolInfo(
@@ -81,8 +87,6 @@ def tool_info(tool: Mapping[str, Any]) -> ToolInfo:
                 name: ToolParam(**spec) for name, spec in schema.get("properties", {}).items()
             },
             required=list(schema.get("required", ())),
-            # Inspect adds `additionalProperties: false` unless told not to; ours sends none.
-            additionalProperties=None,
         ),
     )
 
