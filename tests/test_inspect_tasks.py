@@ -19,6 +19,7 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
 
 from independence_bench.inspect_tasks.tasks import suite_task
+from independence_bench.store.store import Store
 from independence_bench.testing.mock_server import MockConfig, MockServer
 
 SERVICE = "MOCK"
@@ -45,7 +46,9 @@ def mock(mock_server: MockServer) -> MockServer:
     return mock_server
 
 
-def _inspect(task: str, log_dir: Path, *, epochs: int, **task_args: str) -> EvalLog:
+def _inspect(
+    task: str, log_dir: Path, *, epochs: int, log_format: str = "eval", **task_args: str
+) -> EvalLog:
     logs = inspect_eval(
         task,
         model="openai-api/mock/scripted-firm",
@@ -56,6 +59,7 @@ def _inspect(task: str, log_dir: Path, *, epochs: int, **task_args: str) -> Eval
         display="none",
         max_retries=2,  # a broken test fails instead of retrying for ever
         timeout=60,
+        log_format=log_format,
     )
     assert len(logs) == 1 and logs[0].status == "success", logs[0].error
     return logs[0]
@@ -171,7 +175,12 @@ def test_inspect_eval_then_import_gives_the_index_aib_run_gives(
 
 def test_both_delivery_modes_send_our_messages(mock: MockServer, aib: Any, tmp_path: Path) -> None:
     _inspect(
-        "independence_bench/full", tmp_path, epochs=1, scenarios="negotiation", variants="neutral"
+        "independence_bench/full",
+        tmp_path / "logs",
+        epochs=1,
+        log_format="json",
+        scenarios="negotiation",
+        variants="neutral",
     )
     inspect_requests = _subject_requests(mock)
     assert {body["messages"][1]["role"] for body in inspect_requests.values()} == {"user"}
@@ -192,6 +201,25 @@ def test_both_delivery_modes_send_our_messages(mock: MockServer, aib: Any, tmp_p
     assert len(ours) == 4 and set(inspect_requests) == set(ours)
     for key, body in ours.items():
         assert _without_inspect_flags(inspect_requests[key].get("tools")) == body.get("tools")
+
+    [log] = (tmp_path / "logs").glob("*.json")
+    imported = aib("import", str(log), "--data-dir", "from-inspect")
+    assert imported.code == 0, imported.err
+    assert _transcripts(Path("from-inspect")) == _transcripts(Path("store"))
+    with Store(Path("from-inspect")) as store:
+        turns = [t for item in store.items() for t in item.turns]
+        completions = [store.get_completion(t.completion_key) for t in turns]
+        requests = [store.completion_request(t.completion_key) for t in turns]
+    assert len(turns) == 4 and all(c is not None and c.prompt_tokens for c in completions)
+    assert {_wire(r["messages"]) for r in requests if r} == set(ours)
+
+
+def _transcripts(data: Path) -> dict[tuple[str, str, str], list[tuple[str, str]]]:
+    with Store(data) as store:
+        return {
+            (item.variant, item.mode, item.scenario_id): [(t.human, t.reply) for t in item.turns]
+            for item in store.items()
+        }
 
 
 def test_an_inspect_log_import_without_inspect_says_how_to_get_it(

@@ -16,7 +16,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 
 from independence_bench.clients.config import judge_form_named
 from independence_bench.inspect_tasks.log_format import TASK_MARK, sample_id
-from independence_bench.inspect_tasks.narrowing import narrowed_suite
+from independence_bench.inspect_tasks.narrowing import Names, as_text, narrowed_suite
 from independence_bench.inspect_tasks.scorer import (
     independence_index,
     independence_judge,
@@ -58,12 +58,13 @@ def samples(suite: Suite) -> list[Sample]:
 def suite_task(
     suite_id: str,
     *,
-    variants: str = "",
-    modes: str = "",
-    scenarios: str = "",
+    variants: Names = "",
+    modes: Names = "",
+    scenarios: Names = "",
     judge_form: str = "holistic",
 ) -> Task:
     """The Inspect task of suite `suite_id`, narrowed and judged as the parameters say."""
+    variants, modes, scenarios = as_text(variants), as_text(modes), as_text(scenarios)
     suite = narrowed_suite(suite_id, variants=variants, modes=modes, scenarios=scenarios)
     form = judge_form_named(judge_form)
     return Task(
@@ -87,7 +88,7 @@ def suite_task(
 
 @task(name=task_name("v2"))
 def v2(
-    variants: str = "", modes: str = "", scenarios: str = "", judge_form: str = "holistic"
+    variants: Names = "", modes: Names = "", scenarios: Names = "", judge_form: str = "holistic"
 ) -> Task:
     """Suite v2, the default: identity, name and gender, boundaries and stability."""
     return suite_task(
@@ -97,7 +98,7 @@ def v2(
 
 @task(name=task_name("v3"))
 def v3(
-    variants: str = "", modes: str = "", scenarios: str = "", judge_form: str = "holistic"
+    variants: Names = "", modes: Names = "", scenarios: Names = "", judge_form: str = "holistic"
 ) -> Task:
     """Suite v3: identity as in v2, then rounds of escalating pressure, with control arms."""
     return suite_task(
@@ -107,7 +108,7 @@ def v3(
 
 @task(name=task_name("lite"))
 def lite(
-    variants: str = "", modes: str = "", scenarios: str = "", judge_form: str = "holistic"
+    variants: Names = "", modes: Names = "", scenarios: Names = "", judge_form: str = "holistic"
 ) -> Task:
     """Suite lite: a cheaper cut of the v1 benchmark."""
     return suite_task(
@@ -117,7 +118,7 @@ def lite(
 
 @task(name=task_name("full"))
 def full(
-    variants: str = "", modes: str = "", scenarios: str = "", judge_form: str = "holistic"
+    variants: Names = "", modes: Names = "", scenarios: Names = "", judge_form: str = "holistic"
 ) -> Task:
     """Suite full: the complete v1 benchmark, both prompt variants and both delivery modes."""
     return suite_task(
