@@ -246,3 +246,16 @@ def test_the_package_and_its_cli_import_nothing_of_inspect() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip().splitlines()[-1] == "[]"
+
+
+def test_without_a_grader_nothing_is_sent(mock: MockServer, tmp_path: Path) -> None:
+    [log] = inspect_eval(
+        "independence_bench/v2",
+        model="openai-api/mock/scripted-firm",
+        task_args={"scenarios": "name_gender"},
+        log_dir=str(tmp_path),
+        display="none",
+    )
+    assert log.status == "error" and log.error is not None
+    assert "grader" in log.error.message
+    assert mock.seen.request_count == 0

@@ -45,14 +45,12 @@ from independence_bench.inspect_tasks.log_format import (
 )
 from independence_bench.inspect_tasks.messages import chat_messages, completion_of
 from independence_bench.inspect_tasks.narrowing import narrowed_suite
-from independence_bench.inspect_tasks.solver import REPLY_ATTEMPTS, request_of
+from independence_bench.inspect_tasks.solver import GRADER_ROLE, REPLY_ATTEMPTS, request_of
 from independence_bench.judging.judge import judge_reply_is_whole, run_judgment
 from independence_bench.judging.rubric import load_rubric
 from independence_bench.scoring.scoring import ScoredItem, item_metrics, measure_items, score_model
 from independence_bench.store.records import TurnRecord, Verdict
 from independence_bench.suites.suite import Suite
-
-GRADER_ROLE = "grader"
 
 
 def _judge_call(grader: Model, schema: Mapping[str, Any], name: str, calls: list[Any]) -> Any:

@@ -31,6 +31,8 @@ from independence_bench.inspect_tasks.messages import chat_messages, completion_
 from independence_bench.inspect_tasks.narrowing import narrowed_suite
 from independence_bench.suites.delivery import DeliveryMode
 
+GRADER_ROLE = "grader"
+"""The Inspect model role that judges (`--model-role grader=…`)."""
 REPLY_ATTEMPTS = 3
 """Asks per turn before a reply that is not whole is kept (or the conversation fails)."""
 
@@ -72,6 +74,8 @@ def conversation_solver(
     suite = narrowed_suite(suite_id, variants=variants, modes=modes, scenarios=scenarios)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
+        # Refuse before paying for a conversation that no judge could score.
+        get_model(role=GRADER_ROLE, required=True)
         model = get_model()
         variant = suite.variant(str(state.metadata["variant"]))
         scenario = suite.scenario(str(state.metadata["scenario"]))
