@@ -18,6 +18,7 @@ pytest.importorskip("inspect_ai")
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
 
+from independence_bench.inspect_tasks.log_format import TRANSCRIPT_KEY
 from independence_bench.inspect_tasks.tasks import suite_task
 from independence_bench.store.store import Store
 from independence_bench.testing.mock_server import MockConfig, MockServer
@@ -212,6 +213,17 @@ def test_both_delivery_modes_send_our_messages(mock: MockServer, aib: Any, tmp_p
         requests = [store.completion_request(t.completion_key) for t in turns]
     assert len(turns) == 4 and all(c is not None and c.prompt_tokens for c in completions)
     assert {_wire(r["messages"]) for r in requests if r} == set(ours)
+
+    # A damaged record is skipped whole with one line, in a folder of `.json` logs.
+    data = json.loads(log.read_text(encoding="utf-8"))
+    del data["samples"][-1]["store"][TRANSCRIPT_KEY]["turns"][0]["human"]
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / log.name).write_text(json.dumps(data), encoding="utf-8")
+    bad = aib("import", str(tmp_path / "bad"), "--data-dir", "bad-store")
+    assert bad.code != 0 and "Traceback" not in bad.err
+    assert "malformed task record (KeyError: 'human'); nothing written" in bad.out
+    with Store(Path("bad-store")) as store:
+        assert store.items() == [] and store.runs() == []
 
 
 def _transcripts(data: Path) -> dict[tuple[str, str, str], list[tuple[str, str]]]:

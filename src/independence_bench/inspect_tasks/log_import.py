@@ -299,13 +299,21 @@ def import_log(store: Store, path: Path, report: LogImportReport) -> None:
     if not log.samples:
         report.skipped.append((str(path), f"the log holds no samples (status {log.status})"))
         return
-    when = _timestamp(log.eval.created)
     written: Counter[str] = Counter()
     epochs = set()
-    with store.transaction():
-        for sample in sorted(log.samples, key=lambda s: (s.epoch, str(s.id))):
-            _import_sample(store, log, task, sample, when, report, written)
-            epochs.add(sample.epoch)
+    counts = (report.items, report.judgments, len(report.failed), len(report.unscored))
+    try:
+        when = _timestamp(log.eval.created)
+        with store.transaction():  # a log is written whole or not at all
+            for sample in sorted(log.samples, key=lambda s: (s.epoch, str(s.id))):
+                _import_sample(store, log, task, sample, when, report, written)
+                epochs.add(sample.epoch)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        report.items, report.judgments = counts[0], counts[1]
+        del report.failed[counts[2] :], report.unscored[counts[3] :]
+        why = f"{type(exc).__name__}: {exc}"[:200]
+        report.skipped.append((str(path), f"malformed task record ({why}); nothing written"))
+        return
     report.written.update(written)
     report.runs[str(task["suite"])] += len(epochs)
     report.logs += 1
