@@ -18,9 +18,10 @@ pytest.importorskip("inspect_ai")
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
 
-from independence_bench.inspect_tasks.log_format import TRANSCRIPT_KEY
+from independence_bench.inspect_tasks.log_format import TASK_MARK, TRANSCRIPT_KEY
 from independence_bench.inspect_tasks.tasks import suite_task
 from independence_bench.store.store import Store
+from independence_bench.suites.suite import load_suite
 from independence_bench.testing.mock_server import MockConfig, MockServer
 
 SERVICE = "MOCK"
@@ -124,6 +125,17 @@ def _subject_requests(server: MockServer) -> dict[str, Mapping[str, Any]]:
     }
 
 
+@pytest.mark.parametrize("suite_id", ["v2", "v3", "lite", "full"])
+def test_each_suite_is_a_task_of_all_its_conversations(suite_id: str) -> None:
+    suite = load_suite(suite_id)
+    task = suite_task(suite_id)
+    cells = len(suite.variants) * len(suite.delivery_modes)
+    assert len(task.dataset) == cells * len(suite.scenarios)
+    assert len({sample.id for sample in task.dataset}) == len(task.dataset)
+    assert task.metadata is not None
+    assert task.metadata[TASK_MARK]["suite_hash"] == suite.content_hash
+
+
 def test_every_conversation_is_a_sample_with_its_scenario_and_cell() -> None:
     task = suite_task("full", scenarios="negotiation,stability_weather", variants="neutral")
     ids = [sample.id for sample in task.dataset]
@@ -166,6 +178,11 @@ def test_inspect_eval_then_import_gives_the_index_aib_run_gives(
     assert imported["runs"] == ours["runs"] == 2
     for metric in ("non_assistant_likeness", "drift", "name_gender_changes", "stability"):
         assert imported[metric] == ours[metric]
+    with Store(Path("from-inspect")) as imported_store, Store(Path("from-aib")) as aib_store:
+        # The narrowed suite is the same suite (content hash) in both, run for run.
+        assert [(r.suite_hash, r.run_index) for r in imported_store.runs()] == [
+            (r.suite_hash, r.run_index) for r in aib_store.runs()
+        ]
     # The same messages, request for request (tool_role, the only mode of v2).
     assert set(inspect_requests) == set(_subject_requests(mock))
 
