@@ -24,12 +24,12 @@ from inspect_ai.scorer import (
     SampleScore,
     Score,
     Scorer,
+    ScoreReducer,
     Target,
     metric,
     score_reducer,
     scorer,
 )
-from inspect_ai.scorer._reducer.types import ScoreReducer
 from inspect_ai.solver import TaskState
 from inspect_ai.util import JSONSchema
 

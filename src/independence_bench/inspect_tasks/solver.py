@@ -14,6 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from inspect_ai.model import ChatMessageAssistant, GenerateConfig, Model, ModelOutput, get_model
+
+# Inspect exports no public reader of the settings in force (`--temperature` and the like).
 from inspect_ai.model._generate_config import active_generate_config
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 

@@ -11,6 +11,8 @@ the `grader` role (`--model-role grader=…`).
 from __future__ import annotations
 
 from inspect_ai import Epochs, Task, task
+
+# Inspect's own test of an installed package (`task_name` says why we need it).
 from inspect_ai._util.package import get_installed_package_name
 from inspect_ai.dataset import MemoryDataset, Sample
 
