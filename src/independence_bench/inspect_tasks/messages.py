@@ -3,8 +3,9 @@
 The solver and the scorer build every request with our own builders (`conversation.py`,
 `judge.py`) and only translate here, so Inspect's OpenAI-compatible providers put the same
 messages on the wire as our engine does: same roles, texts, tool names and argument values,
-and tool-call ids made the same way (from the model's name, run and cell). Two differences are Inspect's serialisation, not ours (its provider code,
-`inspect_ai/model/_openai.py`, `openai_chat_message`): an assistant tool-call turn carries
+and tool-call ids made the same way (from the model's name, run and cell). Two differences
+are Inspect's serialisation, not ours (its provider code, `inspect_ai/model/_openai.py`,
+`openai_chat_message`): an assistant tool-call turn carries
 `"content": ""` where ours sends `null`, and tool-call arguments are `json.dumps` with ASCII
 escapes (`\\u00e9`) where ours keeps the characters; both decode to the same values. The tool
 definition gains `strict` and `additionalProperties: false` (`tool_info`). Sampling settings
