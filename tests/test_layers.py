@@ -32,6 +32,7 @@ LAYERS = (
     "stats",
     "reports",
     "legacy",
+    "inspect_tasks",
     "workflows",
     "cli",
 )

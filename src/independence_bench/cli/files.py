@@ -88,7 +88,7 @@ def view(**values: Any) -> None:
 
 
 @click.command("import")
-@click.argument("path", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("path", type=click.Path(path_type=Path))
 @click.option(
     "--labels",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -98,7 +98,8 @@ def view(**values: Any) -> None:
 )
 @data_dir_option
 def import_(path: Path, labels: Path | None, data_dir: Path | None) -> None:
-    """Import result folders of the earlier implementation (transcripts, verdicts, costs)."""
+    """Import Inspect logs of our tasks (a .eval/.json file or folder) or result folders of the
+    earlier implementation: transcripts, verdicts, tokens and costs, nothing asked again."""
     from independence_bench.workflows.imports import ImportOptions, import_command
 
     env = read_env(Path.cwd())
