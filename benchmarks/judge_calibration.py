@@ -21,11 +21,18 @@ of a larger one with the same seed, so a store kept with `--keep` is reused when
 `--threads 1` on a CPU other jobs are using: two llama.cpp threads that each get a fraction of
 a core wait on each other and were many times slower here.
 
-A judge *form* (`--form`) is how the judge is asked: ``holistic`` (the rubric's scores in one
-reply), ``checklist`` (yes/no questions scored by a fixed rule, stored as ``<judge>#checklist``)
-or ``both``, one after the other on the same sample, each with its own report and time. The
-default is the form the embedded judge uses by default (`LOCAL_JUDGE_FORM`), so the CI sample
-judges each item once. Without the sample the script prints ``skipped: …`` and exits 0.
+A judge *form* (`--form`) is how the judge is asked (`clients/judge_forms.py`): ``holistic``
+(the rubric's scores in one reply), ``checklist`` (yes/no answers scored by a fixed rule),
+``probability`` (each question's P(yes) from the answer's log-probabilities) or ``extraction``
+(copied spans compared in code), each stored as ``<judge>#<form>`` but holistic. Several forms
+(``probability,extraction``; ``both`` = holistic and checklist; ``all``) are judged one after
+the other on the same sample, each with its own report, its calls (new and from the store: forms
+that ask the same question share the stored reply) and its time per judgment. The default is the
+form the embedded judge uses by default (`LOCAL_JUDGE_FORM`), so the CI sample judges each item
+once. Without the sample the script prints ``skipped: …`` and exits 0.
+
+`--report-only` judges nothing: it prints the report of every form already in a `--keep` store
+(a run that finished in the background, or several runs that shared one store).
 """
 
 from __future__ import annotations
@@ -40,13 +47,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-from independence_bench.clients.config import (
-    JUDGE_FORMS,
-    LOCAL_JUDGE_FORM,
-    JudgeForm,
-    ModelSpec,
-    judge_form_named,
-)
+from independence_bench.clients.config import ModelSpec, judge_form_named
+from independence_bench.clients.judge_forms import JUDGE_FORMS, LOCAL_JUDGE_FORM, JudgeForm
 from independence_bench.clients.local.embedded import EmbeddedRuntime
 from independence_bench.clients.local.local_models import DEFAULT_JUDGE
 from independence_bench.clients.local.weights import weights_cache_dir
@@ -144,7 +146,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--judge", default=DEFAULT_JUDGE)
     parser.add_argument(
-        "--form", default=LOCAL_JUDGE_FORM, choices=(*JUDGE_FORMS, "both"), help="Judge form(s)."
+        "--form",
+        default=LOCAL_JUDGE_FORM,
+        help=f"Judge form(s), comma-separated: {', '.join(JUDGE_FORMS)}; both (holistic and "
+        "checklist) or all.",
+    )
+    parser.add_argument(
+        "--report-only", action="store_true", help="Judge nothing; report what --keep holds."
     )
     parser.add_argument(
         "--threads",
@@ -182,19 +190,22 @@ def _calibrate(args: argparse.Namespace, cache: Path, data_dir: Path) -> int:
         f"configurations, seed {args.seed}; reference {reference}; judge {args.judge} "
         f"({args.form})"
     )
-    chosen = JUDGE_FORMS if args.form == "both" else (judge_form_named(args.form),)
-    forms = sorted(chosen, key=lambda form: form != LOCAL_JUDGE_FORM)  # the default one first
-    for form in forms:
-        judging = time.perf_counter()
-        ids = frozenset(i.id for i in sample)
-        summary = asyncio.run(judge_sample(data_dir, ids, args.judge, form, args.threads))
-        judged_s = time.perf_counter() - judging
-        label = _labels(args.judge)[JUDGE_FORMS.index(form)]
-        print(
-            f"\n== {form} form ({label}): judged {summary.judged}, unscored "
-            f"{summary.judge_unscored}, failed {summary.judge_failed}, already judged "
-            f"{summary.judge_cached} in {judged_s:.0f} s"
-        )
+    for form in _forms(args.form):
+        label = ModelSpec(id=args.judge, label=args.judge, judge_form=form).judge_label
+        if not args.report_only:
+            judging = time.perf_counter()
+            ids = frozenset(i.id for i in sample)
+            summary = asyncio.run(judge_sample(data_dir, ids, args.judge, form, args.threads))
+            judged_s = time.perf_counter() - judging
+            each = judged_s / summary.judged if summary.judged else float("nan")
+            print(
+                f"\n== {form} form ({label}): judged {summary.judged}, unscored "
+                f"{summary.judge_unscored}, failed {summary.judge_failed}, already judged "
+                f"{summary.judge_cached} in {judged_s:.0f} s ({each:.1f} s per judgment; "
+                f"{summary.calls} calls sent, {summary.cached_calls} from the store)"
+            )
+        else:
+            print(f"\n== {form} form ({label}): report of the judgments in the store")
         options = InsightOptions(
             data_dir=data_dir,
             suite_id=SUITE,
@@ -204,6 +215,17 @@ def _calibrate(args: argparse.Namespace, cache: Path, data_dir: Path) -> int:
         print(calibration_output(options, reference, as_json=False))
     print(f"wall time {time.perf_counter() - started:.0f} s")
     return 0
+
+
+def _forms(text: str) -> list[JudgeForm]:
+    """The forms `--form` names, the embedded judge's default first (the CI sample's order)."""
+    if text == "all":
+        chosen: tuple[JudgeForm, ...] = JUDGE_FORMS
+    elif text == "both":
+        chosen = ("holistic", "checklist")
+    else:
+        chosen = tuple(judge_form_named(name.strip()) for name in text.split(","))
+    return sorted(dict.fromkeys(chosen), key=lambda form: form != LOCAL_JUDGE_FORM)
 
 
 def _labels(judge: str) -> tuple[str, ...]:

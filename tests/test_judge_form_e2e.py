@@ -19,7 +19,8 @@ import pytest
 
 from cli_home import cli_home
 from independence_bench.cli.main import main
-from independence_bench.clients.config import LOCAL_JUDGE_FORM, ModelSpec
+from independence_bench.clients.config import ModelSpec
+from independence_bench.clients.judge_forms import LOCAL_JUDGE_FORM
 from independence_bench.errors import UserError
 from independence_bench.judging.rubric import load_rubric
 from independence_bench.testing.mock_server import MockConfig, MockServer

@@ -29,6 +29,7 @@ from independence_bench.clients.protocol import (
     CompletionRequest,
     Message,
     NotJsonReply,
+    TokenLogprob,
     ToolCall,
 )
 from independence_bench.clients.redact import Redactor
@@ -141,6 +142,12 @@ class OpenAICompatibleClient:
             body["max_tokens"] = request.max_tokens
         if request.seed is not None:
             body["seed"] = request.seed
+        if request.top_logprobs is not None:
+            # OpenAI API reference, "Create chat completion": `logprobs` (boolean) and
+            # `top_logprobs` (0-20, needs `logprobs: true`); OpenRouter's API reference lists
+            # both among its request parameters and passes them to providers that support them.
+            body["logprobs"] = True
+            body["top_logprobs"] = request.top_logprobs
         extra: dict[str, Any] = {}
         if request.reasoning_effort:
             extra["reasoning"] = {"effort": request.reasoning_effort}
@@ -291,4 +298,42 @@ def _completion_from(response: Any, latency: float) -> Completion:
         cost_usd=_cost(usage.get("cost")),
         latency_s=latency,
         served_by=_text(response.get("provider")) or _text(response.get("model")),
+        top_logprobs=first_token_logprobs(choice.get("logprobs")),
     )
+
+
+MAX_TOP_LOGPROBS = 20
+"""The most `top_logprobs` the OpenAI API allows; longer lists a server sends are cut."""
+
+
+def first_token_logprobs(logprobs: Any) -> tuple[TokenLogprob, ...] | None:
+    """The candidates at the reply's first token, from a choice's `logprobs` object.
+
+    OpenAI API reference, "The chat completion object": `choices[].logprobs.content[]` holds
+    one entry per generated token, each with `top_logprobs`, a list of `{token, logprob,
+    bytes}`. None when that is absent or not a list; entries that are not a string token with a
+    finite log-probability are left out, and log-probabilities above 0 count as 0.
+    """
+    content = _mapping(logprobs).get("content")
+    if not isinstance(content, list) or not content or not isinstance(content[0], dict):
+        return None
+    top = content[0].get("top_logprobs")
+    if not isinstance(top, list):
+        return None
+    out: list[TokenLogprob] = []
+    for entry in top[:MAX_TOP_LOGPROBS]:
+        token, logprob = _mapping(entry).get("token"), _finite(_mapping(entry).get("logprob"))
+        if isinstance(token, str) and logprob is not None:
+            out.append(TokenLogprob(token, min(0.0, logprob)))
+    return tuple(out)
+
+
+def _finite(value: Any) -> float | None:
+    """A finite number as a float; anything else (`NaN`, a string, a huge int) is absent."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None

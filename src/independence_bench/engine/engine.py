@@ -19,6 +19,7 @@ from independence_bench.clients.budget import BudgetExhausted, CostGuard, Price
 from independence_bench.clients.catalog import rejection_of
 from independence_bench.clients.config import ModelSpec
 from independence_bench.clients.endpoints import ClientPool, RetryPolicy, call_with_retry
+from independence_bench.clients.judge_forms import ANSWER_PROBABILITY_FORMS
 from independence_bench.clients.protocol import ClientError, Completion, CompletionRequest, Message
 from independence_bench.conversations.conversation import (
     build_messages,
@@ -34,6 +35,12 @@ from independence_bench.engine.reply_cap import REPLY_CAP_CHARS, cap_reply
 from independence_bench.engine.request_keys import item_id, request_key, request_record
 from independence_bench.errors import UserError
 from independence_bench.judging.judge import judge_reply_is_whole, run_judgment
+from independence_bench.judging.question_judgment import (
+    AskKind,
+    has_answer,
+    question_request,
+    run_question_judgment,
+)
 from independence_bench.judging.rubric import Rubric, load_rubric
 from independence_bench.store.claims import Claims
 from independence_bench.store.run_status import ensure_model_run
@@ -449,8 +456,17 @@ class Engine:
                 usable=lambda c: bool((c.content or "").strip()),
             )
 
+        async def ask(messages: tuple[Message, ...], kind: AskKind) -> tuple[str, Completion]:
+            request = question_request(judge.id, messages, kind, judge.temperature, judge.seed)
+            return await self._complete(
+                judge, request, sample=sample, whole=has_answer, usable=has_answer
+            )
+
         try:
-            verdict = await run_judgment(rubric, item.turns, call, judge_form=judge_form)
+            if judge_form in ANSWER_PROBABILITY_FORMS:
+                verdict = await run_question_judgment(rubric, item.turns, ask, judge_form)
+            else:
+                verdict = await run_judgment(rubric, item.turns, call, judge_form=judge_form)
         except BudgetExhausted:
             self.summary.judge_skipped += 1
             self._emit("judge_skipped")

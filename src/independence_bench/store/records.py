@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from independence_bench.clients.protocol import Completion, ToolCall
+from independence_bench.clients.protocol import Completion, TokenLogprob, ToolCall
 from independence_bench.text.lossless import from_sql, json_from_sql, json_to_sql, to_sql
 
 
@@ -109,6 +109,9 @@ def completion_to_row(completion: Completion) -> dict[str, Any]:
         "latency_s": completion.latency_s,
         "served_by": to_sql(completion.served_by),
         "cut_chars": completion.cut_chars,
+        "top_logprobs_json": None
+        if completion.top_logprobs is None
+        else json_to_sql([[c.token, c.logprob] for c in completion.top_logprobs]),
     }
 
 
@@ -126,7 +129,14 @@ def completion_from_row(row: Mapping[str, Any], content: str | None) -> Completi
         latency_s=row["latency_s"] or 0.0,
         served_by=from_sql(row["served_by"]),
         cut_chars=row["cut_chars"],
+        top_logprobs=_top_logprobs(row["top_logprobs_json"]),
     )
+
+
+def _top_logprobs(text: str | bytes | None) -> tuple[TokenLogprob, ...] | None:
+    if text is None:
+        return None
+    return tuple(TokenLogprob(str(token), float(p)) for token, p in json_from_sql(text))
 
 
 def run_from_row(row: Mapping[str, Any]) -> RunRecord:

@@ -85,5 +85,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     """,
     # 3: text stored once by content (`texts`, `messages`), the reply cap's `cut_chars`.
     store_text_once,
+    # 4: the most likely first tokens of a reply with their log-probabilities, for judge forms
+    # that read answer probabilities (`judging/probability.py`); NULL when none were asked for.
+    "ALTER TABLE completions ADD COLUMN top_logprobs_json TEXT;",
 )
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -26,6 +26,7 @@ from independence_bench.clients.local.gguf_chat import (
     constrainable_schema,
     plain_json,
     template_messages,
+    top_logprobs,
 )
 from independence_bench.clients.local.weights import OFFLINE_INSTALL, Notify, resolve_gguf
 from independence_bench.clients.protocol import ClientError, Completion, CompletionRequest
@@ -113,6 +114,15 @@ class _Session:
         self._snapshot()
         return reused
 
+    def next_logits(self) -> Any:
+        """The logits of the token after the evaluated prompt (a copy, over the vocabulary)."""
+        import llama_cpp
+        import numpy as np
+
+        # Without `logits_all` llama.cpp keeps only the last position's logits: index -1.
+        pointer = llama_cpp.llama_get_logits_ith(self.llama.ctx, -1)
+        return np.ctypeslib.as_array(pointer, shape=(self.llama.n_vocab(),)).copy()
+
     def _snapshot(self) -> None:
         import llama_cpp
 
@@ -157,6 +167,11 @@ class _Session:
             )
         before = llama_cpp.llama_perf_context(llama.ctx)
         reused = self.evaluate_prompt(tokens)
+        first = None
+        if request.top_logprobs:
+            first = top_logprobs(
+                self.next_logits(), request.top_logprobs, lambda t: _token_text(llama, t)
+            )
         options = {} if request.temperature is None else {"temperature": request.temperature}
         # The prompt is already in the KV cache, so llama.cpp samples straight away.
         output = llama.create_completion(
@@ -187,6 +202,7 @@ class _Session:
             cost_usd=None,
             latency_s=time.perf_counter() - started,
             served_by=self.info.served_by,
+            top_logprobs=first,
             extra={
                 "raw_text": text,
                 "reused_prompt_tokens": reused,
