@@ -212,5 +212,5 @@ async def test_an_endpoint_without_logprobs_is_refused_in_one_line() -> None:
     async def plain(messages: tuple[Message, ...], kind: AskKind) -> tuple[str, Completion]:
         return "k", Completion(content="Yes")
 
-    with pytest.raises(UserError, match="no log-probabilities.*--judge-form checklist"):
+    with pytest.raises(UserError, match=r"no log-probabilities.*--judge-form checklist"):
         await run_question_judgment(rubric, TURNS, plain, "probability")
