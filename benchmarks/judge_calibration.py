@@ -52,7 +52,7 @@ from independence_bench.clients.judge_forms import JUDGE_FORMS, LOCAL_JUDGE_FORM
 from independence_bench.clients.local.embedded import EmbeddedRuntime
 from independence_bench.clients.local.local_models import DEFAULT_JUDGE
 from independence_bench.clients.local.weights import weights_cache_dir
-from independence_bench.clients.protocol import ModelClient
+from independence_bench.clients.protocol import Completion, CompletionRequest, ModelClient
 from independence_bench.engine.engine import RunSummary
 from independence_bench.legacy.importer import import_results
 from independence_bench.reports.calibration import calibration_output
@@ -111,12 +111,58 @@ def _kind_queue(by_kind: dict[str, list[ItemRecord]]) -> list[ItemRecord]:
     return queue
 
 
+class TimedClient:
+    """A `ModelClient` that keeps, per call sent, its wall time and how many of its prompt
+    tokens the embedded client's prompt cache reused: whether the questions on one transcript
+    really share their prefix."""
+
+    def __init__(self, inner: ModelClient) -> None:
+        self.inner = inner
+        self.calls: list[tuple[float, int, int]] = []
+        """(seconds, prompt tokens, reused prompt tokens) per call."""
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        started = time.perf_counter()
+        completion = await self.inner.complete(request)
+        reused = completion.extra.get("reused_prompt_tokens")
+        self.calls.append(
+            (
+                time.perf_counter() - started,
+                completion.prompt_tokens or 0,
+                reused if isinstance(reused, int) else 0,
+            )
+        )
+        return completion
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    def summary(self) -> str:
+        if not self.calls:
+            return "no calls sent"
+        seconds = sum(c[0] for c in self.calls)
+        prompt = sum(c[1] for c in self.calls)
+        reused = sum(c[2] for c in self.calls)
+        fresh = [c[0] for c in self.calls if c[2] == 0]
+        warm = [c[0] for c in self.calls if c[2] > 0]
+        return (
+            f"{len(self.calls)} calls, {seconds / len(self.calls):.2f} s per call; "
+            f"{reused / max(prompt, 1):.0%} of prompt tokens reused from the cache; "
+            f"{len(fresh)} calls read their prompt afresh ({_mean(fresh):.2f} s each), "
+            f"{len(warm)} reused a prefix ({_mean(warm):.2f} s each)"
+        )
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else float("nan")
+
+
 async def judge_sample(
     data_dir: Path, item_ids: frozenset[str], judge: str, form: JudgeForm, threads: int | None
-) -> RunSummary:
+) -> tuple[RunSummary, TimedClient]:
     """Judge exactly `item_ids` with the embedded `judge` in the given form, in this process."""
     runtime = EmbeddedRuntime(weights_cache_dir(None), n_threads=threads)
-    client = runtime.client(judge)
+    client = TimedClient(runtime.client(judge))
 
     def local_judge(spec: ModelSpec) -> tuple[str, ModelClient, int] | None:
         return (f"local {judge}", client, 1) if spec.id == judge else None
@@ -132,7 +178,7 @@ async def judge_sample(
         item_ids=item_ids,
     )
     try:
-        return await judge_stored_async(options)
+        return await judge_stored_async(options), client
     finally:
         await runtime.aclose()
 
@@ -195,7 +241,9 @@ def _calibrate(args: argparse.Namespace, cache: Path, data_dir: Path) -> int:
         if not args.report_only:
             judging = time.perf_counter()
             ids = frozenset(i.id for i in sample)
-            summary = asyncio.run(judge_sample(data_dir, ids, args.judge, form, args.threads))
+            summary, timed = asyncio.run(
+                judge_sample(data_dir, ids, args.judge, form, args.threads)
+            )
             judged_s = time.perf_counter() - judging
             each = judged_s / summary.judged if summary.judged else float("nan")
             print(
@@ -204,6 +252,7 @@ def _calibrate(args: argparse.Namespace, cache: Path, data_dir: Path) -> int:
                 f"{summary.judge_cached} in {judged_s:.0f} s ({each:.1f} s per judgment; "
                 f"{summary.calls} calls sent, {summary.cached_calls} from the store)"
             )
+            print(f"calls: {timed.summary()}")
         else:
             print(f"\n== {form} form ({label}): report of the judgments in the store")
         options = InsightOptions(
