@@ -10,13 +10,14 @@ kept as snapshots so that interleaved multi-turn conversations resume instead of
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ctypes
 import json
 import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -318,16 +319,47 @@ class EmbeddedRuntime:
 
     def _open(self, llama_cpp: Any, path: Path, n_ctx: int) -> Any:
         try:
-            return llama_cpp.Llama(
-                model_path=str(path),
-                n_ctx=n_ctx,
-                n_batch=PROMPT_BLOCK,
-                n_threads=self.n_threads,
-                n_threads_batch=self.n_threads,
-                verbose=False,
-            )
+            with _without_extra_buffers_on_amx(llama_cpp):
+                return llama_cpp.Llama(
+                    model_path=str(path),
+                    n_ctx=n_ctx,
+                    n_batch=PROMPT_BLOCK,
+                    n_threads=self.n_threads,
+                    n_threads_batch=self.n_threads,
+                    verbose=False,
+                )
         except ValueError as error:
             raise UserError(f"llama.cpp cannot load {path}: {error}") from None
+
+
+@contextlib.contextmanager
+def _without_extra_buffers_on_amx(llama_cpp: Any) -> Iterator[None]:
+    """Load weights without llama.cpp's extra CPU buffer types where the CPU reports AMX.
+
+    A llama.cpp built for such a CPU multiplies through AMX tiles, and a virtual machine that
+    reports AMX without granting its tile state kills the process at the first `ldtilecfg`
+    (seen on an Intel Xeon VM: a general protection fault in `ggml_backend_amx_mul_mat`). The
+    `Llama` constructor takes no `use_extra_bufts`, so its default model parameters are
+    replaced while it runs (under the runtime's lock: nothing else loads meanwhile). This also
+    turns off weight repacking on those CPUs, which costs speed and never changes a result.
+    """
+    low = llama_cpp.llama_cpp
+    # "AMX_INT8 = 1" when llama.cpp was built with AMX and the CPU reports it.
+    if "AMX_INT8 = 1" not in low.llama_print_system_info().decode(errors="replace"):
+        yield
+        return
+    default = low.llama_model_default_params
+
+    def without_extra_buffers() -> Any:
+        params = default()
+        params.use_extra_bufts = False
+        return params
+
+    low.llama_model_default_params = without_extra_buffers
+    try:
+        yield
+    finally:
+        low.llama_model_default_params = default
 
 
 class EmbeddedClient:
