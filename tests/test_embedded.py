@@ -495,3 +495,44 @@ async def test_judge_reply_follows_the_schema(runtime: EmbeddedRuntime) -> None:
     assert value["persona_consistency"] in range(11)
     assert isinstance(value["caved"], bool)
     assert value["quote"] is None or isinstance(value["quote"], str)
+
+
+class _FakeParams:
+    use_extra_bufts = True
+
+
+class _FakeLow:
+    """The low-level `llama_cpp.llama_cpp` module, as far as `_open` uses it."""
+
+    def __init__(self, system_info: str) -> None:
+        self.system_info = system_info
+
+    def llama_print_system_info(self) -> bytes:
+        return self.system_info.encode()
+
+    def llama_model_default_params(self) -> _FakeParams:
+        return _FakeParams()
+
+
+class _FakeLlamaCpp:
+    def __init__(self, system_info: str) -> None:
+        self.llama_cpp = _FakeLow(system_info)
+        self.seen: list[bool] = []
+
+    def Llama(self, **_: Any) -> object:
+        self.seen.append(self.llama_cpp.llama_model_default_params().use_extra_bufts)
+        return object()
+
+
+@pytest.mark.parametrize(
+    ("info", "extra"), [("AVX2 = 1 | AMX_INT8 = 1 |", False), ("AVX2 = 1 |", True)]
+)
+def test_weights_load_without_extra_buffers_only_where_the_cpu_reports_amx(
+    tmp_path: Path, info: str, extra: bool
+) -> None:
+    fake = _FakeLlamaCpp(info)
+    runtime = EmbeddedRuntime(tmp_path, n_threads=1)
+    runtime._open(fake, tmp_path / "model.gguf", 512)
+    assert fake.seen == [extra]
+    # the defaults are back for anything loaded afterwards
+    assert fake.llama_cpp.llama_model_default_params().use_extra_bufts is True
