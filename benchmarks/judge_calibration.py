@@ -31,8 +31,10 @@ that ask the same question share the stored reply) and its time per judgment. Th
 form the embedded judge uses by default (`LOCAL_JUDGE_FORM`), so the CI sample judges each item
 once. Without the sample the script prints ``skipped: …`` and exits 0.
 
-`--report-only` judges nothing: it prints the report of every form already in a `--keep` store
-(a run that finished in the background, or several runs that shared one store).
+`--shard K/N` judges every Nth item of the sample from the Kth, so that N processes on one
+`--keep` store split a long run between them (each process's own report covers its items only);
+`--report-only` judges nothing and prints the report of the forms asked from what the `--keep`
+store holds (after such runs, or a run that finished in the background).
 """
 
 from __future__ import annotations
@@ -201,6 +203,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--report-only", action="store_true", help="Judge nothing; report what --keep holds."
     )
     parser.add_argument(
+        "--shard",
+        default="0/1",
+        help="K/N: judge only every Nth item of the sample from the Kth (0-based), so that N "
+        "processes sharing one --keep store split the work; --report-only then reports all.",
+    )
+    parser.add_argument(
         "--threads",
         type=int,
         default=None,
@@ -236,11 +244,12 @@ def _calibrate(args: argparse.Namespace, cache: Path, data_dir: Path) -> int:
         f"configurations, seed {args.seed}; reference {reference}; judge {args.judge} "
         f"({args.form})"
     )
+    shard, shards = (int(part) for part in args.shard.split("/"))
     for form in _forms(args.form):
         label = ModelSpec(id=args.judge, label=args.judge, judge_form=form).judge_label
         if not args.report_only:
             judging = time.perf_counter()
-            ids = frozenset(i.id for i in sample)
+            ids = frozenset(i.id for n, i in enumerate(sample) if n % shards == shard)
             summary, timed = asyncio.run(
                 judge_sample(data_dir, ids, args.judge, form, args.threads)
             )
