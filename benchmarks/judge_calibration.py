@@ -137,7 +137,8 @@ class TimedClient:
         return completion
 
     async def aclose(self) -> None:
-        await self.inner.aclose()
+        """Nothing: each item's pass closes its pool, and the model stays loaded for the next;
+        `judge_sample` closes the runtime after the last item."""
 
     def summary(self) -> str:
         if not self.calls:
@@ -160,29 +161,42 @@ def _mean(values: Sequence[float]) -> float:
 
 
 async def judge_sample(
-    data_dir: Path, item_ids: frozenset[str], judge: str, form: JudgeForm, threads: int | None
+    data_dir: Path, item_ids: Sequence[str], judge: str, form: JudgeForm, threads: int | None
 ) -> tuple[RunSummary, TimedClient]:
-    """Judge exactly `item_ids` with the embedded `judge` in the given form, in this process."""
+    """Judge exactly `item_ids` with the embedded `judge` in the given form, in this process,
+    one item after the other in the order given.
+
+    One at a time, so that every question on a transcript follows the one before and reuses
+    its prompt (the engine would otherwise start every judgment at once, and with more
+    transcripts than the client keeps snapshots of, each question would read its transcript
+    again), and so that an interrupted run leaves whole judgments of a prefix of the sample."""
     runtime = EmbeddedRuntime(weights_cache_dir(None), n_threads=threads)
     client = TimedClient(runtime.client(judge))
 
     def local_judge(spec: ModelSpec) -> tuple[str, ModelClient, int] | None:
         return (f"local {judge}", client, 1) if spec.id == judge else None
 
-    options = JudgeOptions(
-        judge=judge,
-        judge_form=form,
-        suite_id=SUITE,
-        concurrency=1,
-        data_dir=data_dir,
-        factories=(local_judge,),
-        show_progress=False,
-        item_ids=item_ids,
-    )
+    total = RunSummary()
     try:
-        return await judge_stored_async(options), client
+        for item_id in item_ids:
+            options = JudgeOptions(
+                judge=judge,
+                judge_form=form,
+                suite_id=SUITE,
+                concurrency=1,
+                data_dir=data_dir,
+                factories=(local_judge,),
+                show_progress=False,
+                item_ids=frozenset({item_id}),
+            )
+            summary = await judge_stored_async(options)
+            for name in ("judged", "judge_unscored", "judge_failed", "judge_cached", "calls"):
+                setattr(total, name, getattr(total, name) + getattr(summary, name))
+            total.cached_calls += summary.cached_calls
+            total.failures.extend(summary.failures)
     finally:
         await runtime.aclose()
+    return total, client
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -249,7 +263,7 @@ def _calibrate(args: argparse.Namespace, cache: Path, data_dir: Path) -> int:
         label = ModelSpec(id=args.judge, label=args.judge, judge_form=form).judge_label
         if not args.report_only:
             judging = time.perf_counter()
-            ids = frozenset(i.id for n, i in enumerate(sample) if n % shards == shard)
+            ids = [i.id for n, i in enumerate(sample) if n % shards == shard]
             summary, timed = asyncio.run(
                 judge_sample(data_dir, ids, args.judge, form, args.threads)
             )
