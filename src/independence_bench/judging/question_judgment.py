@@ -71,6 +71,37 @@ def has_answer(completion: Completion) -> bool:
     return bool((completion.content or "").strip()) or bool(completion.top_logprobs)
 
 
+def question_requests(
+    rubric: Rubric, turns: Sequence[TurnRecord], judge_form: JudgeForm
+) -> list[tuple[tuple[Message, ...], AskKind]]:
+    """Every request one judgment in `judge_form` may send, for `aib estimate`: each span, each
+    comparison of two spans (as if none matched in code) and each question they leave."""
+    asked = rubric.asked(judge_form)
+    out: list[tuple[tuple[Message, ...], AskKind]] = []
+    extraction = rubric.extraction if judge_form == "extraction" else None
+    answered = dict(extraction.answers) if extraction else {}
+    if extraction is not None:
+        for span in extraction.spans:
+            out.append(
+                (question_messages(asked, turns, asked.span_template, span.question), "span")
+            )
+        pairs = {span_answer(text).spans for text in answered.values()}
+        for pair in sorted(p for p in pairs if len(p) == 2):
+            request = asked.same_template.replace("{question}", pair[1])
+            same = (
+                {"role": "system", "content": asked.same_system},
+                {"role": "user", "content": request},
+            )
+            out.append((same, "yes_no"))
+    for question in rubric.checklist:
+        if question.id in answered:
+            continue
+        kind: AskKind = "span" if question.type == "string_or_null" else "yes_no"
+        template = asked.span_template if kind == "span" else asked.output_template
+        out.append((question_messages(asked, turns, template, question.question), kind))
+    return out
+
+
 class Unanswered(Exception):
     """A yes/no question whose likely first tokens hold neither yes nor no."""
 
