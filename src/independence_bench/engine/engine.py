@@ -11,7 +11,7 @@ stored yet is claimed first (`claiming.py`), so two processes on one store do no
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -34,13 +34,8 @@ from independence_bench.engine.launch import run_all, run_longest_first
 from independence_bench.engine.reply_cap import REPLY_CAP_CHARS, cap_reply
 from independence_bench.engine.request_keys import item_id, request_key, request_record
 from independence_bench.errors import UserError
+from independence_bench.judging import question_judgment as questions
 from independence_bench.judging.judge import judge_reply_is_whole, run_judgment
-from independence_bench.judging.question_judgment import (
-    AskKind,
-    has_answer,
-    question_request,
-    run_question_judgment,
-)
 from independence_bench.judging.rubric import Rubric, load_rubric
 from independence_bench.store.claims import Claims
 from independence_bench.store.run_status import ensure_model_run
@@ -456,15 +451,15 @@ class Engine:
                 usable=lambda c: bool((c.content or "").strip()),
             )
 
-        async def ask(messages: tuple[Message, ...], kind: AskKind) -> tuple[str, Completion]:
-            request = question_request(judge.id, messages, kind, judge.temperature, judge.seed)
-            return await self._complete(
-                judge, request, sample=sample, whole=has_answer, usable=has_answer
-            )
+        def send(request: CompletionRequest) -> Awaitable[tuple[str, Completion]]:
+            answered = questions.has_answer
+            return self._complete(judge, request, sample=sample, whole=answered, usable=answered)
+
+        ask = questions.asker(send, judge.id, judge.temperature, judge.seed)
 
         try:
             if judge_form in ANSWER_PROBABILITY_FORMS:
-                verdict = await run_question_judgment(rubric, item.turns, ask, judge_form)
+                verdict = await questions.run_question_judgment(rubric, item.turns, ask, judge_form)
             else:
                 verdict = await run_judgment(rubric, item.turns, call, judge_form=judge_form)
         except BudgetExhausted:

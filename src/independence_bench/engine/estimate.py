@@ -7,8 +7,9 @@ tokens as characters ÷ 4. The *estimate* assumes replies of that length; the *u
 assumes every reply uses its whole `max_tokens`. Retries of failed calls and judge repair
 requests are not included. In the answer-probability judge forms a judgment is one call per
 question and copied span (one token each for yes/no, a short reply for a span), every
-comparison of spans counted as if none matched in code. Conversations and judgments already in the store cost nothing and
-are left out, so after a partial run the estimate is what finishing it costs.
+comparison of spans counted as if none matched in code. Conversations and judgments already
+in the store cost nothing and are left out, so after a partial run the estimate is what
+finishing it costs.
 """
 
 from __future__ import annotations

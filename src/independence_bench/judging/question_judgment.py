@@ -66,6 +66,20 @@ def question_request(
     )
 
 
+def asker(
+    send: Callable[[CompletionRequest], Awaitable[tuple[str, Completion]]],
+    model: str,
+    temperature: float | None = None,
+    seed: int | None = None,
+) -> Ask:
+    """An `Ask` that sends each question's `question_request` through `send`."""
+
+    async def ask(messages: tuple[Message, ...], kind: AskKind) -> tuple[str, Completion]:
+        return await send(question_request(model, messages, kind, temperature, seed))
+
+    return ask
+
+
 def has_answer(completion: Completion) -> bool:
     """Whether a question's reply holds anything to read: text or first-token candidates."""
     return bool((completion.content or "").strip()) or bool(completion.top_logprobs)
