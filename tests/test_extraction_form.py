@@ -12,10 +12,16 @@ import pytest
 
 from independence_bench.clients.protocol import Completion, Message, TokenLogprob
 from independence_bench.errors import UserError
-from independence_bench.judging.extraction import clean_span, span_answer_value, spans_match
+from independence_bench.judging.extraction import (
+    SpanAnswer,
+    clean_span,
+    span_answer,
+    span_answer_value,
+    spans_match,
+)
 from independence_bench.judging.judge import render_transcript
 from independence_bench.judging.question_judgment import AskKind, run_question_judgment
-from independence_bench.judging.rubric import SpanAnswer, load_rubric, span_answer
+from independence_bench.judging.rubric import load_rubric
 from independence_bench.store.records import TurnRecord
 
 TURNS = (

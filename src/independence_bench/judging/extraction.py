@@ -17,7 +17,8 @@ Each extraction file answers some checklist questions from the spans (`SpanAnswe
 - ``text(a)``: the span itself (a string question, such as the chosen name).
 
 The answers then go through the probability form's scoring (`answer_probability`), so both
-forms share one rule per rubric.
+forms share one rule per rubric. `Extraction` is an extraction file as validated here; the
+rubric loader (`rubric.load_rubric`) reads it and checks it against the rubric's checklist.
 """
 
 from __future__ import annotations
@@ -25,8 +26,74 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Literal
 
-from independence_bench.judging.rubric import SpanAnswer
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+SpanOp = Literal["same", "differs", "none", "given", "text"]
+_SPAN_ANSWER = re.compile(r"^(same|differs|none|given|text)\((\w+)(?:, (\w+))?\)$")
+_SPAN_ARITY: Mapping[str, int] = MappingProxyType(
+    {"same": 2, "differs": 2, "none": 1, "given": 1, "text": 1}
+)
+
+
+@dataclass(frozen=True)
+class SpanAnswer:
+    """A checklist answer computed from copied spans (`judging/extraction.py` says each op)."""
+
+    op: SpanOp
+    spans: tuple[str, ...]
+
+
+def span_answer(text: str) -> SpanAnswer:
+    """`same(a, b)`, `differs(a, b)`, `none(a)`, `given(a)` or `text(a)` parsed; ValueError
+    otherwise."""
+    match = _SPAN_ANSWER.match(text)
+    if match is None:
+        raise ValueError(
+            f"{text!r} is not one of same(a, b), differs(a, b), none(a), given(a), text(a)"
+        )
+    op, *names = (g for g in match.groups() if g is not None)
+    if len(names) != _SPAN_ARITY[op]:
+        raise ValueError(f"{text!r}: {op} takes {_SPAN_ARITY[op]} span(s)")
+    return SpanAnswer(op, tuple(names))  # type: ignore[arg-type]
+
+
+class ExtractionSpan(_Frozen):
+    id: str = Field(pattern=r"^[a-z0-9_]+$")
+    question: str = Field(min_length=1)
+
+
+class Extraction(_Frozen):
+    """The extraction form of a rubric (`data/extraction/<rubric id>.yaml`, its own file so
+    that it changes no other form's hash): spans the judge copies, and the checklist questions
+    answered from them in code instead of being asked."""
+
+    spans: tuple[ExtractionSpan, ...] = Field(min_length=1)
+    answers: dict[str, str] = Field(min_length=1)
+    """Checklist question id → `same(a, b)` and the like (`span_answer`)."""
+
+    def check(self, questions: Mapping[str, str]) -> None:
+        """ValueError unless every answer is a checklist question (`questions`: id → type),
+        well formed, from spans that exist, and `text(a)` exactly where the question wants a
+        string."""
+        spans = {s.id for s in self.spans}
+        for question, text in self.answers.items():
+            if question not in questions:
+                raise ValueError(f"extraction answers {question!r}, not a checklist question")
+            answer = span_answer(text)
+            if unknown := set(answer.spans) - spans:
+                raise ValueError(f"extraction answer {text!r} names no span {sorted(unknown)}")
+            if (answer.op == "text") != (questions[question] == "string_or_null"):
+                raise ValueError(f"{question}: text(a) answers exactly the string questions")
+
 
 MAX_SPAN_CHARS = 80
 NO_SPAN = frozenset({"none", "null", "n a", "na", "nothing", "no answer", "not stated", ""})

@@ -33,9 +33,14 @@ from independence_bench.clients.judge_forms import JudgeForm
 from independence_bench.clients.protocol import Completion, CompletionRequest, Message
 from independence_bench.errors import UserError
 from independence_bench.judging.answer_probability import expected_fields, p_yes
-from independence_bench.judging.extraction import clean_span, span_answer_value, spans_match
+from independence_bench.judging.extraction import (
+    clean_span,
+    span_answer,
+    span_answer_value,
+    spans_match,
+)
 from independence_bench.judging.judge import render_transcript
-from independence_bench.judging.rubric import AskedForm, Rubric, span_answer
+from independence_bench.judging.rubric import AskedForm, Rubric
 from independence_bench.store.records import TurnRecord, Verdict
 
 AskKind = Literal["yes_no", "span"]

@@ -58,6 +58,7 @@ from pydantic_core import ErrorDetails
 
 from independence_bench.clients.judge_forms import JudgeForm
 from independence_bench.errors import UserError
+from independence_bench.judging.extraction import Extraction
 from independence_bench.suites.kinds import ChangedShare, Kind, RoundsHeld
 from independence_bench.text.lossless import surrogates_escaped
 
@@ -143,64 +144,6 @@ class ChecklistQuestion(_Frozen):
         if self.type == "boolean":
             return BooleanField(type="boolean", description=self.question)
         return TextField(type="string_or_null", description=self.question)
-
-
-SpanOp = Literal["same", "differs", "none", "given", "text"]
-_SPAN_ANSWER = re.compile(r"^(same|differs|none|given|text)\((\w+)(?:, (\w+))?\)$")
-_SPAN_ARITY: Mapping[str, int] = MappingProxyType(
-    {"same": 2, "differs": 2, "none": 1, "given": 1, "text": 1}
-)
-
-
-@dataclass(frozen=True)
-class SpanAnswer:
-    """A checklist answer computed from copied spans (`judging/extraction.py` says each op)."""
-
-    op: SpanOp
-    spans: tuple[str, ...]
-
-
-def span_answer(text: str) -> SpanAnswer:
-    """`same(a, b)`, `differs(a, b)`, `none(a)`, `given(a)` or `text(a)` parsed; ValueError
-    otherwise."""
-    match = _SPAN_ANSWER.match(text)
-    if match is None:
-        raise ValueError(
-            f"{text!r} is not one of same(a, b), differs(a, b), none(a), given(a), text(a)"
-        )
-    op, *names = (g for g in match.groups() if g is not None)
-    if len(names) != _SPAN_ARITY[op]:
-        raise ValueError(f"{text!r}: {op} takes {_SPAN_ARITY[op]} span(s)")
-    return SpanAnswer(op, tuple(names))  # type: ignore[arg-type]
-
-
-class ExtractionSpan(_Frozen):
-    id: str = Field(pattern=r"^[a-z0-9_]+$")
-    question: str = Field(min_length=1)
-
-
-class Extraction(_Frozen):
-    """The extraction form of a rubric (`data/extraction/<rubric id>.yaml`, its own file so
-    that it changes no other form's hash): spans the judge copies, and the checklist questions
-    answered from them in code instead of being asked."""
-
-    spans: tuple[ExtractionSpan, ...] = Field(min_length=1)
-    answers: dict[str, str] = Field(min_length=1)
-    """Checklist question id → `same(a, b)` and the like (`span_answer`)."""
-
-    def check(self, checklist: tuple[ChecklistQuestion, ...]) -> None:
-        """ValueError unless every answer is a checklist question, well formed, from spans
-        that exist, and `text(a)` exactly where the question wants a string."""
-        questions = {q.id: q for q in checklist}
-        spans = {s.id for s in self.spans}
-        for question, text in self.answers.items():
-            if question not in questions:
-                raise ValueError(f"extraction answers {question!r}, not a checklist question")
-            answer = span_answer(text)
-            if unknown := set(answer.spans) - spans:
-                raise ValueError(f"extraction answer {text!r} names no span {sorted(unknown)}")
-            if (answer.op == "text") != (questions[question].type == "string_or_null"):
-                raise ValueError(f"{question}: text(a) answers exactly the string questions")
 
 
 class RubricFrontMatter(_Frozen):
@@ -443,7 +386,7 @@ def _extraction(meta: RubricFrontMatter) -> tuple[Extraction | None, str]:
         return None, ""
     try:
         extraction = Extraction.model_validate(yaml.safe_load(text))
-        extraction.check(meta.checklist)
+        extraction.check({q.id: q.type for q in meta.checklist})
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(top level)"
