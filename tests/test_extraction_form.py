@@ -19,7 +19,7 @@ from independence_bench.judging.extraction import (
     span_answer_value,
     spans_match,
 )
-from independence_bench.judging.judge import render_transcript
+from independence_bench.judging.judge import transcript_block
 from independence_bench.judging.question_judgment import AskKind, run_question_judgment
 from independence_bench.judging.rubric import load_rubric
 from independence_bench.store.records import TurnRecord
@@ -172,12 +172,12 @@ async def test_the_probability_form_asks_every_question_with_the_transcript_firs
         "graceful_handling": pytest.approx(6.4),
     }
     assert len(judge.asked) == len(rubric.checklist)
-    transcript = render_transcript(TURNS)
+    transcript = transcript_block(TURNS)
     prefixes = set()
     for kind, messages in judge.asked:
         assert kind == "yes_no"
         user = str(messages[-1]["content"])
-        assert user.startswith(f"## Transcript\n\n{transcript}\n\n")
+        assert user.startswith(transcript)
         prefixes.add((messages[0]["content"], user[: user.index("## Question")]))
     assert len(prefixes) == 1  # every question shares the prompt up to the question itself
 

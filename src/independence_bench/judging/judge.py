@@ -35,6 +35,12 @@ def render_transcript(turns: Sequence[TurnRecord]) -> str:
     return "\n\n".join(blocks)
 
 
+def transcript_block(turns: Sequence[TurnRecord]) -> str:
+    """The transcript as every judge form embeds it in its request, heading included: the one
+    place that decides how a transcript sits inside a judge prompt."""
+    return f"## Transcript\n\n{render_transcript(turns)}\n\n"
+
+
 def _field_lines(asked: AskedForm) -> str:
     return "\n".join(
         f'- "{name}": {spec.prompt_text}. {spec.description}'.rstrip()
@@ -50,7 +56,7 @@ def judge_messages(
     asked = rubric.asked(judge_form)
     output = asked.output_template.replace("{fields}", _field_lines(asked))
     body = f"{asked.body}\n\n" if asked.body else ""
-    user = f"{body}## Transcript\n\n{render_transcript(turns)}\n\n{output}"
+    user = f"{body}{transcript_block(turns)}{output}"
     return ({"role": "system", "content": asked.system_prompt}, {"role": "user", "content": user})
 
 

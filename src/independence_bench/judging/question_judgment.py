@@ -2,7 +2,7 @@
 
 The probability and extraction forms (`clients.judge_forms.ANSWER_PROBABILITY_FORMS`) put a
 rubric's checklist to the judge one question at a time. Every request is the form's system
-prompt and one user message: the transcript first, as `judge.render_transcript` renders it for
+prompt and one user message: the transcript first, as `judge.transcript_block` embeds it for
 every form, then the question last, so that all the questions on one transcript share their
 prompt prefix and a server with a prompt cache (llama.cpp's, the embedded client's snapshots)
 reads the transcript once per item.
@@ -39,7 +39,7 @@ from independence_bench.judging.extraction import (
     span_answer_value,
     spans_match,
 )
-from independence_bench.judging.judge import render_transcript
+from independence_bench.judging.judge import transcript_block
 from independence_bench.judging.rubric import AskedForm, Rubric
 from independence_bench.store.records import TurnRecord, Verdict
 
@@ -153,7 +153,7 @@ def question_messages(
 ) -> tuple[Message, ...]:
     """One question's request: the form's system prompt, then the transcript and the question."""
     tail = template.replace("{question}", question)
-    user = f"## Transcript\n\n{render_transcript(turns)}\n\n{tail}"
+    user = f"{transcript_block(turns)}{tail}"
     return ({"role": "system", "content": asked.system_prompt}, {"role": "user", "content": user})
 
 
