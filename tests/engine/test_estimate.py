@@ -179,3 +179,20 @@ def test_the_call_eta_is_wall_time_per_answered_call_times_calls_left() -> None:
     assert format_eta(59.6) == "ETA 1:00"
     assert format_eta(3599.0) == "ETA 59:59"
     assert format_eta(3600.0 + 61.0) == "ETA 1:01:01"
+
+
+def test_the_judge_estimate_counts_a_call_per_question_in_the_answer_probability_forms() -> None:
+    from independence_bench.engine.estimate import judge_requests
+    from independence_bench.engine.requests import JUDGE_MAX_TOKENS
+
+    turns = [TurnRecord("Favourite hour?", "Dawn.", ""), TurnRecord("Pick another.", "Dusk.", "")]
+
+    def most_tokens(judge: ModelSpec) -> list[int]:
+        return [most for _, most in judge_requests(judge, "stability", turns)]
+
+    assert most_tokens(ModelSpec(id="j")) == [JUDGE_MAX_TOKENS]
+    # eight yes/no questions, one token each
+    assert most_tokens(ModelSpec(id="j", judge_form="probability")) == [1] * 8
+    # two copied spans, their comparison, and the five questions the spans do not answer
+    extraction = most_tokens(ModelSpec(id="j", judge_form="extraction"))
+    assert extraction == [32, 32, 1, 1, 1, 1, 1, 1]

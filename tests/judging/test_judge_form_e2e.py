@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 
 from independence_bench.cli.main import main
-from independence_bench.clients.config import LOCAL_JUDGE_FORM, ModelSpec
+from independence_bench.clients.config import ModelSpec
+from independence_bench.clients.judge_forms import LOCAL_JUDGE_FORM
 from independence_bench.errors import UserError
 from independence_bench.judging.rubric import load_rubric
 from support.cli_home import cli_home
@@ -121,3 +122,31 @@ def test_the_judge_form_is_kept_out_of_a_tested_models_stored_settings() -> None
     with pytest.raises(UserError, match="no checklist; use --judge-form holistic"):
         stability = load_rubric("stability")
         replace(stability, forms={"holistic": stability.asked("holistic")}).asked("checklist")
+
+
+def test_the_answer_probability_forms_rank_mid_scale_through_the_http_client(
+    store: tuple[Path, str], aib: Any
+) -> None:
+    """The scripted judge gives its own answer P = 0.8 (`testing/mock_questions.py`): the
+    probability form's stability is 5 + 5·0.8 − 3·0.2 − 0.2 − 0.2 = 8.0 for the firm subject
+    and 2.0 for the caving one; the extraction form compares copied spans instead (the same
+    favourite twice: kept = 1, so 9.8; a different one: P(same) = 0.2, so 2.8)."""
+    data, url = store
+    judge = ("judge", "--judge", JUDGE, "--base-url", url, "--data-dir", str(data))
+    expected = {"probability": (8.0, 2.0), "extraction": (9.8, 2.8)}
+    for form, (firm, caving) in expected.items():
+        result = aib(*judge, "--judge-form", form)
+        assert result.code == 0, result.err
+        assert f"judge {JUDGE}#{form}: " in result.out and " 0 unscored, 0 failed" in result.out
+        board = aib("leaderboard", "--judge", f"{JUDGE}#{form}", "--json", "--data-dir", str(data))
+        rows = {row["model"]: row for row in board.json()}  # type: ignore[attr-defined]
+        assert rows["scripted-firm"]["stability"] == pytest.approx(firm)
+        assert rows["scripted-caving"]["stability"] == pytest.approx(caving)
+        assert 60.0 < rows["scripted-firm"]["index"] < 95.0
+        assert 5.0 < rows["scripted-caving"]["index"] < 40.0
+    rows = _judgments(data)
+    for form in expected:
+        mine = [row for row in rows if row[0] == f"{JUDGE}#{form}"]
+        assert mine
+        for _, rubric_id, rubric_hash in mine:
+            assert rubric_hash == load_rubric(rubric_id).asked(form).hash

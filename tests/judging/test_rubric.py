@@ -194,7 +194,11 @@ def test_the_schema_is_strict_mode_ready() -> None:
         assert next(iter(schema["properties"])) == "reasoning"
 
 
-def _fake_data(monkeypatch: pytest.MonkeyPatch, rubric_text: str) -> None:
+def _fake_data(
+    monkeypatch: pytest.MonkeyPatch,
+    rubric_text: str,
+    extra: dict[tuple[str, str], str] | None = None,
+) -> None:
     import independence_bench.judging.rubric as rubric_module
 
     texts = {
@@ -205,6 +209,12 @@ def _fake_data(monkeypatch: pytest.MonkeyPatch, rubric_text: str) -> None:
         ("prompts", "judge_checklist_system.md"): "C-SYSTEM\n",
         ("prompts", "judge_checklist_output.md"): "C-OUTPUT {fields}\n",
         ("prompts", "judge_checklist_repair.md"): "C-REPAIR {error}\n",
+        ("prompts", "judge_probability_system.md"): "P-SYSTEM\n",
+        ("prompts", "judge_probability_question.md"): "P-QUESTION {question}\n",
+        ("prompts", "judge_probability_span.md"): "P-SPAN {question}\n",
+        ("prompts", "judge_extraction_same_system.md"): "S-SYSTEM\n",
+        ("prompts", "judge_extraction_same.md"): "S-SAME {first} {second}\n",
+        **(extra or {}),
     }
 
     def data_text(*parts: str) -> str:
@@ -266,6 +276,78 @@ def test_the_checklist_form_has_its_own_prompts_and_a_hash_that_names_it(
     )
     joined = "\x1e".join(("checklist", text, "C-SYSTEM", "C-OUTPUT {fields}", "C-REPAIR {error}"))
     assert checklist.hash == hashlib.sha256(joined.encode()).hexdigest()
+
+
+TINY_CHECKLIST = TINY.replace(
+    "---\n\nBODY",
+    "checklist:\n  - {id: kept_it, question: Kept it}\n  - {id: said, question: Said, "
+    "type: string_or_null}\nchecklist_rule: r\n---\n\nBODY",
+)
+TINY_EXTRACTION = (
+    "spans:\n  - {id: one, question: First}\n  - {id: two, question: Second}\n"
+    "answers:\n  kept_it: same(one, two)\n  said: text(one)\n"
+)
+
+
+def test_the_answer_probability_forms_have_their_prompts_and_hashes_that_name_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import hashlib
+
+    def digest(*parts: str) -> str:
+        return hashlib.sha256("\x1e".join(parts).encode()).hexdigest()
+
+    _fake_data(monkeypatch, TINY_CHECKLIST)
+    rubric = load_rubric("tiny")
+    assert list(rubric.forms) == ["holistic", "checklist", "probability", "extraction"]
+    assert rubric.extraction is None
+    probability, extraction = rubric.asked("probability"), rubric.asked("extraction")
+    assert (probability.system_prompt, probability.output_template) == (
+        "P-SYSTEM",
+        "P-QUESTION {question}",
+    )
+    assert probability.span_template == "P-SPAN {question}"
+    assert (extraction.same_system, extraction.same_template) == (
+        "S-SYSTEM",
+        "S-SAME {first} {second}",
+    )
+    question = ("P-SYSTEM", "P-QUESTION {question}", "", "P-SPAN {question}")
+    assert probability.hash == digest("probability", TINY_CHECKLIST, *question)
+    same = ("S-SYSTEM", "S-SAME {first} {second}")
+    assert extraction.hash == digest("extraction", TINY_CHECKLIST, *question, *same)
+    holistic = rubric.asked("holistic").hash
+
+    # an extraction file changes the extraction form's hash, and no other
+    _fake_data(monkeypatch, TINY_CHECKLIST, {("extraction", "tiny.yaml"): TINY_EXTRACTION})
+    rubric = load_rubric("tiny")
+    assert rubric.asked("extraction").hash == digest(
+        "extraction", TINY_CHECKLIST, *question, *same, TINY_EXTRACTION
+    )
+    assert rubric.asked("probability").hash == probability.hash
+    assert rubric.asked("holistic").hash == holistic
+    assert rubric.extraction is not None
+    assert [s.id for s in rubric.extraction.spans] == ["one", "two"]
+
+
+@pytest.mark.parametrize(
+    ("extraction", "message"),
+    [
+        (TINY_EXTRACTION.replace("kept_it: same", "gone: same"), "answers 'gone', not a checklist"),
+        (TINY_EXTRACTION.replace("same(one, two)", "same(one, three)"), "names no span ['three']"),
+        (TINY_EXTRACTION.replace("same(one, two)", "same(one)"), "same takes 2 span(s)"),
+        (TINY_EXTRACTION.replace("same(one, two)", "text(one)"), "text(a) answers exactly"),
+        (TINY_EXTRACTION.replace("spans:", "spanz:"), "spans: Field required"),
+        ("spans: [", "while parsing"),
+    ],
+)
+def test_a_broken_extraction_file_is_named_with_its_problem(
+    monkeypatch: pytest.MonkeyPatch, extraction: str, message: str
+) -> None:
+    _fake_data(monkeypatch, TINY_CHECKLIST, {("extraction", "tiny.yaml"): extraction})
+    with pytest.raises(UserError) as caught:
+        load_rubric("tiny")
+    assert str(caught.value).startswith("extraction/tiny.yaml: ")
+    assert message in str(caught.value)
 
 
 @pytest.mark.parametrize(

@@ -33,6 +33,7 @@ from support.mock_judgments import (
     build_judgment,
     obeyed_verdict,
 )
+from support.mock_questions import is_question_request, question_message
 
 FIRM_MARKER = "I'm keeping my own choice"
 """Occurs in every reply of `scripted-firm` and `scripted-plain`."""
@@ -341,6 +342,14 @@ def _subject_reply(model: str, body: Mapping[str, Any], fault: str | None) -> Mo
 def _judge_reply(
     model: str, body: Mapping[str, Any], fault: str | None, first_sight: bool
 ) -> MockReply:
+    last_user = message_text(_messages(body)[-1]) if _messages(body) else ""
+    if model != "scripted-judge-nonsense" and is_question_request(body, last_user):
+        verdict = find_verdict(_messages(body))
+        answer = question_message(body, last_user, verdict)
+        message: JsonObject = {"role": "assistant", "content": answer["content"]}
+        reply = _completion(model, body, message, "stop", with_cost=False)
+        reply["choices"][0]["logprobs"] = answer["logprobs"]
+        return MockReply(200, reply)
     if model == "scripted-judge-nonsense":
         text = JUDGE_NONSENSE_REPLY
     else:
@@ -357,7 +366,7 @@ def _judge_reply(
         text = json.dumps(judgment, ensure_ascii=False)
         if fault == "broken_judge_json" or (model == "scripted-judge-flaky" and first_sight):
             text = text[: len(text) // 2]
-    message: JsonObject = {"role": "assistant", "content": text}
+    message = {"role": "assistant", "content": text}
     if fault == "empty":
         message["content"] = ""
     elif fault == "reasoning_only":

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, get_args
 
 import click
 
+from independence_bench.clients.judge_forms import FORM_HELP, JUDGE_FORMS
 from independence_bench.clients.protocol import ReasoningEffort
 from independence_bench.stats.core import DEFAULT_RESAMPLES, Resampling
 
@@ -161,11 +162,11 @@ data_dir_option = click.option(
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 judge_form_option = click.option(
     "--judge-form",
-    # clients.config.JUDGE_FORMS, written out so `--help` does not import pydantic
-    type=click.Choice(("holistic", "checklist")),
+    type=click.Choice(JUDGE_FORMS),
     default=None,
-    help="Ask the judge for the rubric's scores (holistic) or yes/no answers scored by a fixed "
-    "rule (checklist), stored as '<judge>#checklist'. Default: the judge's own (holistic).",
+    help="How the judge is asked: "
+    + "; ".join(f"{form}: {text}" for form, text in FORM_HELP.items())
+    + ". Stored as '<judge>#<form>' except holistic. Default: the judge's own (holistic).",
 )
 """`--judge-form` of `aib run`, `aib estimate` and `aib judge` (README, "Judge forms")."""
 

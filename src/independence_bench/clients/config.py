@@ -29,6 +29,12 @@ from pydantic import (
     model_validator,
 )
 
+from independence_bench.clients.judge_forms import (
+    JUDGE_FORMS,
+    LOCAL_JUDGE_FORM,
+    JudgeForm,
+    judge_label_suffix,
+)
 from independence_bench.clients.local.weights import is_local_model
 from independence_bench.clients.protocol import ReasoningEffort
 from independence_bench.clients.redact import url_shown, without_url_credentials
@@ -37,15 +43,6 @@ from independence_bench.errors import UserError, read_user_text
 OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
 DEFAULT_TEMPERATURE = 0.7
 DEFAULT_JUDGE = "google/gemini-3-flash-preview"
-
-
-JudgeForm = Literal["holistic", "checklist"]
-"""How a judge is asked (`judging/rubric.py`): the rubric's scales in one reply (`holistic`), or
-atomic yes/no questions scored by a fixed rule (`checklist`, `judging/checklist.py`)."""
-JUDGE_FORMS: tuple[JudgeForm, ...] = ("holistic", "checklist")
-LOCAL_JUDGE_FORM: JudgeForm = "holistic"
-"""The form of an in-process judge (embedded/GGUF) that names none: the better-calibrated form
-of the embedded judge by `benchmarks/judge_calibration.py` (README, "smoke-test judge")."""
 
 
 def judge_form_named(name: str) -> JudgeForm:
@@ -206,10 +203,9 @@ class ModelSpec(BaseModel):
 
     @property
     def judge_label(self) -> str:
-        """The judge name its judgments are stored under: `display_label`, plus `#checklist` in
-        the checklist form, so the two forms of one judge never mix."""
-        suffix = "#checklist" if self.judge_form_used == "checklist" else ""
-        return self.display_label + suffix
+        """The judge name its judgments are stored under: `display_label`, plus `#<form>` in
+        any form but holistic (`judge_label_suffix`), so the forms of one judge never mix."""
+        return self.display_label + judge_label_suffix(self.judge_form_used)
 
     @property
     def display_label(self) -> str:

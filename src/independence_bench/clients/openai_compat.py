@@ -262,6 +262,12 @@ class OpenAICompatibleClient:
             body["max_tokens"] = request.max_tokens
         if request.seed is not None:
             body["seed"] = request.seed
+        if request.top_logprobs is not None:
+            # OpenAI API reference, "Create chat completion": `logprobs` (boolean) and
+            # `top_logprobs` (0-20, needs `logprobs: true`); OpenRouter's API reference lists
+            # both among its request parameters and passes them to providers that support them.
+            body["logprobs"] = True
+            body["top_logprobs"] = request.top_logprobs
         extra: dict[str, Any] = {}
         if self._is_openrouter:
             extra = self._openrouter_fields(request)

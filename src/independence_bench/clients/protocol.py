@@ -41,6 +41,9 @@ class CompletionRequest:
     response_schema: Mapping[str, Any] | None = None
     """A JSON schema the reply must follow (judge calls), mapped to what the endpoint takes."""
     schema_name: str = "judgment"
+    top_logprobs: int | None = None
+    """Ask for this many most likely tokens at the reply's first position, with their
+    log-probabilities (`Completion.top_logprobs`); None asks for none."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,14 @@ class ToolCall:
     name: str
     arguments: str
     """Raw JSON argument text, exactly as the model produced it (it may be malformed)."""
+
+
+@dataclass(frozen=True)
+class TokenLogprob:
+    """One candidate token at a position of a reply, and its natural-log probability."""
+
+    token: str
+    logprob: float
 
 
 @dataclass(frozen=True)
@@ -79,6 +90,9 @@ class Completion:
     """Reasoning tokens the endpoint counted (`usage.completion_tokens_details`)."""
     reasoning_details: tuple[Mapping[str, Any], ...] = ()
     """OpenRouter's `reasoning_details` blocks, unmodified: passed back on the next turn."""
+    top_logprobs: tuple[TokenLogprob, ...] | None = None
+    """The most likely tokens at the reply's first position, most likely first, when the
+    request asked for them (`CompletionRequest.top_logprobs`) and the endpoint returned them."""
 
 
 class ClientError(Exception):

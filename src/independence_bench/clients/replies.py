@@ -22,7 +22,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from independence_bench.clients.protocol import ClientError, Completion, ToolCall
+from independence_bench.clients.protocol import ClientError, Completion, TokenLogprob, ToolCall
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 STOPPING_STATUS = frozenset({401, 402})
@@ -259,4 +259,42 @@ def completion_of(response: Any, latency: float) -> Completion:
             _mapping(usage.get("completion_tokens_details")).get("reasoning_tokens")
         ),
         reasoning_details=details,
+        top_logprobs=first_token_logprobs(choice.get("logprobs")),
     )
+
+
+MAX_TOP_LOGPROBS = 20
+"""The most `top_logprobs` the OpenAI API allows; longer lists a server sends are cut."""
+
+
+def first_token_logprobs(logprobs: Any) -> tuple[TokenLogprob, ...] | None:
+    """The candidates at the reply's first token, from a choice's `logprobs` object.
+
+    OpenAI API reference, "The chat completion object": `choices[].logprobs.content[]` holds
+    one entry per generated token, each with `top_logprobs`, a list of `{token, logprob,
+    bytes}`. None when that is absent or not a list; entries that are not a string token with a
+    finite log-probability are left out, and log-probabilities above 0 count as 0.
+    """
+    content = _mapping(logprobs).get("content")
+    if not isinstance(content, list) or not content or not isinstance(content[0], dict):
+        return None
+    top = content[0].get("top_logprobs")
+    if not isinstance(top, list):
+        return None
+    out: list[TokenLogprob] = []
+    for entry in top[:MAX_TOP_LOGPROBS]:
+        token, logprob = _mapping(entry).get("token"), _finite(_mapping(entry).get("logprob"))
+        if isinstance(token, str) and logprob is not None:
+            out.append(TokenLogprob(token, min(0.0, logprob)))
+    return tuple(out)
+
+
+def _finite(value: Any) -> float | None:
+    """A finite number as a float; anything else (`NaN`, a string, a huge int) is absent."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None

@@ -11,7 +11,7 @@ stored yet is claimed first (`claiming.py`), so two processes on one store do no
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -19,6 +19,7 @@ from independence_bench.clients.budget import BudgetExhausted, CostGuard, Price
 from independence_bench.clients.catalog import rejection_of
 from independence_bench.clients.config import ModelSpec
 from independence_bench.clients.endpoints import ClientPool, RetryPolicy, call_with_retry
+from independence_bench.clients.judge_forms import ANSWER_PROBABILITY_FORMS
 from independence_bench.clients.protocol import ClientError, Completion, CompletionRequest, Message
 from independence_bench.clients.send_guard import SEND_GUARD
 from independence_bench.conversations.conversation import (
@@ -39,6 +40,7 @@ from independence_bench.engine.requests import (
     subject_request,
 )
 from independence_bench.engine.stopping import StopRequest
+from independence_bench.judging import question_judgment as questions
 from independence_bench.judging.judge import judge_reply_is_whole, run_judgment
 from independence_bench.judging.rubric import Rubric, load_rubric
 from independence_bench.store.claims import Claims
@@ -426,8 +428,17 @@ class Engine:
                 usable=lambda c: bool((c.content or "").strip()),
             )
 
+        def send(request: CompletionRequest) -> Awaitable[tuple[str, Completion]]:
+            answered = questions.has_answer
+            return self._complete(judge, request, sample=sample, whole=answered, usable=answered)
+
+        ask = questions.asker(send, judge.id, judge.temperature, judge.seed)
+
         try:
-            verdict = await run_judgment(rubric, item.turns, call, judge_form=judge_form)
+            if judge_form in ANSWER_PROBABILITY_FORMS:
+                verdict = await questions.run_question_judgment(rubric, item.turns, ask, judge_form)
+            else:
+                verdict = await run_judgment(rubric, item.turns, call, judge_form=judge_form)
         except BudgetExhausted:
             self.summary.judge_skipped += 1
             self._emit("judge_skipped")

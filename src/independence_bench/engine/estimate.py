@@ -8,8 +8,11 @@ assumes every reply uses its whole `max_tokens`. Prices are the endpoint's whole
 per request, and — where it prices them apart — reasoning tokens (the upper bound prices every
 reply token at the dearer of output and reasoning) and cached prompt tokens (the estimate reads
 each turn's repeat of the turn before from the cache). Retries of failed calls and judge repair
-requests are not included. Conversations and judgments already in the store cost nothing and
-are left out, so after a partial run the estimate is what finishing it costs.
+requests are not included. In the answer-probability judge forms a judgment is one call per
+question and copied span (one token each for yes/no, a short reply for a span), every
+comparison of spans counted as if none matched in code. Conversations and judgments already
+in the store cost nothing and are left out, so after a partial run the estimate is what
+finishing it costs.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from dataclasses import dataclass
 
 from independence_bench.clients.budget import CHARS_PER_TOKEN, Price, prompt_tokens_of
 from independence_bench.clients.config import ModelSpec
-from independence_bench.clients.protocol import CompletionRequest
+from independence_bench.clients.judge_forms import ANSWER_PROBABILITY_FORMS
+from independence_bench.clients.protocol import CompletionRequest, Message
 from independence_bench.conversations.conversation import (
     build_messages,
     system_prompt,
@@ -28,6 +32,7 @@ from independence_bench.conversations.conversation import (
 from independence_bench.engine.request_keys import item_id
 from independence_bench.engine.requests import JUDGE_MAX_TOKENS
 from independence_bench.judging.judge import judge_messages
+from independence_bench.judging.question_judgment import question_request, question_requests
 from independence_bench.judging.rubric import load_rubric
 from independence_bench.store.store import TurnRecord
 from independence_bench.suites.suite import Suite
@@ -77,6 +82,21 @@ def _placeholder(tokens: int) -> str:
     return ("word " * (tokens * CHARS_PER_TOKEN // 5 + 1)).strip()
 
 
+def judge_requests(
+    judge: ModelSpec, rubric_id: str, turns: Sequence[TurnRecord]
+) -> list[tuple[tuple[Message, ...], int]]:
+    """The requests one judgment sends in the judge's form, each with its `max_tokens`: one
+    (holistic, checklist) or one per question and span (`question_judgment.question_requests`)."""
+    rubric = load_rubric(rubric_id)
+    form = judge.judge_form_used
+    if form not in ANSWER_PROBABILITY_FORMS:
+        return [(judge_messages(rubric, turns, form), JUDGE_MAX_TOKENS)]
+    return [
+        (messages, question_request(judge.id, messages, kind).max_tokens or 0)
+        for messages, kind in question_requests(rubric, turns, form)
+    ]
+
+
 def estimate_run(
     suite: Suite,
     models: Sequence[ModelSpec],
@@ -90,7 +110,7 @@ def estimate_run(
     """One line per model, then one for the judge; `runs` maps a label to its run numbers."""
     reply = _placeholder(ASSUMED_REPLY_TOKENS)
     lines = []
-    judge_calls = judge_prompt = 0
+    judge_calls = judge_prompt = judge_completion = judge_completion_max = 0
     for spec in models:
         calls = prompt = completion = completion_max = cached = 0
         for run_index in runs[spec.display_label]:
@@ -123,9 +143,13 @@ def estimate_run(
                                 completion_max += spec.max_tokens
                         if judge is not None and iid not in judged_items:
                             turns = [TurnRecord(h, reply, "") for h in scenario.turns]
-                            messages = judge_messages(load_rubric(scenario.rubric), turns)
-                            judge_calls += 1
-                            judge_prompt += prompt_tokens_of(CompletionRequest(judge.id, messages))
+                            for messages, most in judge_requests(judge, scenario.rubric, turns):
+                                judge_calls += 1
+                                judge_prompt += prompt_tokens_of(
+                                    CompletionRequest(judge.id, messages)
+                                )
+                                judge_completion += min(ASSUMED_JUDGE_TOKENS, most)
+                                judge_completion_max += most
         lines.append(
             CostLine(
                 spec.display_label,
@@ -145,8 +169,8 @@ def estimate_run(
                 "judge",
                 judge_calls,
                 judge_prompt,
-                judge_calls * ASSUMED_JUDGE_TOKENS,
-                judge_calls * JUDGE_MAX_TOKENS,
+                judge_completion,
+                judge_completion_max,
                 prices.get(judge.display_label),
             )
         )

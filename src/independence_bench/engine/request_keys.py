@@ -38,8 +38,9 @@ def request_key(request: CompletionRequest, *, sample: str) -> str:
 
 def request_record(request: CompletionRequest) -> dict[str, Any]:
     """The request as stored: the exact messages and parameters sent. OpenRouter's routing
-    object is a field only when given, so the keys of every other request stay as they were."""
-    record = {
+    object and `top_logprobs` are fields only when given, so the keys of every other request
+    stay as they were."""
+    record: dict[str, Any] = {
         "model": request.model,
         "messages": list(request.messages),
         "tools": list(request.tools),
@@ -52,6 +53,8 @@ def request_record(request: CompletionRequest) -> dict[str, Any]:
     }
     if request.provider_routing is not None:
         record["provider_routing"] = dict(request.provider_routing)
+    if request.top_logprobs is not None:
+        record["top_logprobs"] = request.top_logprobs
     return record
 
 

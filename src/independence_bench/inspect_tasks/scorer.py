@@ -33,7 +33,7 @@ from inspect_ai.scorer import (
 from inspect_ai.solver import TaskState
 from inspect_ai.util import JSONSchema
 
-from independence_bench.clients.config import JudgeForm
+from independence_bench.clients.judge_forms import JudgeForm
 from independence_bench.clients.protocol import Completion, Message
 from independence_bench.engine.request_keys import request_record
 from independence_bench.engine.requests import JUDGE_MAX_TOKENS

@@ -20,7 +20,7 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from independence_bench.clients.config import JudgeForm
+from independence_bench.clients.judge_forms import JudgeForm
 from independence_bench.clients.protocol import Completion, Message
 from independence_bench.judging.checklist import answer_lines, score_checklist
 from independence_bench.judging.rubric import AskedForm, Rubric
@@ -51,6 +51,12 @@ def render_transcript(turns: Sequence[TurnRecord]) -> str:
     return "<transcript>\n" + "\n".join(blocks) + "\n</transcript>"
 
 
+def transcript_block(turns: Sequence[TurnRecord]) -> str:
+    """The transcript as every judge form embeds it in its request, heading included: the one
+    place that decides how a transcript sits inside a judge prompt."""
+    return f"## Transcript\n\n{render_transcript(turns)}\n\n"
+
+
 def _field_lines(asked: AskedForm) -> str:
     return "\n".join(
         f'- "{name}": {spec.prompt_text}. {spec.description}'.rstrip()
@@ -66,7 +72,7 @@ def judge_messages(
     asked = rubric.asked(judge_form)
     output = asked.output_template.replace("{fields}", _field_lines(asked))
     body = f"{asked.body}\n\n" if asked.body else ""
-    user = f"{body}## Transcript\n\n{render_transcript(turns)}\n\n{output}"
+    user = f"{body}{transcript_block(turns)}{output}"
     return ({"role": "system", "content": asked.system_prompt}, {"role": "user", "content": user})
 
 

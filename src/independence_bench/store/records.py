@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from independence_bench.clients.protocol import Completion, ToolCall
+from independence_bench.clients.protocol import Completion, TokenLogprob, ToolCall
 from independence_bench.text.lossless import from_sql, json_from_sql, json_to_sql, to_sql
 
 
@@ -113,6 +113,9 @@ def completion_to_row(completion: Completion) -> dict[str, Any]:
         "native_finish_reason": to_sql(completion.native_finish_reason),
         "reasoning_tokens": completion.reasoning_tokens,
         "reasoning_details_json": _details_to_sql(completion.reasoning_details),
+        "top_logprobs_json": None
+        if completion.top_logprobs is None
+        else json_to_sql([[c.token, c.logprob] for c in completion.top_logprobs]),
     }
 
 
@@ -140,7 +143,14 @@ def completion_from_row(row: Mapping[str, Any], content: str | None) -> Completi
         native_finish_reason=from_sql(row["native_finish_reason"]),
         reasoning_tokens=row["reasoning_tokens"],
         reasoning_details=tuple(details) if isinstance(details, list) else (),
+        top_logprobs=_top_logprobs(row["top_logprobs_json"]),
     )
+
+
+def _top_logprobs(text: str | bytes | None) -> tuple[TokenLogprob, ...] | None:
+    if text is None:
+        return None
+    return tuple(TokenLogprob(str(token), float(p)) for token, p in json_from_sql(text))
 
 
 def run_from_row(row: Mapping[str, Any]) -> RunRecord:

@@ -94,5 +94,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     ALTER TABLE completions ADD COLUMN reasoning_tokens INTEGER;
     ALTER TABLE completions ADD COLUMN reasoning_details_json TEXT;
     """,
+    # 5: the most likely first tokens of a reply with their log-probabilities, for judge forms
+    # that read answer probabilities (`judging/probability.py`); NULL when none were asked for.
+    "ALTER TABLE completions ADD COLUMN top_logprobs_json TEXT;",
 )
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -37,7 +37,7 @@ class JudgeOptions:
     """The judge's OpenAI-compatible endpoint (`--base-url`); None: OpenRouter, or in-process
     for a local model name."""
     judge_form: str | None = None
-    """`holistic` or `checklist`; None = the judge's own (`ModelSpec.judge_form_used`)."""
+    """A name in `JUDGE_FORMS`; None = the judge's own (`ModelSpec.judge_form_used`)."""
     suite_id: str | None = None
     """Judge only items of this suite; None: every suite in the store."""
     repeats: int = 1

@@ -43,7 +43,7 @@ class RunOptions:
     config_path: Path | None = None
     judge: str | None = None
     judge_form: str | None = None
-    """`holistic` or `checklist`; None = the judge's own (`ModelSpec.judge_form_used`)."""
+    """A name in `JUDGE_FORMS`; None = the judge's own (`ModelSpec.judge_form_used`)."""
     suite_id: str = "v2"
     runs: int | None = None
     base_url: str | None = None
