@@ -114,3 +114,20 @@ def test_judging_only_some_items(store: tuple[Path, MockServer]) -> None:
         )
     }
     assert judged == chosen
+
+
+def test_reference_run_records_the_standing(store: tuple[Path, MockServer], aib: Any) -> None:
+    """Before `judges --reference` neither judge is calibrated; after it the lenient judge's
+    measured index rho (1.00 over the 3 models) is in the store and under its leaderboard."""
+    data, _ = store
+    board = ("leaderboard", "--data-dir", str(data), "--judge")
+    with Store(data) as opened:
+        opened.connection.execute("DELETE FROM judge_standings")
+    before = aib(*board, LENIENT)
+    assert f"Judge {LENIENT}: not calibrated" in before.out
+    assert aib("judges", "--reference", REFERENCE, "--data-dir", str(data)).code == 0
+    after = aib(*board, LENIENT)
+    assert f"Judge {LENIENT}: calibrated — index Spearman ρ +1.00 against {REFERENCE} over 3" in (
+        " ".join(after.out.split())
+    )
+    assert f"Judge {REFERENCE}: not calibrated" in aib(*board, REFERENCE).out

@@ -340,6 +340,9 @@ def render_leaderboard(
         "",
     ]
     for report in reports:
+        if report.standing is not None:
+            lines += [f"> **Suite {report.suite_id}.** {report.standing.caption()}", ""]
+    for report in reports:
         lines += _suite_section(report, (charts or {}).get(report.suite_id, ()))
     return "\n".join(lines).rstrip() + "\n"
 

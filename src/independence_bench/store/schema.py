@@ -94,5 +94,18 @@ MIGRATIONS: tuple[Migration, ...] = (
     ALTER TABLE completions ADD COLUMN reasoning_tokens INTEGER;
     ALTER TABLE completions ADD COLUMN reasoning_details_json TEXT;
     """,
+    # 5: a judge's standing as the store's own `aib judges --reference` measured it
+    # (`standings.py`): the reference, the per-model index rho and item rho per metric.
+    """
+    CREATE TABLE judge_standings (
+        judge_model TEXT PRIMARY KEY,
+        reference_model TEXT NOT NULL,
+        suite_id TEXT NOT NULL,
+        index_rho REAL,
+        models INTEGER NOT NULL,
+        metrics_json TEXT NOT NULL,
+        measured_at REAL NOT NULL
+    ) WITHOUT ROWID;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -27,6 +27,7 @@ from independence_bench.reports.leaderboard._rows import (
     rows_as_json,
 )
 from independence_bench.reports.options import InsightOptions
+from independence_bench.reports.standing import judge_standing
 from independence_bench.scoring.results import SuiteResults, load_results
 from independence_bench.stats.agreement import ALPHA_METHOD
 from independence_bench.stats.analysis import Leaderboard
@@ -89,6 +90,7 @@ def leaderboard_output(options: InsightOptions, *, as_json: bool, detailed: bool
     metrics and chosen names (`_details.py`), as does a selection its note."""
     with Store(options.data_dir, read_only=True) as store:
         results = leaderboard_results(store, options)
+        standings = [judge_standing(store, judge) for judge in results.judges]
     board = panel_leaderboard(results, options)
     details = None
     if detailed or options.selection.active:
@@ -96,7 +98,10 @@ def leaderboard_output(options: InsightOptions, *, as_json: bool, detailed: bool
     if as_json:
         rows = rows_as_json(board)
         return _dump(details_json(rows, details) if details else rows)
-    lines = [render_table(board), *agreement_lines(board.agreement, options.resampling.seed)]
+    lines = [
+        render_table(board, captions=[s.caption() for s in standings]),
+        *agreement_lines(board.agreement, options.resampling.seed),
+    ]
     if details:
         lines += details_lines(details, [row.model for row in board.rows])
     return "\n".join(lines)
