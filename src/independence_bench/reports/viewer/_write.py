@@ -150,6 +150,7 @@ def suite_index(report: SuiteReport, items: Sequence[ItemRecord]) -> dict[str, A
         "id": report.suite_id,
         "formula": report.formula,
         "judge": report.judge,
+        "standing": report.standing.as_json() if report.standing else None,
         "method": report.leaderboard.method,
         "hashes": list(report.suite_hashes),
         "terms": [
