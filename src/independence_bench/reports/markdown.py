@@ -29,6 +29,7 @@ from independence_bench.reports.leaderboard import (
     format_detailed,
     leaders_note,
     rank_text,
+    why_undefined,
 )
 from independence_bench.reports.report import (
     ModelReport,
@@ -342,6 +343,8 @@ def render_leaderboard(
     for report in reports:
         if report.standing is not None:
             lines += [f"> **Suite {report.suite_id}.** {report.standing.caption()}", ""]
+        if report.judge_note:
+            lines += [f"> {report.judge_note}", ""]
     for report in reports:
         lines += _suite_section(report, (charts or {}).get(report.suite_id, ()))
     return "\n".join(lines).rstrip() + "\n"
@@ -443,7 +446,8 @@ def _judges(report: SuiteReport) -> list[str]:
         lines += ["", "Inter-judge agreement (Krippendorff's alpha, 1 = perfect):", ""]
         for metric, alpha in found.agreement.items():
             title = METRIC_TITLES.get(metric, metric)
-            text = "undefined (no variation)" if alpha is None else f"{alpha.value:.2f}"
+            why = why_undefined(metric, found.shared)
+            text = f"undefined ({why})" if alpha is None else f"{alpha.value:.2f}"
             lines.append(f"- {title}: {text}")
     for retest in found.retest:
         retest_alpha = "undefined" if retest.alpha is None else f"{retest.alpha.value:.2f}"

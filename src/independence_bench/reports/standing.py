@@ -21,7 +21,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict
 
 from independence_bench.stats.agreement import INDEX, JudgeCalibration
-from independence_bench.store.standings import StoredStanding, stored_standing
+from independence_bench.store.standings import StoredStanding, stored_standing, suite_judge_counts
 from independence_bench.store.store import Store
 
 Kind = Literal["calibrated", "smoke test", "not calibrated"]
@@ -153,3 +153,25 @@ def measured_standing(calibration: JudgeCalibration, suite_id: str) -> StoredSta
         },
         measured_at=time.time(),
     )
+
+
+def judge_note(
+    judge: str | None, counts: Mapping[str, int], *, asked: bool, why: str | None = None
+) -> str | None:
+    """Which judge an output shows and why, with the other judges of the suite and the flag that
+    picks one; None when the suite has no other judge."""
+    others = {name: n for name, n in counts.items() if name != judge}
+    if judge is None or not others:
+        return None
+    why = why or ("asked for with --judge" if asked else "the judge with the most scored items")
+    listed = ", ".join(f"{name} ({n} item{'' if n == 1 else 's'})" for name, n in others.items())
+    return f"Scores of judge {judge} ({why}). Also judged by: {listed}; pick one with --judge NAME."
+
+
+def store_judge_note(
+    store: Store, suite_id: str, judge: str | None, *, asked: bool, why: str | None = None
+) -> str | None:
+    """`judge_note` from the store's counts of `suite_id` (a panel, `A + B`, gets none)."""
+    if judge is None or " + " in judge:
+        return None
+    return judge_note(judge, suite_judge_counts(store, suite_id), asked=asked, why=why)

@@ -77,3 +77,15 @@ def stored_standing(store: Store, judge: str) -> StoredStanding | None:
         metrics=metrics,
         measured_at=float(row["measured_at"]),
     )
+
+
+def suite_judge_counts(store: Store, suite_id: str) -> dict[str, int]:
+    """Scored first judgments per judge in `suite_id`, most first, then the first to judge (so
+    the first key is `results.choose_judge`'s default)."""
+    rows = store.connection.execute(
+        "SELECT j.judge_model, COUNT(*) FROM judgments j JOIN items i ON i.id = j.item_id "
+        "JOIN runs r ON r.id = i.run_id WHERE r.suite_id = ? AND j.status = 'scored' "
+        "AND j.repeat = 0 GROUP BY j.judge_model ORDER BY COUNT(*) DESC, MIN(j.id)",
+        (suite_id,),
+    ).fetchall()
+    return {str(r[0]): int(r[1]) for r in rows}

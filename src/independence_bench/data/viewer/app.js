@@ -623,7 +623,8 @@
   // numbers; the caption is judge-named text, so it goes in as a text node.
   function standingNote(suite) {
     if (!suite.standing) return null;
-    return h("p", { class: "note standing" }, suite.standing.caption);
+    return h("p", { class: "note standing" }, suite.standing.caption,
+      suite.judge_note ? h("br", {}) : null, suite.judge_note || null);
   }
 
   function judgePanel(item, judge) {

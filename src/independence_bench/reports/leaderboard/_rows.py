@@ -262,4 +262,6 @@ def render_table(
     if board.method:
         notes.append(f"Intervals: {board.method}.")
     wrap_at = terminal_width() if width is None else width
-    return "\n".join([fitted.text, *(textwrap.fill(note, wrap_at) for note in notes)])
+    return "\n".join(
+        [fitted.text, *(textwrap.fill(note, wrap_at, break_on_hyphens=False) for note in notes)]
+    )

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field, replace
 from independence_bench.errors import UserError
 from independence_bench.reports.options import ReportScope
 from independence_bench.reports.report._extras import NO_EXTRAS, SuiteExtras, build_extras
-from independence_bench.reports.standing import Standing, judge_standing
-from independence_bench.scoring.results import load_results, scored_item
+from independence_bench.reports.standing import Standing, judge_note, judge_standing
+from independence_bench.scoring.results import judge_counts, load_results, scored_item
 from independence_bench.scoring.scoring import (
     METRIC_KEYS,
     ItemMetrics,
@@ -159,6 +159,8 @@ class SuiteReport:
     """Detailed metrics, chosen names, judge validation and setting comparisons."""
     standing: Standing | None = None
     """The judge's standing (`reports/standing.py`), shown wherever its numbers are."""
+    judge_note: str | None = None
+    """Why this judge, and the suite's other judges with `--judge` (`standing.judge_note`)."""
 
     @property
     def metric_keys(self) -> tuple[str, ...]:
@@ -326,6 +328,11 @@ def build_suite_report(
         left_out=results.left_out,
         extras=build_extras(store, results, resampling=scope.resampling),
         standing=judge_standing(store, results.judge) if results.judge else None,
+        judge_note=judge_note(
+            results.judge if len(results.judges) == 1 else None,
+            judge_counts(results.judgments),
+            asked=bool(scope.judge),
+        ),
     )
 
 

@@ -151,6 +151,7 @@ def suite_index(report: SuiteReport, items: Sequence[ItemRecord]) -> dict[str, A
         "formula": report.formula,
         "judge": report.judge,
         "standing": report.standing.as_json() if report.standing else None,
+        "judge_note": report.judge_note,
         "method": report.leaderboard.method,
         "hashes": list(report.suite_hashes),
         "terms": [
