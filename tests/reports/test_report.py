@@ -166,7 +166,7 @@ def test_failed_unscored_and_single_run_models_are_explained(tmp_path: Path) -> 
     assert (model.items, model.scored, model.unscored, model.failed) == (15, 13, 1, 1)
     assert model.row is not None and model.row.why_no_interval is not None
     markdown = render_leaderboard([report])
-    assert "13/15 items scored (1 unscored, 1 failed)" in markdown
+    assert "; 1 run; 13/15 items scored (1 unscored, 1 failed)" in markdown
     assert "No interval: 1 run" in markdown
     assert "| 1\\* | steady |" in markdown
 

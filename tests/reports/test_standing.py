@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from independence_bench.reports.format import count_of
 from independence_bench.reports.standing import judge_standing, shipped_standings
 
 EMBEDDED_JUDGE = "embedded:qwen2.5-coder-1.5b"
@@ -33,3 +34,8 @@ def test_other_judges_say_what_is_not_known() -> None:
 
 def test_every_shipped_judge_is_embedded() -> None:
     assert shipped_standings() and all(j.startswith("embedded:") for j in shipped_standings())
+
+
+def test_counts_are_in_the_right_number() -> None:
+    assert [count_of(n, "run") for n in (0, 1, 2)] == ["0 runs", "1 run", "2 runs"]
+    assert count_of(1, "turn") == "1 turn"

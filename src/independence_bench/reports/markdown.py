@@ -20,7 +20,7 @@ from pathlib import Path
 
 from independence_bench import __version__
 from independence_bench.reports.analyses import flag_of, model_labels
-from independence_bench.reports.format import interval_text, number
+from independence_bench.reports.format import count_of, interval_text, number
 from independence_bench.reports.leaderboard import (
     DETAILED,
     METRIC_TITLES,
@@ -180,7 +180,7 @@ def _model_detail(report: SuiteReport, model: ModelReport) -> list[str]:
         summary += f" (95% interval {row.ci_low:.1f}–{row.ci_high:.1f})"
     if row.rank_low is not None:
         summary += f", rank {row.rank} (rank interval {row.rank_low}–{row.rank_high})"
-    summary += f"; {model.runs} run(s); {model.scored}/{model.items} items scored"
+    summary += f"; {count_of(model.runs, 'run')}; {model.scored}/{model.items} items scored"
     if model.unscored or model.failed:
         summary += f" ({model.unscored} unscored, {model.failed} failed)"
     lines.append(summary + ".")
@@ -188,7 +188,8 @@ def _model_detail(report: SuiteReport, model: ModelReport) -> list[str]:
         kinds = ", ".join(
             f"{n} {DEVIATION_TITLES.get(kind, kind)}" for kind, n in model.deviations.items()
         )
-        lines.append(f"Protocol deviations: {model.protocol_deviations} turns ({kinds}).")
+        deviations = count_of(model.protocol_deviations, "turn")
+        lines.append(f"Protocol deviations: {deviations} ({kinds}).")
     if row.why_no_interval:
         lines.append(f"No interval: {md_text(row.why_no_interval)}.")
     if row.missing:
