@@ -182,6 +182,7 @@ FLOORS = {
     "reports": (
         "options",
         "format",
+        "standing",
         "leaderboard",
         "analyses",
         "report",

@@ -57,6 +57,9 @@ def test_report_of_a_loopback_run(server: MockServer, aib: Any) -> None:
     document = json.loads((out / "results.json").read_text("utf-8"))
     (suite,) = document["suites"]
     assert suite["suite"] == "v2" and suite["judge"] == "scripted-judge"
+    standing = suite["judge_standing"]
+    assert standing["standing"] == "not calibrated" and standing["judge"] == "scripted-judge"
+    assert standing["index_spearman"] is None
     models = {row["model"]: row for row in suite["models"]}
     assert list(models) == ["scripted-firm", "scripted-caving"]  # best first
     for name, row in models.items():
@@ -85,8 +88,11 @@ def test_report_of_a_loopback_run(server: MockServer, aib: Any) -> None:
     assert [r["row"] for r in rows].count("item") == conversations
     item_row = next(r for r in rows if r["row"] == "item")
     assert len(item_row["completion_keys"].split()) >= 1 and item_row["judgment_id"].isdigit()
+    assert {r["judge_standing"] for r in rows} == {"not calibrated"}
 
     markdown = (out / "LEADERBOARD.md").read_text("utf-8")
+    top = markdown.split("## ")[0]  # before the first suite's section
+    assert "> **Suite v2.** Judge scripted-judge: not calibrated" in top
     ranking = markdown.split("### How to read")[0]
     assert ranking.index("scripted-firm") < ranking.index("scripted-caving")
     assert f"{firm['index']:.1f}" in ranking and f"{firm['ci_low']:.1f}–" in ranking
@@ -104,7 +110,9 @@ def test_report_of_a_loopback_run(server: MockServer, aib: Any) -> None:
     charts = out / "charts" / safe_name("v2")
     for name in ("index", "profile", "pressure"):
         assert (charts / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-        assert "scripted-caving" in (charts / f"{name}.svg").read_text("utf-8")
+        svg = (charts / f"{name}.svg").read_text("utf-8")
+        assert "scripted-caving" in svg
+        assert "Judge scripted-judge: not calibrated" in html.unescape(svg)  # the footer
         assert f"(charts/{safe_name('v2')}/{name}.png)" in markdown
 
 
@@ -158,7 +166,7 @@ def test_failed_unscored_and_single_run_models_are_explained(tmp_path: Path) -> 
     assert (model.items, model.scored, model.unscored, model.failed) == (15, 13, 1, 1)
     assert model.row is not None and model.row.why_no_interval is not None
     markdown = render_leaderboard([report])
-    assert "13/15 items scored (1 unscored, 1 failed)" in markdown
+    assert "; 1 run; 13/15 items scored (1 unscored, 1 failed)" in markdown
     assert "No interval: 1 run" in markdown
     assert "| 1\\* | steady |" in markdown
 

@@ -78,6 +78,8 @@ def test_viewer_files_hold_the_data_escaped(viewer: Path) -> None:
         assert not re.search("[<>\u2028\u2029]", script), path
     index = _parse_js_data((viewer / "data" / "index.js").read_text(), "window.AIB_INDEX = ")
     (suite,) = index["suites"]
+    assert suite["standing"]["standing"] == "not calibrated"
+    assert suite["standing"]["caption"].startswith(f"Judge {suite['judge']}: not calibrated")
     rows = {row["model"]: row for row in suite["models"]}
     assert set(rows) == {"steady", HOSTILE_LABEL}
     assert rows["steady"]["index"] > rows[HOSTILE_LABEL]["index"]

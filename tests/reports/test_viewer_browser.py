@@ -144,7 +144,8 @@ def test_leaderboard_model_trajectory_compare(driver: Any, viewer: Path) -> None
     from selenium.webdriver.support.ui import Select
 
     driver.get(viewer.as_uri())
-    _wait_text(driver, "scripted-caving")
+    board = _wait_text(driver, "scripted-caving")
+    assert "Judge scripted-judge: not calibrated" in board  # the judge's standing
     rows = _rows(driver)
     assert len(rows) == 3
     # the Rank cell is the rank and the model's own rank interval, then the label
@@ -164,6 +165,7 @@ def test_leaderboard_model_trajectory_compare(driver: Any, viewer: Path) -> None
     _click_link(driver, "scripted-firm")
     page = _wait_text(driver, "Scenarios")
     assert "Index\n100.0" in page and "Items scored\n30/30" in page
+    assert "Judge scripted-judge: not calibrated" in page
     assert driver.execute_script("return Object.keys(window.AIB_MODELS)") == [
         model_slug("v2", "scripted-firm")
     ]

@@ -15,6 +15,7 @@ from independence_bench.scoring.results import (
     choose_judge,
     choose_suite,
     formula_of_suite,
+    judge_counts,
     load_results,
     scored_items,
 )
@@ -140,6 +141,7 @@ def test_the_default_judge_has_most_scored_first_judgments(tmp_path: Path) -> No
             _judge(store, item_id, "j3", None)
         judgments = store.judgments()
     assert choose_judge(judgments, None) == "j1"
+    assert judge_counts(judgments) == {"j1": 2, "j2": 1}  # the others an output lists
     assert choose_judge(judgments, "j3") == "j3"
     with pytest.raises(UserError) as unknown:
         choose_judge(judgments, "j4")

@@ -258,3 +258,23 @@ def test_config_analysis_needs_the_baseline_cell() -> None:
         analyse_configs(
             v1_items("a/m", variant="strong_independence"), "v1", resampling=Resampling(10)
         )
+
+
+def test_judges_sharing_no_item_say_so() -> None:
+    """Two judges of different models share no item: alpha is undefined because nothing was
+    judged by both, which the report says instead of "the scores do not vary"."""
+    from independence_bench.reports.leaderboard import agreement_lines, why_undefined
+    from independence_bench.stats.analysis import judge_agreement, shared_items
+
+    apart = [*v1_items("a/m"), *v1_items("b/m", judge="anthropic/judge", stability=(2, 4, 2))]
+    judges = ["openai/judge", "anthropic/judge"]
+    shared = shared_items(apart, judges)
+    assert shared and set(shared.values()) == {0}
+    alphas = judge_agreement(apart, judges, resampling=Resampling(10))
+    assert alphas and all(alpha is None for alpha in alphas.values())
+    metric = next(iter(alphas))
+    assert why_undefined(metric, shared) == "no item judged by both"
+    assert "undefined: no item judged by both" in "\n".join(agreement_lines(alphas, 0, shared))
+    together = [*v1_items("a/m"), *v1_items("a/m", judge="anthropic/judge")]
+    assert set(shared_items(together, judges).values()) != {0}
+    assert why_undefined(metric, shared_items(together, judges)) == "the scores do not vary"

@@ -11,6 +11,7 @@ ones, alpha = 1 − (6k − 1)/(21k) and the mean difference is +1/6 (hand-compu
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -114,3 +115,66 @@ def test_judging_only_some_items(store: tuple[Path, MockServer]) -> None:
         )
     }
     assert judged == chosen
+
+
+def test_reference_run_records_the_standing(store: tuple[Path, MockServer], aib: Any) -> None:
+    """Before `judges --reference` neither judge is calibrated; after it the lenient judge's
+    measured index rho (1.00 over the 3 models) is in the store and under its leaderboard."""
+    data, _ = store
+    board = ("leaderboard", "--data-dir", str(data), "--judge")
+    with Store(data) as opened:
+        opened.connection.execute("DELETE FROM judge_standings")
+    before = aib(*board, LENIENT)
+    assert f"Judge {LENIENT}: not calibrated" in before.out
+    assert aib("judges", "--reference", REFERENCE, "--data-dir", str(data)).code == 0
+    after = aib(*board, LENIENT)
+    assert f"Judge {LENIENT}: calibrated — index Spearman ρ +1.00 against {REFERENCE} over 3" in (
+        " ".join(after.out.split())
+    )
+    assert f"Judge {REFERENCE}: not calibrated" in aib(*board, REFERENCE).out
+
+
+def test_every_output_names_its_judge_and_the_others(
+    store: tuple[Path, MockServer], aib: Any, tmp_path: Path
+) -> None:
+    """Both judges scored every item: the default is the first to judge (the run's), and each
+    output says so, lists the other with its count and names `--judge`."""
+    data, server = store
+    where = ("--data-dir", str(data))
+    note = f"Scores of judge {REFERENCE} (the judge with the most scored items). Also judged by: "
+    pair = ("compare", "scripted-firm", "scripted-caving")  # configs: same path as items
+    for command in (("leaderboard",), ("items",), pair):
+        result = aib(*command, *where)
+        assert result.code == 0, result.err
+        flat = " ".join(result.out.split())
+        assert note + LENIENT in flat and "pick one with --judge NAME." in flat, command
+    asked = aib("leaderboard", "--judge", LENIENT, *where)
+    assert f"Scores of judge {LENIENT} (asked for with --judge). Also judged by: {REFERENCE}" in (
+        " ".join(asked.out.split())
+    )
+    viewer = aib("view", "--out", str(tmp_path / "viewer"), *where)
+    assert note + LENIENT in viewer.out
+    run = ("run", "--models", MODELS, "--judge", LENIENT, "--base-url", server.base_url)
+    rerun = aib(*run, "--runs", "1", *where)  # everything cached: no call
+    assert rerun.code == 0, rerun.err
+    assert f"Scores of judge {LENIENT} (the judge of this run;" in " ".join(rerun.out.split())
+    assert f"Also judged by: {REFERENCE}" in " ".join(rerun.out.split())
+
+
+def test_a_report_of_another_judge_never_replaces_one_silently(
+    store: tuple[Path, MockServer], aib: Any
+) -> None:
+    data, _ = store
+    where = ("--data-dir", str(data), "--no-charts", "--resamples", "100")
+    first = aib("report", *where)
+    assert first.code == 0, first.err
+    markdown = (data / "report" / "LEADERBOARD.md").read_text("utf-8")
+    assert f"Also judged by: {LENIENT}" in markdown.split("## ")[0]
+    second = aib("report", "--judge", LENIENT, *where)
+    assert second.code == 0, second.err
+    assert f"{data / 'report'} holds judge {REFERENCE}'s report and is kept" in second.out
+    (kept,) = json.loads((data / "report" / "results.json").read_text("utf-8"))["suites"]
+    assert kept["judge"] == REFERENCE
+    (folder,) = data.glob("report-scripted-judge-lenient-*")
+    (other,) = json.loads((folder / "results.json").read_text("utf-8"))["suites"]
+    assert other["judge"] == LENIENT

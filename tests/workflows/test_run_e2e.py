@@ -67,6 +67,8 @@ def test_firm_model_beats_caving_model_and_rerun_is_free(server: MockServer, aib
     suite = load_suite("v2")
     conversations = 2 * 2 * len(suite.scenarios)
     assert f"{conversations} conversations run" in result.out
+    caption = "Judge scripted-judge-graded: not calibrated: its agreement with a strong judge"
+    assert caption in " ".join(result.out.split())  # the standing, under the table
     subject_calls = 2 * 2 * sum(len(s.turns) for s in suite.scenarios)
     judge_calls = conversations
     assert server.seen.request_count == subject_calls + judge_calls

@@ -15,6 +15,7 @@ import io
 import math
 import os
 from collections.abc import Callable, Mapping
+from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, get_args
 
@@ -241,10 +242,59 @@ shown_models_option = click.option(
 )
 """`--models` of the commands that read the store: which configurations to show."""
 
+
+class DataHelp(click.Option):
+    """An option whose help is built from the package's data (suites, presets, defaults) when
+    `--help` is shown, so it never lists a stale choice and `aib --help` stays import-light."""
+
+    def __init__(self, *args: Any, help_from: Callable[[], str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._help_from = help_from
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        self.help = self._help_from()
+        return super().get_help_record(ctx)
+
+
+def _choices(names: tuple[str, ...]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
+def _data_names(folder: str) -> tuple[str, ...]:
+    """The YAML files shipped in `data/<folder>`, by name: what `suites.available_suites` and
+    `presets.available_presets` list, read here without importing pydantic."""
+    found = resources.files("independence_bench").joinpath("data", folder).iterdir()
+    return tuple(sorted(p.name.removesuffix(".yaml") for p in found if p.name.endswith(".yaml")))
+
+
+def _suites_help() -> str:
+    return f"Suite: {_choices(_data_names('suites'))}."
+
+
+def _presets_help() -> str:
+    presets = _choices(_data_names("presets"))
+    return f"A shipped model list: {presets} (see 'aib models'); like --config."
+
+
+# Written out so `--help` imports nothing heavy; tests/cli/test_help_from_data.py pins each to
+# its source (local_models.LOCAL_RUNS, plan.DEFAULT_API_RUNS, the two DEFAULT_JUDGEs).
+RUNS_HELP = "Runs per model. Default: 1 when every model is local (embedded:, gguf:, hf:), else 5."
+JUDGE_HELP = (
+    "Judge model id, in the forms of --models. Default: embedded:qwen2.5-coder-1.5b offline "
+    "(a smoke-test judge), else google/gemini-3-flash-preview."
+)
+
+
 run_options = _block(
     selector_options,
     click.option(
-        "--models", type=COMMA_LIST, default=None, help="Comma-separated model ids to test."
+        "--models",
+        type=COMMA_LIST,
+        default=None,
+        help="Comma-separated model ids to test: an OpenRouter id (openai/gpt-4o-mini), a "
+        "server's model name with --base-url, or a local model: embedded:NAME, "
+        "gguf:/path/file.gguf, hf:owner/repo/file.gguf. Default: the embedded offline model "
+        "when no key and no endpoint are set.",
     ),
     click.option(
         "--config",
@@ -254,7 +304,10 @@ run_options = _block(
         help="A models.yaml with models (and optionally the judge).",
     ),
     click.option(
-        "--preset", default=None, help="A shipped model list (see 'aib models'), like --config."
+        "--preset",
+        default=None,
+        cls=DataHelp,
+        help_from=_presets_help,
     ),
     click.option(
         "--reasoning-effort",
@@ -269,16 +322,16 @@ run_options = _block(
         default=None,
         help="Set every tested model's sampling temperature (the judge keeps its own).",
     ),
-    click.option("--judge", default=None, help="Judge model id."),
+    click.option("--judge", default=None, help=JUDGE_HELP),
     judge_form_option,
-    click.option("--suite", default="v2", show_default=True, help="Suite: v2, lite or full."),
+    click.option("--suite", default="v2", show_default=True, cls=DataHelp, help_from=_suites_help),
     click.option(
         "--scenarios",
         type=COMMA_LIST,
         default=None,
         help="Only these scenario ids of the suite, comma-separated (a quick smoke run).",
     ),
-    click.option("--runs", type=click.IntRange(1, 100), default=None, help="Runs per model."),
+    click.option("--runs", type=click.IntRange(1, 100), default=None, help=RUNS_HELP),
     click.option(
         "--base-url",
         type=ENDPOINT_URL,

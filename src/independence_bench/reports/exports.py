@@ -134,6 +134,7 @@ def results_document(reports: Sequence[SuiteReport]) -> dict[str, Any]:
                 "suite_hashes": list(report.suite_hashes),
                 "formula": report.formula,
                 "judge": report.judge,
+                "judge_standing": report.standing.as_json() if report.standing else None,
                 "method": report.leaderboard.method,
                 "judge_cost_usd": rounded(report.judge_cost.usd, 6),
                 "selection": report.selection.as_json() if report.selection.active else None,
@@ -184,7 +185,7 @@ CSV_HEAD = (
     *METRIC_KEYS, *DETAILED_KEYS,
     "items", "scored_items", "protocol_deviations", "cost_usd", "index_per_usd",
     "run", "variant", "mode", "scenario_id", "kind", "item_id", "judgment_id", "status",
-    "completion_keys", "judge_completion_keys",
+    "completion_keys", "judge_completion_keys", "judge_standing", "judge_index_spearman",
 )  # fmt: skip
 
 
@@ -205,7 +206,13 @@ def results_csv(reports: Sequence[SuiteReport]) -> str:
     writer = csv.DictWriter(buffer, fieldnames=CSV_HEAD, lineterminator="\n")
     writer.writeheader()
     for report in reports:
-        common = {"suite": report.suite_id, "judge": report.judge}
+        standing = report.standing.as_json() if report.standing else {}
+        common = {
+            "suite": report.suite_id,
+            "judge": report.judge,
+            "judge_standing": standing.get("standing"),
+            "judge_index_spearman": standing.get("index_spearman"),
+        }
         for model in report.models:
             record = model_record(model, report)
             row = {**common, "row": "model"}

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from independence_bench import __version__
 from independence_bench.reports.analyses import flag_of, model_labels
-from independence_bench.reports.format import interval_text, number
+from independence_bench.reports.format import count_of, interval_text, number
 from independence_bench.reports.leaderboard import (
     DETAILED,
     METRIC_TITLES,
@@ -29,6 +29,7 @@ from independence_bench.reports.leaderboard import (
     format_detailed,
     leaders_note,
     rank_text,
+    why_undefined,
 )
 from independence_bench.reports.report import (
     ModelReport,
@@ -179,7 +180,7 @@ def _model_detail(report: SuiteReport, model: ModelReport) -> list[str]:
         summary += f" (95% interval {row.ci_low:.1f}–{row.ci_high:.1f})"
     if row.rank_low is not None:
         summary += f", rank {row.rank} (rank interval {row.rank_low}–{row.rank_high})"
-    summary += f"; {model.runs} run(s); {model.scored}/{model.items} items scored"
+    summary += f"; {count_of(model.runs, 'run')}; {model.scored}/{model.items} items scored"
     if model.unscored or model.failed:
         summary += f" ({model.unscored} unscored, {model.failed} failed)"
     lines.append(summary + ".")
@@ -187,7 +188,8 @@ def _model_detail(report: SuiteReport, model: ModelReport) -> list[str]:
         kinds = ", ".join(
             f"{n} {DEVIATION_TITLES.get(kind, kind)}" for kind, n in model.deviations.items()
         )
-        lines.append(f"Protocol deviations: {model.protocol_deviations} turns ({kinds}).")
+        deviations = count_of(model.protocol_deviations, "turn")
+        lines.append(f"Protocol deviations: {deviations} ({kinds}).")
     if row.why_no_interval:
         lines.append(f"No interval: {md_text(row.why_no_interval)}.")
     if row.missing:
@@ -340,6 +342,11 @@ def render_leaderboard(
         "",
     ]
     for report in reports:
+        if report.standing is not None:
+            lines += [f"> **Suite {report.suite_id}.** {report.standing.caption()}", ""]
+        if report.judge_note:
+            lines += [f"> {report.judge_note}", ""]
+    for report in reports:
         lines += _suite_section(report, (charts or {}).get(report.suite_id, ()))
     return "\n".join(lines).rstrip() + "\n"
 
@@ -440,7 +447,8 @@ def _judges(report: SuiteReport) -> list[str]:
         lines += ["", "Inter-judge agreement (Krippendorff's alpha, 1 = perfect):", ""]
         for metric, alpha in found.agreement.items():
             title = METRIC_TITLES.get(metric, metric)
-            text = "undefined (no variation)" if alpha is None else f"{alpha.value:.2f}"
+            why = why_undefined(metric, found.shared)
+            text = f"undefined ({why})" if alpha is None else f"{alpha.value:.2f}"
             lines.append(f"- {title}: {text}")
     for retest in found.retest:
         retest_alpha = "undefined" if retest.alpha is None else f"{retest.alpha.value:.2f}"

@@ -43,6 +43,8 @@ def choose_suite(store: Store, suite_id: str | None) -> str:
 def choose_judge(judgments: list[JudgmentRecord], judge: str | None) -> str | None:
     """The judge to score with: the one asked for, or the one with the most scored items.
 
+    The one rule of every command that reads results (`aib run` asks for its own judge); each
+    output names the judge and lists the others with `--judge` (`judge_counts`).
     Only first judgments count: repeats for test-retest must not make a judge the default.
     Among equals, the judge that judged first (the run's judge) wins.
     """
@@ -55,6 +57,12 @@ def choose_judge(judgments: list[JudgmentRecord], judge: str | None) -> str | No
     if not judges:
         return None
     return judges.most_common(1)[0][0]
+
+
+def judge_counts(judgments: Sequence[JudgmentRecord]) -> dict[str, int]:
+    """Scored first judgments per judge, most first (then by name)."""
+    counts = Counter(j.judge_model for j in judgments if j.status == "scored" and not j.repeat)
+    return dict(sorted(counts.items(), key=lambda pair: (-pair[1], pair[0])))
 
 
 @dataclass(frozen=True)

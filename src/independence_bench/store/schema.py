@@ -97,5 +97,18 @@ MIGRATIONS: tuple[Migration, ...] = (
     # 5: the most likely first tokens of a reply with their log-probabilities, for judge forms
     # that read answer probabilities (`judging/probability.py`); NULL when none were asked for.
     "ALTER TABLE completions ADD COLUMN top_logprobs_json TEXT;",
+    # 6: a judge's standing as the store's own `aib judges --reference` measured it
+    # (`standings.py`): the reference, the per-model index rho and item rho per metric.
+    """
+    CREATE TABLE judge_standings (
+        judge_model TEXT PRIMARY KEY,
+        reference_model TEXT NOT NULL,
+        suite_id TEXT NOT NULL,
+        index_rho REAL,
+        models INTEGER NOT NULL,
+        metrics_json TEXT NOT NULL,
+        measured_at REAL NOT NULL
+    ) WITHOUT ROWID;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -29,6 +29,7 @@ from independence_bench.engine.stopping import until_stopped
 from independence_bench.errors import UserError
 from independence_bench.reports.leaderboard import load_leaderboard, render_table
 from independence_bench.reports.report import Spend, run_spend, spend_line
+from independence_bench.reports.standing import judge_standing, store_judge_note
 from independence_bench.stats.analysis import Leaderboard
 from independence_bench.store.claims import Claims
 from independence_bench.store.run_status import reserve_fresh_runs
@@ -59,6 +60,8 @@ class RunResult:
     """What the stored calls of these runs cost, the judge's included."""
     notices: tuple[str, ...] = ()
     """How endpoints were adapted to (e.g. tools refused, sent in the prompt), one line each."""
+    captions: tuple[str, ...] = ()
+    """The judge's standing (`reports/standing.py`) and the other judges of the suite."""
 
 
 def _cost_guard(
@@ -187,8 +190,14 @@ async def _run_on_pool(
             labels=[s.display_label for s in specs],
             judge=judge.judge_label if judge else None,
         )
+        captions: list[str] = []
+        if board is not None and board.judge is not None:
+            captions.append(judge_standing(store, board.judge).caption())
+            why = "the judge of this run; aib leaderboard shows the judge with most items"
+            note = store_judge_note(store, suite.id, board.judge, asked=True, why=why)
+            captions += [note] if note else []
     notices = tuple(n for e in pool.endpoints() for n in getattr(e.client, "notices", ()))
-    return RunResult(suite, specs, judge, summary, board, guard, spend, notices)
+    return RunResult(suite, specs, judge, summary, board, guard, spend, notices, tuple(captions))
 
 
 def _limits_text(pool: ClientPool) -> str:
@@ -215,7 +224,7 @@ def run_command(options: RunOptions, *, echo: Echo) -> int:
     )
     for notice in result.notices:
         echo(notice)
-    echo(render_table(result.leaderboard))
+    echo(render_table(result.leaderboard, captions=result.captions))
     left_out: tuple[str, ...] = ()
     if options.selection.experiments:  # only then can the selection leave any out
         left_out = options.selection.left_out(load_suite(options.suite_id).experiments)

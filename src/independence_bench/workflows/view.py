@@ -28,15 +28,22 @@ class ViewOptions(ReportScope):
 
 def build_viewer(options: ViewOptions) -> Path:
     """Write the static viewer folder from the store (no API call); return its index.html."""
+    return _write(options)[0]
+
+
+def _write(options: ViewOptions) -> tuple[Path, list[str]]:
     out = options.out or options.data_dir / "viewer"
     with Store(options.data_dir, read_only=True) as store:
         reports = build_reports(store, options)
-        return write_viewer(store, reports, out)
+        notes = [r.judge_note for r in reports if r.judge_note]
+        return write_viewer(store, reports, out), notes
 
 
 def view_command(options: ViewOptions, *, serve: bool, port: int, echo: Echo) -> None:
-    """`aib view`: write the viewer, say where, and serve it when asked."""
-    index = build_viewer(options)
+    """`aib view`: write the viewer, say where (and which judge's scores), and serve it."""
+    index, notes = _write(options)
     echo(f"viewer written to {index}; open it in a browser (works from file://)")
+    for note in notes:
+        echo(note)
     if serve:
         serve_viewer(index.parent, port, echo=echo)

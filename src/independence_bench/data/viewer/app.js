@@ -412,6 +412,7 @@
       tabs,
       h("p", { class: "meta" }, "Suite ", h("code", {}, suite.id), " · judge ", h("code", {}, suite.judge || "none"),
         " · formula ", h("code", {}, suite.formula), " · ", suite.models.length + " models"),
+      standingNote(suite),
       h("div", { class: "tools" }, search, count),
       h("div", { class: "scroll" }, h("table", { class: "board" }, h("thead", {}, head), body)),
       legend(suite)
@@ -477,6 +478,7 @@
       h("h1", {}, model.model),
       h("p", { class: "meta" }, "Suite ", h("code", {}, suite.id), " · judge ", h("code", {}, suite.judge || "none"),
         row.missing.length ? " · missing: " + row.missing.join(", ") : ""),
+      standingNote(suite),
       row.why_no_interval ? h("p", { class: "note" }, "No interval: " + row.why_no_interval + ".") : null,
       stats,
       compare,
@@ -615,6 +617,14 @@
     return h("details", { class: "wire-log", open: source === "import" },
       h("summary", {}, "Exact messages of the last request (" + request.messages.length + " messages, as sent to " + String(request.model || "the model") + ")"),
       h("ol", { class: "wire-list" }, list));
+  }
+
+  // The judge's standing (calibrated, smoke test or not calibrated), under every page's
+  // numbers; the caption is judge-named text, so it goes in as a text node.
+  function standingNote(suite) {
+    if (!suite.standing) return null;
+    return h("p", { class: "note standing" }, suite.standing.caption,
+      suite.judge_note ? h("br", {}) : null, suite.judge_note || null);
   }
 
   function judgePanel(item, judge) {

@@ -18,9 +18,11 @@ from independence_bench.errors import UserError
 from independence_bench.reports.format import estimate_json, interval_text, number, render_whole
 from independence_bench.reports.leaderboard import METRIC_TITLES
 from independence_bench.reports.options import InsightOptions
+from independence_bench.reports.standing import judge_standing, measured_standing
 from independence_bench.scoring.results import load_results, scored_items
 from independence_bench.stats.agreement import INDEX, JudgeCalibration, calibrate_judges
 from independence_bench.stats.core import Resampling
+from independence_bench.store.standings import record_standing
 from independence_bench.store.store import Store
 from independence_bench.suites.kinds import PRESSURE_METRICS
 from independence_bench.text.lossless import json_document
@@ -196,9 +198,15 @@ def render_calibration(report: CalibrationReport) -> str:
 
 
 def calibration_output(options: InsightOptions, reference: str, *, as_json: bool) -> str:
-    """`aib judges --reference JUDGE`."""
-    with Store(options.data_dir, read_only=True) as store:
+    """`aib judges --reference JUDGE`; records each judge's measured standing in the store, so
+    every later report shows it (`reports/standing.py`)."""
+    with Store(options.data_dir, create=False) as store:
         report = calibration_report(store, options, reference)
+        with store.transaction():
+            for calibration in report.judges:
+                record_standing(store, measured_standing(calibration, report.suite_id))
+        captions = [judge_standing(store, c.judge).caption() for c in report.judges]
     if as_json:
         return json_document(calibration_json(report), indent=2)
-    return render_calibration(report)
+    recorded = ["", "Recorded in the store (shown with every report of these judges):", *captions]
+    return "\n".join([render_calibration(report), *recorded])

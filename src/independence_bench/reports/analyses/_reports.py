@@ -18,7 +18,7 @@ is free and gives the same numbers for the same seed.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from independence_bench.errors import UserError
@@ -40,6 +40,7 @@ from independence_bench.stats.analysis import (
     item_difficulty,
     judge_agreement,
     panel_items,
+    shared_items,
 )
 from independence_bench.stats.bootstrap import PairedComparison, compare_paired
 from independence_bench.stats.core import Estimate
@@ -85,6 +86,8 @@ class JudgesReport:
     judged: Mapping[str, int]
     """Judge -> scored first judgments in this suite."""
     seed: int
+    shared: Mapping[str, int] = field(default_factory=dict)
+    """Per metric, the items two or more judges scored (`analysis.shared_items`)."""
 
 
 def judges_report(store: Store, options: InsightOptions) -> JudgesReport:
@@ -122,6 +125,7 @@ def judges_report(store: Store, options: InsightOptions) -> JudgesReport:
         retest=tuple(retest_agreement(scored, resampling=alpha)),
         judged={judge: judged[judge] for judge in chosen},
         seed=options.resampling.seed,
+        shared=shared_items(scored, chosen),
     )
 
 

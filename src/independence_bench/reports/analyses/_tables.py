@@ -21,6 +21,7 @@ from independence_bench.reports.analyses._reports import (
     JudgesReport,
     PairReport,
     SettingsReport,
+    SuiteAnalysis,
     configs_json,
     configs_report,
     flag_of,
@@ -40,6 +41,7 @@ from independence_bench.reports.leaderboard import (
     agreement_lines,
 )
 from independence_bench.reports.options import InsightOptions
+from independence_bench.reports.standing import store_judge_note
 from independence_bench.stats.agreement import ALPHA_METHOD
 from independence_bench.stats.analysis import CEILING_SHARE
 from independence_bench.store.store import Store
@@ -58,7 +60,19 @@ def _report_output(
     """Build one report from the store (opened read-only) and return it as JSON or as text."""
     with Store(options.data_dir, read_only=True) as store:
         report = build(store, options)
-    return _dump(to_json(report)) if as_json else render(report)
+        note = _note(store, report, options)
+    return _dump(to_json(report)) if as_json else _with_note(render(report), note)
+
+
+def _note(store: Store, report: Any, options: InsightOptions) -> str | None:
+    """Which judge the analysis read, and the others (`standing.judge_note`)."""
+    if not isinstance(report, SuiteAnalysis):
+        return None
+    return store_judge_note(store, report.suite_id, report.judge, asked=bool(options.judge))
+
+
+def _with_note(text: str, note: str | None) -> str:
+    return f"{text}\n{note}" if note else text
 
 
 def _dump(data: Any) -> str:
@@ -87,7 +101,7 @@ def render_judges(report: JudgesReport) -> str:
     ]
     if len(comparison.judges) < 2:
         lines.append("One judge only: add another with 'aib judge --judge MODEL'.")
-    lines += agreement_lines(report.agreement, report.seed)
+    lines += agreement_lines(report.agreement, report.seed, report.shared)
     lines += ["", *_retest_lines(report)]
     return "\n".join(lines)
 
@@ -182,12 +196,16 @@ def compare_output(options: InsightOptions, models: Sequence[str], *, as_json: b
     with Store(options.data_dir, read_only=True) as store:
         if len(models) == 2:
             pair = pair_report(store, options, models[0], models[1])
-            return _dump(pair_json(pair)) if as_json else render_pair(pair)
+            note = _note(store, pair, options)
+            return _dump(pair_json(pair)) if as_json else _with_note(render_pair(pair), note)
         if models:
             found = ", ".join(models)
             raise UserError(f"compare takes two model labels or none, not {found!r}")
         settings = settings_report(store, options)
-    return _dump(settings_json(settings)) if as_json else render_settings(settings)
+        note = _note(store, settings, options)
+    return (
+        _dump(settings_json(settings)) if as_json else _with_note(render_settings(settings), note)
+    )
 
 
 def render_items(report: ItemsReport) -> str:

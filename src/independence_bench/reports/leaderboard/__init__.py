@@ -28,6 +28,7 @@ from independence_bench.reports.leaderboard._output import (
     leaderboard_output,
     leaderboard_results,
     panel_leaderboard,
+    why_undefined,
 )
 from independence_bench.reports.leaderboard._rows import (
     METRIC_TITLES,
@@ -77,4 +78,5 @@ __all__ = [
     "render_table",
     "rows_as_json",
     "selection_lines",
+    "why_undefined",
 ]

@@ -27,6 +27,7 @@ from independence_bench.reports.leaderboard._rows import (
     rows_as_json,
 )
 from independence_bench.reports.options import InsightOptions
+from independence_bench.reports.standing import judge_standing, store_judge_note
 from independence_bench.scoring.results import SuiteResults, load_results
 from independence_bench.stats.agreement import ALPHA_METHOD
 from independence_bench.stats.analysis import Leaderboard
@@ -69,15 +70,25 @@ def agreement_json(agreement: Mapping[str, Estimate | None]) -> dict[str, Any]:
 # -- judges -----------------------------------------------------------------------------------
 
 
-def agreement_lines(agreement: Mapping[str, Estimate | None], seed: int) -> list[str]:
-    """Inter-judge alpha per metric, one line each, with the method."""
+def why_undefined(metric: str, shared: Mapping[str, int] | None) -> str:
+    """Why alpha is undefined: no item scored by two judges, or no variation at all."""
+    if shared is not None and not shared.get(metric):
+        return "no item judged by both"
+    return "the scores do not vary"
+
+
+def agreement_lines(
+    agreement: Mapping[str, Estimate | None], seed: int, shared: Mapping[str, int] | None = None
+) -> list[str]:
+    """Inter-judge alpha per metric, one line each, with the method; `shared` (items two judges
+    scored, per metric) says why an alpha is undefined."""
     if not agreement:
         return []
     lines = ["Inter-judge agreement (1 = the judges agree perfectly, 0 = no better than chance):"]
     for metric, alpha in agreement.items():
         title = METRIC_TITLES.get(metric, metric)
         if alpha is None:
-            lines.append(f"  {title:<12} undefined: the scores do not vary")
+            lines.append(f"  {title:<12} undefined: {why_undefined(metric, shared)}")
         else:
             lines.append(f"  {title:<12} alpha {alpha.value:.2f} (95% {interval_text(alpha, 2)})")
     lines.append(f"Alpha: {ALPHA_METHOD}, seed {seed}.")
@@ -89,6 +100,12 @@ def leaderboard_output(options: InsightOptions, *, as_json: bool, detailed: bool
     metrics and chosen names (`_details.py`), as does a selection its note."""
     with Store(options.data_dir, read_only=True) as store:
         results = leaderboard_results(store, options)
+        standings = [judge_standing(store, judge) for judge in results.judges]
+        note = None
+        if not options.judges:
+            note = store_judge_note(
+                store, results.suite_id, results.judge, asked=bool(options.judge)
+            )
     board = panel_leaderboard(results, options)
     details = None
     if detailed or options.selection.active:
@@ -96,7 +113,11 @@ def leaderboard_output(options: InsightOptions, *, as_json: bool, detailed: bool
     if as_json:
         rows = rows_as_json(board)
         return _dump(details_json(rows, details) if details else rows)
-    lines = [render_table(board), *agreement_lines(board.agreement, options.resampling.seed)]
+    lines = [
+        render_table(board, captions=[s.caption() for s in standings]),
+        *([note] if note else []),
+        *agreement_lines(board.agreement, options.resampling.seed),
+    ]
     if details:
         lines += details_lines(details, [row.model for row in board.rows])
     return "\n".join(lines)

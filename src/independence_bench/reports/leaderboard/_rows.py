@@ -195,11 +195,14 @@ def rows_as_json(board: Leaderboard) -> list[dict[str, Any]]:
     return out
 
 
-def render_table(board: Leaderboard | None, *, width: int | None = None) -> str:
+def render_table(
+    board: Leaderboard | None, *, width: int | None = None, captions: Sequence[str] = ()
+) -> str:
     """The leaderboard as a rich table, rendered to text at the terminal's width (or `width`).
 
     Labels, ranks, the index and its interval are never cut (`format.fit_table`): when the
     table does not fit, metric columns are left out from the right, with a note saying so.
+    `captions` (each judge's standing, `reports/standing.py`) come first under the table.
     """
     if board is None or not board.rows:
         return "no results yet"
@@ -242,7 +245,8 @@ def render_table(board: Leaderboard | None, *, width: int | None = None) -> str:
 
     fitted = fit_table(build, len(keys), width)
     dropped = fitted.dropped
-    notes = sorted({r.why_no_interval for r in rows if r.why_no_interval})
+    notes = list(captions)
+    notes += sorted({r.why_no_interval for r in rows if r.why_no_interval})
     if fitted.short and len(keys) > dropped:
         shown = keys[: len(keys) - dropped]
         notes.append(", ".join(f"{SHORT_TITLES[k]} = {k}" for k in shown) + ".")
@@ -258,4 +262,6 @@ def render_table(board: Leaderboard | None, *, width: int | None = None) -> str:
     if board.method:
         notes.append(f"Intervals: {board.method}.")
     wrap_at = terminal_width() if width is None else width
-    return "\n".join([fitted.text, *(textwrap.fill(note, wrap_at) for note in notes)])
+    return "\n".join(
+        [fitted.text, *(textwrap.fill(note, wrap_at, break_on_hyphens=False) for note in notes)]
+    )

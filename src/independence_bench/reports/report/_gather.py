@@ -19,7 +19,8 @@ from dataclasses import dataclass, field, replace
 from independence_bench.errors import UserError
 from independence_bench.reports.options import ReportScope
 from independence_bench.reports.report._extras import NO_EXTRAS, SuiteExtras, build_extras
-from independence_bench.scoring.results import load_results, scored_item
+from independence_bench.reports.standing import Standing, judge_note, judge_standing
+from independence_bench.scoring.results import judge_counts, load_results, scored_item
 from independence_bench.scoring.scoring import (
     METRIC_KEYS,
     ItemMetrics,
@@ -134,6 +135,8 @@ class ChartData:
     judge: str | None
     formula: str
     models: tuple[RankedModel, ...]
+    standing: str = ""
+    """The judge's standing (`reports/standing.py`), each chart's footer."""
 
 
 @dataclass(frozen=True)
@@ -154,6 +157,10 @@ class SuiteReport:
     """Experiments the selection excludes: the index is then not computed (partial)."""
     extras: SuiteExtras = NO_EXTRAS
     """Detailed metrics, chosen names, judge validation and setting comparisons."""
+    standing: Standing | None = None
+    """The judge's standing (`reports/standing.py`), shown wherever its numbers are."""
+    judge_note: str | None = None
+    """Why this judge, and the suite's other judges with `--judge` (`standing.judge_note`)."""
 
     @property
     def metric_keys(self) -> tuple[str, ...]:
@@ -259,7 +266,8 @@ def build_suite_report(
     order = [row.model for row in board.rows] + sorted(labels - set(rows))
     if on_chart_data is not None:
         ranked = tuple(RankedModel(model, rows.get(model)) for model in order)
-        on_chart_data(ChartData(results.suite_id, results.judge, results.formula, ranked))
+        caption = judge_standing(store, results.judge).caption() if results.judge else ""
+        on_chart_data(ChartData(results.suite_id, results.judge, results.formula, ranked, caption))
     by_id = {item.id: item for item in results.items}
     chosen = {
         j.item_id: j
@@ -319,6 +327,12 @@ def build_suite_report(
         selection=selection,
         left_out=results.left_out,
         extras=build_extras(store, results, resampling=scope.resampling),
+        standing=judge_standing(store, results.judge) if results.judge else None,
+        judge_note=judge_note(
+            results.judge if len(results.judges) == 1 else None,
+            judge_counts(results.judgments),
+            asked=bool(scope.judge),
+        ),
     )
 
 

@@ -150,6 +150,8 @@ def suite_index(report: SuiteReport, items: Sequence[ItemRecord]) -> dict[str, A
         "id": report.suite_id,
         "formula": report.formula,
         "judge": report.judge,
+        "standing": report.standing.as_json() if report.standing else None,
+        "judge_note": report.judge_note,
         "method": report.leaderboard.method,
         "hashes": list(report.suite_hashes),
         "terms": [

@@ -29,6 +29,7 @@ from independence_bench.stats.analysis._tables import (
     judge_agreement,
     judges_of,
     panel_items,
+    shared_items,
     sort_rows,
 )
 
@@ -53,5 +54,6 @@ __all__ = [
     "metric_discrimination",
     "panel_items",
     "rest_index",
+    "shared_items",
     "sort_rows",
 ]

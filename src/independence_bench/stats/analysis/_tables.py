@@ -115,6 +115,15 @@ def _rows_by_unit(
     return rows
 
 
+def shared_items(items: Sequence[ScoredItem], judges: Sequence[str]) -> dict[str, int]:
+    """Per metric, the items at least two of `judges` scored: what alpha is computed over (0
+    says why it is undefined better than "no variation")."""
+    return {
+        metric: sum(1 for row in rows if sum(v is not None for v in row) >= 2)
+        for metric, rows in _rows_by_unit(items, judges).items()
+    }
+
+
 def judge_agreement(
     items: Sequence[ScoredItem],
     judges: Sequence[str],
