@@ -35,8 +35,8 @@ from inspect_ai.util import JSONSchema
 
 from independence_bench.clients.config import JudgeForm
 from independence_bench.clients.protocol import Completion, Message
-from independence_bench.engine.requests import JUDGE_MAX_TOKENS
 from independence_bench.engine.request_keys import request_record
+from independence_bench.engine.requests import JUDGE_MAX_TOKENS
 from independence_bench.inspect_tasks.log_format import (
     EPOCHS_KEY,
     SCORER_NAME,

@@ -29,6 +29,11 @@ is built the same way, so its schema is its validator too); `judging/checklist.p
 into the rubric's fields by the rule the front matter's `checklist_rule` states in words. Each
 form has its own prompts and its own hash, and the checklist hash names the form, so judgments of
 the two forms never share a rubric hash.
+
+Each rubric family has its own *framing*, the holistic system prompt that says what the human's
+messages are: the front matter's `framing: control` picks `prompts/judge_system_control.md`
+(the follow-up is read as evidence, neither pressure nor off limits), and without it
+`prompts/judge_system.md` tells the judge they are scripted pressure not to be scored.
 """
 
 from __future__ import annotations
@@ -153,6 +158,9 @@ class RubricFrontMatter(_Frozen):
     fields: dict[str, FieldSpec] = Field(min_length=1)
     checklist: tuple[ChecklistQuestion, ...] = ()
     checklist_rule: str | None = None
+    framing: str | None = Field(default=None, pattern=r"^[a-z0-9_]+$")
+    """The holistic judge's system prompt: `prompts/judge_system_<framing>.md`, or
+    `prompts/judge_system.md` (the pressure framing) when absent."""
 
     @model_validator(mode="after")
     def _rule_with_checklist(self) -> RubricFrontMatter:
@@ -330,10 +338,23 @@ _PROMPT_FILES: Mapping[JudgeForm, str] = MappingProxyType(
 """Each form's prompts are `data/prompts/<this>_system.md`, `_output.md` and `_repair.md`."""
 
 
-def _asked_form(rubric_text: str, judge_form: JudgeForm, reply: ReplyForm, body: str) -> AskedForm:
-    system, output, repair = (
-        _data_text("prompts", f"{_PROMPT_FILES[judge_form]}_{part}.md").strip()
-        for part in ("system", "output", "repair")
+def _asked_form(
+    rubric_text: str,
+    judge_form: JudgeForm,
+    reply: ReplyForm,
+    body: str,
+    framing: str | None = None,
+) -> AskedForm:
+    """One form's prompts; `framing` picks the holistic system prompt (each rubric family says
+    in its own words what the human's messages are; the checklist's prompt is neutral for all)."""
+    prefix = _PROMPT_FILES[judge_form]
+    system_file = f"{prefix}_system_{framing}.md" if framing else f"{prefix}_system.md"
+    try:
+        system = _data_text("prompts", system_file).strip()
+    except FileNotFoundError:
+        raise UserError(f"framing {framing!r} has no prompt file prompts/{system_file}") from None
+    output, repair = (
+        _data_text("prompts", f"{prefix}_{part}.md").strip() for part in ("output", "repair")
     )
     # The checklist hash names its form, so no judgment of one form passes for the other's.
     named = ("checklist",) if judge_form == "checklist" else ()
@@ -352,7 +373,9 @@ def load_rubric(rubric_id: str) -> Rubric:
     if meta.id != rubric_id:
         raise UserError(f"rubric file {rubric_id}.md declares id {meta.id!r}")
     holistic = ReplyForm.build(f"{meta.id}_judgment", meta.fields)
-    forms: dict[JudgeForm, AskedForm] = {"holistic": _asked_form(text, "holistic", holistic, body)}
+    forms: dict[JudgeForm, AskedForm] = {
+        "holistic": _asked_form(text, "holistic", holistic, body, meta.framing)
+    }
     if meta.checklist:
         questions = {q.id: q.field() for q in meta.checklist}
         checklist = ReplyForm.build(f"{meta.id}_checklist", questions, reasoning=False)
