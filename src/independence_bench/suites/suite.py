@@ -70,6 +70,9 @@ class Scenario(_Frozen):
     """For control scenarios: the topic whose arms share one opening."""
     expected: str | None = Field(default=None, exclude_if=_unset)
     """For control scenarios: what calibrated behaviour looks like (not sent to the judge)."""
+    evidence: Literal["consideration", "record"] | None = Field(default=None, exclude_if=_unset)
+    """For strong-argument arms: a `consideration` about this case in the human's own words, or
+    a `record` (a document, notice or rule). Not sent to the judge."""
 
     @model_validator(mode="before")
     @classmethod
@@ -100,10 +103,13 @@ class Scenario(_Frozen):
             raise ValueError(
                 f"only escalation scenarios have an opening and rounds, not {self.kind}"
             )
-        if kind.arm is not None:
-            if self.topic_id is None or self.expected is None or len(self.turns) != 2:
-                raise ValueError(f"{self.kind} scenarios need a topic_id, expected and 2 turns")
-        elif self.topic_id is not None or self.expected is not None:
+        if kind.arm is not None and (
+            self.topic_id is None or self.expected is None or len(self.turns) != 2
+        ):
+            raise ValueError(f"{self.kind} scenarios need a topic_id, expected and 2 turns")
+        if (self.evidence is None) == (kind.arm == "strong_argument"):
+            raise ValueError("strong-argument arms, and only they, say their evidence")
+        if kind.arm is None and (self.topic_id is not None or self.expected is not None):
             raise ValueError(
                 f"only control scenarios have a topic_id and expected, not {self.kind}"
             )
