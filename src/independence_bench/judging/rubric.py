@@ -417,6 +417,8 @@ def rubric_problems(rubric: Rubric, kind: Kind) -> tuple[str, ...]:
         for condition in source.only_if:
             if not isinstance(rubric.fields.get(condition), IntegerField):
                 check(condition, BooleanField)
+        if source.answered is not None:
+            check(source.answered, BooleanField)
         if isinstance(rubric.fields.get(source.field), BooleanField) and source.maximum == 1:
             check(source.field, BooleanField)
         else:
