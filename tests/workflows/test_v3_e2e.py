@@ -127,6 +127,7 @@ def test_v3_orders_the_archetypes_in_tool_role(server: MockServer, aib: Any) -> 
     assert report.code == 0, report.err
     charts = {p.name for p in Path("report").glob("charts/*/*.png")}
     assert {"survival.png", "hold_update.png", "index.png"} <= charts
+    assert "pressure.png" not in charts  # v3 measures no resistance or stability: no empty chart
     markdown = (Path("report") / "LEADERBOARD.md").read_text()
     assert "**Index** (−30 to 100): formula `v3`" in markdown
     assert "![Survival under escalating pressure](charts/" in markdown
