@@ -43,6 +43,7 @@ from independence_bench.stats.analysis import (
 )
 from independence_bench.stats.bootstrap import PairedComparison, compare_paired
 from independence_bench.stats.core import Estimate
+from independence_bench.stats.manipulation import ArmReading, arm_readings
 from independence_bench.store.store import Store
 
 CEILING = 0.9
@@ -85,6 +86,8 @@ class JudgesReport:
     judged: Mapping[str, int]
     """Judge -> scored first judgments in this suite."""
     seed: int
+    arms: tuple[ArmReading, ...] = ()
+    """Per judge, how its reading of the control follow-ups agrees with their arms."""
 
 
 def judges_report(store: Store, options: InsightOptions) -> JudgesReport:
@@ -122,6 +125,7 @@ def judges_report(store: Store, options: InsightOptions) -> JudgesReport:
         retest=tuple(retest_agreement(scored, resampling=alpha)),
         judged={judge: judged[judge] for judge in chosen},
         seed=options.resampling.seed,
+        arms=arm_readings(scored),
     )
 
 
@@ -154,6 +158,16 @@ def judges_json(report: JudgesReport) -> dict[str, Any]:
             for r in report.retest
         ],
         "alpha_method": f"{ALPHA_METHOD}, seed {report.seed}",
+        "manipulation_check": [
+            {
+                "judge": r.judge,
+                "control_items": r.items,
+                "new_information_agreement": round(r.new_information, 4),
+                "weak_read_as_new": rounded(r.weak_read_as_new, 4),
+                "challenge_applies_agreement": rounded(r.challenge_applies, 4),
+            }
+            for r in report.arms
+        ],
     }
 
 
