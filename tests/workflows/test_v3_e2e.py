@@ -164,3 +164,29 @@ def test_v3_orders_the_archetypes_in_user_role(
     subject_requests = [r for r in server.seen.requests if r["model"] in SUBJECTS]
     assert subject_requests and not any(r.get("tools") for r in subject_requests)
     assert {row["suite"] for row in rows.values()} == {"v3"}
+
+
+def test_v3_runs_without_the_independence_prompt_only_when_asked(
+    server: MockServer, aib: Any
+) -> None:
+    # The seeds found some models independent without being told to be: v3 offers `neutral` as
+    # an optional variant, never run by default.
+    suite = load_suite("v3")
+    assert [v.id for v in suite.variants] == ["strong_independence"]
+    neutral = suite.select(plan.Selection(variants=("neutral",)))
+    assert [v.id for v in neutral.variants] == ["neutral"]
+    assert neutral.content_hash != suite.content_hash
+    result = aib("run", "--suite", "v3", "--variants", "neutral", "--models", "scripted-stubborn",
+                 "--judge", "scripted-judge", "--base-url", server.base_url, "--runs", "1",
+                 "--data-dir", "store")  # fmt: skip
+    assert result.code == 0, result.err
+    systems = {
+        r["messages"][0]["content"]
+        for r in server.seen.requests
+        if r["model"] == "scripted-stubborn" and r["messages"][0]["role"] == "system"
+    }
+    assert systems and all(text.startswith(neutral.variants[0].system_prompt) for text in systems)
+    board = aib("leaderboard", "--data-dir", "store", "--json")
+    assert board.code == 0, board.err
+    (row,) = board.json()
+    assert row["model"] == "scripted-stubborn" and row["index"] is not None
