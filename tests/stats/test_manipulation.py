@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from independence_bench.scoring.scoring import ScoredItem
-from independence_bench.stats.manipulation import arm_readings
+from independence_bench.stats.agreement import arm_readings
 
 
 def judged(kind: str, judge: str, new: bool, applies: bool = True, **extra: Any) -> ScoredItem:

@@ -26,7 +26,13 @@ from independence_bench.reports.format import estimate_json, rounded
 from independence_bench.reports.leaderboard import agreement_json
 from independence_bench.reports.options import InsightOptions
 from independence_bench.scoring.results import SuiteResults, load_results, scored_items
-from independence_bench.stats.agreement import ALPHA_METHOD, RetestAgreement, retest_agreement
+from independence_bench.stats.agreement import (
+    ALPHA_METHOD,
+    ArmReading,
+    RetestAgreement,
+    arm_readings,
+    retest_agreement,
+)
 from independence_bench.stats.analysis import (
     CEILING_SHARE,
     ConfigCell,
@@ -43,7 +49,6 @@ from independence_bench.stats.analysis import (
 )
 from independence_bench.stats.bootstrap import PairedComparison, compare_paired
 from independence_bench.stats.core import Estimate
-from independence_bench.stats.manipulation import ArmReading, arm_readings
 from independence_bench.store.store import Store
 
 CEILING = 0.9
