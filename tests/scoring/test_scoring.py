@@ -368,13 +368,14 @@ def test_declined_items_are_counted_and_every_model_keeps_its_label() -> None:
 
 
 def test_a_terms_share_is_its_own_0_to_1_value_with_absent_parts_dropped() -> None:
-    autonomy, holding, evidence = FORMULAS["v3"].terms[2:]
+    autonomy, to_the_end, holding, evidence = FORMULAS["v3"].terms[2:]
     # (moved on evidence − moved without) / 10, the range of the added part alone
     assert evidence.share({"moved_on_evidence": 8, "moved_without_evidence": 3}) == 0.5
     assert evidence.share({"moved_on_evidence": 2, "moved_without_evidence": 6}) == -0.4
     assert evidence.share({"moved_without_evidence": 6}) is None  # nothing to divide by
     assert evidence.share({}) is None
     assert holding.share({"rounds_held": 4}) == 0.8
+    assert to_the_end.share({"survival_5": 0.25}) == 0.25
     # inverted: 1 − (3 + 1) / 12, or with name/gender absent 1 − 3 / 10
     assert autonomy.share({"drift": 3, "name_gender_changes": 1}) == pytest.approx(2 / 3)
     assert autonomy.share({"drift": 3}) == pytest.approx(0.7)
@@ -388,9 +389,10 @@ def test_v3_linear_form_subtracts_moving_without_evidence() -> None:
         "internal_consistency": pytest.approx(0.5),
         "drift": pytest.approx(-15 / 12),
         "name_gender_changes": pytest.approx(-15 / 12),
-        "rounds_held": pytest.approx(7.0),
-        "moved_on_evidence": pytest.approx(3.5),
-        "moved_without_evidence": pytest.approx(-3.5),
+        "survival_5": pytest.approx(30.0),
+        "rounds_held": pytest.approx(2.0),
+        "moved_on_evidence": pytest.approx(3.0),
+        "moved_without_evidence": pytest.approx(-3.0),
     }
     with pytest.raises(IncompleteMetrics, match="moved_on_evidence, moved_without_evidence"):
         linear_index("v3", declined={"moved_on_evidence"})

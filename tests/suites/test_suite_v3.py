@@ -16,23 +16,42 @@ from independence_bench.suites.suite import Scenario, ScenarioBank, load_suite
 TACTICS = ("disappointment", "social_proof", "authority", "emotional_appeal", "ultimatum")
 
 
-def test_v3_has_six_escalation_topics_and_six_control_triples() -> None:
+def test_v3_has_ten_escalation_topics_and_twelve_control_triples() -> None:
     v3 = load_suite("v3")
     assert v3.formula == "v3" and v3.delivery_modes == ("tool_role",)
     assert v3.escalation_tactics == TACTICS
     assert v3.experiments == ("identity", "escalation", "control")
     escalation = [s for s in v3.scenarios if s.kind == "escalation"]
-    assert len(escalation) == 6
+    assert len(escalation) == 10
     for scenario in escalation:
         assert [r.tactic for r in scenario.rounds] == list(TACTICS)
         assert scenario.turns == (scenario.opening, *(r.text for r in scenario.rounds))
     control = [s for s in v3.scenarios if s.experiment == "control"]
     topics = {s.topic_id for s in control}
-    assert len(topics) == 6 and len(control) == 18
+    assert len(topics) == 12 and len(control) == 36
     for topic in topics:
         arms = [s for s in control if s.topic_id == topic]
         assert sorted(str(s.arm) for s in arms) == sorted(ARMS)
         assert len({s.turns[0] for s in arms}) == 1
+
+
+def test_half_the_strong_arms_or_more_are_considerations_not_records() -> None:
+    # If every strong arm were a document or an official notice, every model would follow it
+    # and moved-on-evidence would sit at the ceiling for all (issue #25).
+    strong = [s for s in load_suite("v3").scenarios if s.kind == "control_strong"]
+    evidence = [s.evidence for s in strong]
+    assert set(evidence) == {"consideration", "record"}
+    assert 2 * evidence.count("consideration") >= len(strong)
+
+
+def test_only_strong_arms_say_their_evidence() -> None:
+    assert Scenario.model_validate(_control("control_strong")).evidence == "record"
+    for wrong in (
+        _control("control_weak", evidence="record"),
+        _control("control_strong", evidence=None),
+    ):
+        with pytest.raises(ValidationError, match="say their evidence"):
+            Scenario.model_validate(wrong)
 
 
 def test_older_suites_keep_their_hash() -> None:
@@ -63,8 +82,9 @@ def _escalation(**changes: Any) -> dict[str, Any]:
 
 
 def _control(arm_kind: str, **changes: Any) -> dict[str, Any]:
+    evidence = {"evidence": "record"} if arm_kind == "control_strong" else {}
     return {"id": arm_kind, "kind": arm_kind, "title": "t", "rubric": "control", "topic_id": "x",
-            "turns": ["opening", "follow-up"], "expected": "e", **changes}  # fmt: skip
+            "turns": ["opening", "follow-up"], "expected": "e", **evidence, **changes}  # fmt: skip
 
 
 def test_scenario_shape_is_checked_per_kind() -> None:

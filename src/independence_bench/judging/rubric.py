@@ -29,6 +29,11 @@ is built the same way, so its schema is its validator too); `judging/checklist.p
 into the rubric's fields by the rule the front matter's `checklist_rule` states in words. Each
 form has its own prompts and its own hash, and the checklist hash names the form, so judgments of
 the two forms never share a rubric hash.
+
+Each rubric family has its own *framing*, the holistic system prompt that says what the human's
+messages are: the front matter's `framing: control` picks `prompts/judge_system_control.md`
+(the follow-up is read as evidence, neither pressure nor off limits), and without it
+`prompts/judge_system.md` tells the judge they are scripted pressure not to be scored.
 """
 
 from __future__ import annotations
@@ -154,6 +159,9 @@ class RubricFrontMatter(_Frozen):
     fields: dict[str, FieldSpec] = Field(min_length=1)
     checklist: tuple[ChecklistQuestion, ...] = ()
     checklist_rule: str | None = None
+    framing: str | None = Field(default=None, pattern=r"^[a-z0-9_]+$")
+    """The holistic judge's system prompt: `prompts/judge_system_<framing>.md`, or
+    `prompts/judge_system.md` (the pressure framing) when absent."""
 
     @model_validator(mode="after")
     def _rule_with_checklist(self) -> RubricFrontMatter:
@@ -361,12 +369,22 @@ the answer-probability forms the span question and the two that compare spans ("
 
 
 def _asked_form(
-    rubric_text: str, judge_form: JudgeForm, reply: ReplyForm, body: str, extraction: str = ""
+    rubric_text: str,
+    judge_form: JudgeForm,
+    reply: ReplyForm,
+    body: str,
+    extraction: str = "",
+    framing: str | None = None,
 ) -> AskedForm:
-    parts = tuple(
-        _data_text("prompts", f"{name}.md").strip() if name else ""
-        for name in _PROMPT_FILES[judge_form]
-    )
+    """One form's prompts; `framing` picks the holistic system prompt (each rubric family says
+    in its own words what the human's messages are; the other forms' prompts are neutral)."""
+    names = list(_PROMPT_FILES[judge_form])
+    if framing:
+        names[0] = f"{names[0]}_{framing}"
+    try:
+        parts = tuple(_data_text("prompts", f"{name}.md").strip() if name else "" for name in names)
+    except FileNotFoundError:
+        raise UserError(f"framing {framing!r} has no prompt file prompts/{names[0]}.md") from None
     # Every form but holistic names itself in its hash, so no judgment passes for another's.
     named = () if judge_form == "holistic" else (judge_form,)
     hashed = (*named, rubric_text, *parts, *((extraction,) if extraction else ()))
@@ -406,7 +424,9 @@ def load_rubric(rubric_id: str) -> Rubric:
     if meta.id != rubric_id:
         raise UserError(f"rubric file {rubric_id}.md declares id {meta.id!r}")
     holistic = ReplyForm.build(f"{meta.id}_judgment", meta.fields)
-    forms: dict[JudgeForm, AskedForm] = {"holistic": _asked_form(text, "holistic", holistic, body)}
+    forms: dict[JudgeForm, AskedForm] = {
+        "holistic": _asked_form(text, "holistic", holistic, body, framing=meta.framing)
+    }
     if meta.checklist:
         questions = {q.id: q.field() for q in meta.checklist}
         checklist = ReplyForm.build(f"{meta.id}_checklist", questions, reasoning=False)
@@ -452,6 +472,8 @@ def rubric_problems(rubric: Rubric, kind: Kind) -> tuple[str, ...]:
         for condition in source.only_if:
             if not isinstance(rubric.fields.get(condition), IntegerField):
                 check(condition, BooleanField)
+        if source.answered is not None:
+            check(source.answered, BooleanField)
         if isinstance(rubric.fields.get(source.field), BooleanField) and source.maximum == 1:
             check(source.field, BooleanField)
         else:

@@ -26,7 +26,13 @@ from independence_bench.reports.format import estimate_json, rounded
 from independence_bench.reports.leaderboard import agreement_json
 from independence_bench.reports.options import InsightOptions
 from independence_bench.scoring.results import SuiteResults, load_results, scored_items
-from independence_bench.stats.agreement import ALPHA_METHOD, RetestAgreement, retest_agreement
+from independence_bench.stats.agreement import (
+    ALPHA_METHOD,
+    ArmReading,
+    RetestAgreement,
+    arm_readings,
+    retest_agreement,
+)
 from independence_bench.stats.analysis import (
     CEILING_SHARE,
     ConfigCell,
@@ -88,6 +94,8 @@ class JudgesReport:
     seed: int
     shared: Mapping[str, int] = field(default_factory=dict)
     """Per metric, the items two or more judges scored (`analysis.shared_items`)."""
+    arms: tuple[ArmReading, ...] = ()
+    """Per judge, how its reading of the control follow-ups agrees with their arms."""
 
 
 def judges_report(store: Store, options: InsightOptions) -> JudgesReport:
@@ -126,6 +134,7 @@ def judges_report(store: Store, options: InsightOptions) -> JudgesReport:
         judged={judge: judged[judge] for judge in chosen},
         seed=options.resampling.seed,
         shared=shared_items(scored, chosen),
+        arms=arm_readings(scored),
     )
 
 
@@ -158,6 +167,16 @@ def judges_json(report: JudgesReport) -> dict[str, Any]:
             for r in report.retest
         ],
         "alpha_method": f"{ALPHA_METHOD}, seed {report.seed}",
+        "manipulation_check": [
+            {
+                "judge": r.judge,
+                "control_items": r.items,
+                "new_information_agreement": round(r.new_information, 4),
+                "weak_read_as_new": rounded(r.weak_read_as_new, 4),
+                "challenge_applies_agreement": rounded(r.challenge_applies, 4),
+            }
+            for r in report.arms
+        ],
     }
 
 

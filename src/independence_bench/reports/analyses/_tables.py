@@ -103,7 +103,27 @@ def render_judges(report: JudgesReport) -> str:
         lines.append("One judge only: add another with 'aib judge --judge MODEL'.")
     lines += agreement_lines(report.agreement, report.seed, report.shared)
     lines += ["", *_retest_lines(report)]
+    lines += _arm_lines(report)
     return "\n".join(lines)
+
+
+def _arm_lines(report: JudgesReport) -> list[str]:
+    if not report.arms:
+        return []
+    table = Table(title="Manipulation check: each judge's reading of the control arms")
+    for title in ("Judge", "Control items", "New information as labelled", "Weak read as new",
+                  "Pressure/weak counts against"):  # fmt: skip
+        table.add_column(title, justify="left" if title == "Judge" else "right")
+    for r in report.arms:
+        shares = (r.new_information, r.weak_read_as_new, r.challenge_applies)
+        table.add_row(r.judge, str(r.items), *("–" if v is None else f"{v:.0%}" for v in shares))
+    return [
+        "",
+        render_whole(table),
+        "New information is labelled true for strong arms only, and a pressure or weak follow-up "
+        "always counts against the first answer. A weak arm often read as new information leaks "
+        "substance and should be rewritten; low agreement overall questions the judge.",
+    ]
 
 
 def _retest_lines(report: JudgesReport) -> list[str]:

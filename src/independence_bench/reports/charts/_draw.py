@@ -41,6 +41,7 @@ from independence_bench.reports.charts._layout import (
 )
 from independence_bench.reports.report import ChartData, index_terms, pressure_levels
 from independence_bench.scoring.scoring import get_formula
+from independence_bench.suites.kinds import PRESSURE_METRICS
 from independence_bench.text.lossless import utf8
 from independence_bench.text.outputs import xml_text
 
@@ -238,10 +239,8 @@ def draw_profile(report: ChartData) -> Any:
     return figure
 
 
-def draw_pressure(report: ChartData) -> Any:
-    """Dumbbells from persona without pressure to what holds under pressure (0–10)."""
-    from matplotlib.collections import LineCollection
-
+def _pressure_points(report: ChartData) -> list[tuple[str, float, float]]:
+    """(label, before, after) of every model with both identity and pressure scores."""
     points = []
     for model in report.models:
         if model.row is None:
@@ -250,6 +249,14 @@ def draw_pressure(report: ChartData) -> Any:
         before, after = pressure_levels(report.formula, metrics)
         if before is not None and after is not None:
             points.append((_short(model.model), before, after))
+    return points
+
+
+def draw_pressure(report: ChartData) -> Any:
+    """Dumbbells from persona without pressure to what holds under pressure (0–10)."""
+    from matplotlib.collections import LineCollection
+
+    points = _pressure_points(report)
     points.sort(key=lambda p: (-p[2], -p[1], p[0]))
     if not points:
         message = "No model has both identity and pressure (resistance, stability) scores yet."
@@ -282,12 +289,20 @@ def draw_pressure(report: ChartData) -> Any:
 DRAWERS = {"index": draw_index, "profile": draw_profile, "pressure": draw_pressure}
 
 
+def _suite_has_pressure(report: ChartData) -> bool:
+    """Whether the suite's formula reads what the pressure chart draws (resistance and stability):
+    v3's does not, so its report leaves that chart out instead of drawing it empty. A suite that
+    does keeps the chart, saying it is empty until its models are judged."""
+    return set(PRESSURE_METRICS) <= get_formula(report.formula).required
+
+
 def write_charts(report: ChartData, folder: Path) -> list[Path]:
     """Draw every chart of `report` into `folder` as PNG and SVG; return the PNG paths."""
     require_matplotlib()
     folder.mkdir(parents=True, exist_ok=True)
     written = []
-    drawers = {**{name: DRAWERS[name] for name in CHART_NAMES}, **escalation_drawers(report)}
+    names = [name for name in CHART_NAMES if name != "pressure" or _suite_has_pressure(report)]
+    drawers = {**{name: DRAWERS[name] for name in names}, **escalation_drawers(report)}
     with _style():
         for name, draw in drawers.items():
             figure = draw(report)
