@@ -39,7 +39,7 @@ declare -A SOURCES=(
 # them. test_claims.py's one child process is given the package's path, so it stays in.
 declare -A TESTS=(
   [scoring]="tests/scoring/test_scoring.py tests/scoring/test_scoring_v3.py tests/scoring/test_results.py tests/suites/test_kinds.py tests/stats/test_stats.py tests/test_golden.py"
-  [judging]="tests/judging/test_judge.py tests/judging/test_rubric.py tests/judging/test_checklist.py tests/judging/test_judge_form_e2e.py tests/suites/test_kinds.py tests/engine/test_engine_cache.py"
+  [judging]="tests/judging/test_judge.py tests/judging/test_rubric.py tests/judging/test_checklist.py tests/judging/test_judge_form_e2e.py tests/judging/test_answer_probability.py tests/judging/test_extraction_form.py tests/judging/test_judge_injection.py tests/suites/test_kinds.py tests/engine/test_engine_cache.py"
   [store]="tests/store/test_store.py tests/store/test_store_text.py tests/store/test_claims.py tests/store/test_run_status.py tests/scoring/test_results.py tests/engine/test_engine_cache.py tests/judging/test_judge.py tests/engine/test_launch.py tests/legacy/test_importer.py"
   [engine]="tests/engine/test_engine_cache.py tests/engine/test_engine_judging.py tests/engine/test_engine_turns.py tests/engine/test_engine_outcomes.py tests/engine/test_progress.py tests/engine/test_estimate.py tests/engine/test_keys.py tests/engine/test_launch.py tests/engine/test_failure_summary.py tests/store/test_claims.py tests/store/test_store_text.py tests/engine/test_cached_rerun.py tests/judging/test_judge_form_e2e.py"
   [conversations]="tests/conversations/test_conversation.py tests/engine/test_keys.py tests/engine/test_engine_turns.py tests/engine/test_engine_cache.py tests/engine/test_engine_judging.py tests/engine/test_estimate.py"
