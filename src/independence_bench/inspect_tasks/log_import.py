@@ -26,7 +26,7 @@ from independence_bench.inspect_tasks.log_format import (
     completion_from_json,
 )
 from independence_bench.legacy.format import digest
-from independence_bench.legacy.importer import item_key
+from independence_bench.legacy.importer import import_detail_lines, item_key
 from independence_bench.store.store import ItemRecord, RunRecord, Store, TurnRecord, Verdict
 from independence_bench.suites.kinds import kind_named
 from independence_bench.suites.suite import load_suite
@@ -76,21 +76,8 @@ class LogImportReport:
             f"  {self.items} conversations ({len(self.failed)} failed), "
             f"{self.judgments} judgments ({len(self.unscored)} unscored){into}",
         ]
-        if any(self.written.values()):
-            counts = ", ".join(
-                f"{self.written[t]} {t}" for t in ("runs", "completions", "items", "judgments")
-            )
-            lines.append(f"  new or changed rows: {counts}")
-        else:
-            lines.append("  nothing new: every row was already in the store")
-        for label, entries in (("failed", self.failed), ("unscored", self.unscored)):
-            lines.extend(f"  {label}: {entry}" for entry in entries[:_LISTED])
-            if len(entries) > _LISTED:
-                lines.append(f"  … and {len(entries) - _LISTED} more {label}")
-        if self.skipped:
-            lines.append(f"skipped {len(self.skipped)} file(s):")
-            lines.extend(f"  {path}: {why}" for path, why in self.skipped)
-        return lines
+        listed = (("failed", self.failed), ("unscored", self.unscored))
+        return lines + import_detail_lines(self.written, listed, self.skipped)
 
 
 def _read(path: Path) -> Any:
