@@ -1,6 +1,6 @@
 """Coverage of the bootstrap's index and rank intervals over simulated benchmarks.
 
-Runs `tests/bootstrap_simulation.simulate` (benchmarks of the `v2` suite's shape with known
+Runs `tests/support/bootstrap_simulation.simulate` (benchmarks of the `v2` suite's shape with known
 true indexes; see that module for the model of scenarios, runs and truth) with more simulated
 benchmarks and resamples than the test does, and prints how often the 95% index and rank
 intervals cover the true values, how wide they are, and the same for rank intervals from
@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from bootstrap_simulation import Coverage, simulate, width
+from support.bootstrap_simulation import Coverage, simulate, width
 
 
 def _line(label: str, hits: list[bool], widths: list[int] | list[float], unit: str) -> str:

@@ -16,8 +16,8 @@ import random
 import time
 
 from independence_bench.scoring.scoring import ItemMetrics
-from independence_bench.stats.intervals import bootstrap_models
-from independence_bench.stats.resampling import DEFAULT_RESAMPLES, Resampling
+from independence_bench.stats.bootstrap import bootstrap_models
+from independence_bench.stats.core import DEFAULT_RESAMPLES, Resampling
 from independence_bench.suites.suite import load_suite
 
 

@@ -26,8 +26,10 @@ from collections.abc import Sequence
 from contextlib import closing
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # support: the doubles
+
 from independence_bench.suites.suite import load_suite
-from independence_bench.testing.mock_process import mock_server_process
+from support.mock_process import mock_server_process
 
 MODELS = ("scripted-firm", "scripted-caving")
 JUDGE = "scripted-judge"

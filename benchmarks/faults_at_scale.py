@@ -36,10 +36,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # support: the doubles
+
 from independence_bench.store.store import Store
 from independence_bench.suites.suite import load_suite
-from independence_bench.testing.mock_behaviours import FAULT_KINDS, request_fingerprint
-from independence_bench.testing.mock_process import mock_server_process
+from support.mock_behaviours import FAULT_KINDS, request_fingerprint
+from support.mock_process import mock_server_process
 
 SUBJECTS = ("scripted-firm", "scripted-caving", "scripted-plain")
 JUDGE = "scripted-judge"

@@ -21,11 +21,20 @@ of a larger one with the same seed, so a store kept with `--keep` is reused when
 `--threads 1` on a CPU other jobs are using: two llama.cpp threads that each get a fraction of
 a core wait on each other and were many times slower here.
 
-A judge *form* (`--form`) is how the judge is asked: ``holistic`` (the rubric's scores in one
-reply), ``checklist`` (yes/no questions scored by a fixed rule, stored as ``<judge>#checklist``)
-or ``both``, one after the other on the same sample, each with its own report and time. The
-default is the form the embedded judge uses by default (`LOCAL_JUDGE_FORM`), so the CI sample
-judges each item once. Without the sample the script prints ``skipped: …`` and exits 0.
+A judge *form* (`--form`) is how the judge is asked (`clients/judge_forms.py`): ``holistic``
+(the rubric's scores in one reply), ``checklist`` (yes/no answers scored by a fixed rule),
+``probability`` (each question's P(yes) from the answer's log-probabilities) or ``extraction``
+(copied spans compared in code), each stored as ``<judge>#<form>`` but holistic. Several forms
+(``probability,extraction``; ``both`` = holistic and checklist; ``all``) are judged one after
+the other on the same sample, each with its own report, its calls (new and from the store: forms
+that ask the same question share the stored reply) and its time per judgment. The default is the
+form the embedded judge uses by default (`LOCAL_JUDGE_FORM`), so the CI sample judges each item
+once. Without the sample the script prints ``skipped: …`` and exits 0.
+
+`--shard K/N` judges every Nth item of the sample from the Kth, so that N processes on one
+`--keep` store split a long run between them (each process's own report covers its items only);
+`--report-only` judges nothing and prints the report of the forms asked from what the `--keep`
+store holds (after such runs, or a run that finished in the background).
 """
 
 from __future__ import annotations
@@ -40,22 +49,17 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-from independence_bench.clients.config import (
-    JUDGE_FORMS,
-    LOCAL_JUDGE_FORM,
-    JudgeForm,
-    ModelSpec,
-    judge_form_named,
-)
+from independence_bench.clients.config import ModelSpec, judge_form_named
+from independence_bench.clients.judge_forms import JUDGE_FORMS, LOCAL_JUDGE_FORM, JudgeForm
 from independence_bench.clients.local.embedded import EmbeddedRuntime
 from independence_bench.clients.local.local_models import DEFAULT_JUDGE
 from independence_bench.clients.local.weights import weights_cache_dir
-from independence_bench.clients.protocol import ModelClient
+from independence_bench.clients.protocol import Completion, CompletionRequest, ModelClient
 from independence_bench.engine.engine import RunSummary
 from independence_bench.legacy.importer import import_results
-from independence_bench.reports.calibration import calibration_output
-from independence_bench.reports.insight_options import InsightOptions
-from independence_bench.stats.resampling import Resampling
+from independence_bench.reports.analyses import calibration_output
+from independence_bench.reports.options import InsightOptions
+from independence_bench.stats.core import Resampling
 from independence_bench.store.store import ItemRecord, Store
 from independence_bench.workflows.judge import JudgeOptions, judge_stored_async
 
@@ -109,30 +113,90 @@ def _kind_queue(by_kind: dict[str, list[ItemRecord]]) -> list[ItemRecord]:
     return queue
 
 
+class TimedClient:
+    """A `ModelClient` that keeps, per call sent, its wall time and how many of its prompt
+    tokens the embedded client's prompt cache reused: whether the questions on one transcript
+    really share their prefix."""
+
+    def __init__(self, inner: ModelClient) -> None:
+        self.inner = inner
+        self.calls: list[tuple[float, int, int]] = []
+        """(seconds, prompt tokens, reused prompt tokens) per call."""
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        started = time.perf_counter()
+        completion = await self.inner.complete(request)
+        reused = completion.extra.get("reused_prompt_tokens")
+        self.calls.append(
+            (
+                time.perf_counter() - started,
+                completion.prompt_tokens or 0,
+                reused if isinstance(reused, int) else 0,
+            )
+        )
+        return completion
+
+    async def aclose(self) -> None:
+        """Nothing: each item's pass closes its pool, and the model stays loaded for the next;
+        `judge_sample` closes the runtime after the last item."""
+
+    def summary(self) -> str:
+        if not self.calls:
+            return "no calls sent"
+        seconds = sum(c[0] for c in self.calls)
+        prompt = sum(c[1] for c in self.calls)
+        reused = sum(c[2] for c in self.calls)
+        fresh = [c[0] for c in self.calls if c[2] == 0]
+        warm = [c[0] for c in self.calls if c[2] > 0]
+        return (
+            f"{len(self.calls)} calls, {seconds / len(self.calls):.2f} s per call; "
+            f"{reused / max(prompt, 1):.0%} of prompt tokens reused from the cache; "
+            f"{len(fresh)} calls read their prompt afresh ({_mean(fresh):.2f} s each), "
+            f"{len(warm)} reused a prefix ({_mean(warm):.2f} s each)"
+        )
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else float("nan")
+
+
 async def judge_sample(
-    data_dir: Path, item_ids: frozenset[str], judge: str, form: JudgeForm, threads: int | None
-) -> RunSummary:
-    """Judge exactly `item_ids` with the embedded `judge` in the given form, in this process."""
+    data_dir: Path, item_ids: Sequence[str], judge: str, form: JudgeForm, threads: int | None
+) -> tuple[RunSummary, TimedClient]:
+    """Judge exactly `item_ids` with the embedded `judge` in the given form, in this process,
+    one item after the other in the order given.
+
+    One at a time, so that every question on a transcript follows the one before and reuses
+    its prompt (the engine would otherwise start every judgment at once, and with more
+    transcripts than the client keeps snapshots of, each question would read its transcript
+    again), and so that an interrupted run leaves whole judgments of a prefix of the sample."""
     runtime = EmbeddedRuntime(weights_cache_dir(None), n_threads=threads)
-    client = runtime.client(judge)
+    client = TimedClient(runtime.client(judge))
 
     def local_judge(spec: ModelSpec) -> tuple[str, ModelClient, int] | None:
         return (f"local {judge}", client, 1) if spec.id == judge else None
 
-    options = JudgeOptions(
-        judge=judge,
-        judge_form=form,
-        suite_id=SUITE,
-        concurrency=1,
-        data_dir=data_dir,
-        factories=(local_judge,),
-        show_progress=False,
-        item_ids=item_ids,
-    )
+    total = RunSummary()
     try:
-        return await judge_stored_async(options)
+        for item_id in item_ids:
+            options = JudgeOptions(
+                judge=judge,
+                judge_form=form,
+                suite_id=SUITE,
+                concurrency=1,
+                data_dir=data_dir,
+                factories=(local_judge,),
+                show_progress=False,
+                item_ids=frozenset({item_id}),
+            )
+            summary = await judge_stored_async(options)
+            for name in ("judged", "judge_unscored", "judge_failed", "judge_cached", "calls"):
+                setattr(total, name, getattr(total, name) + getattr(summary, name))
+            total.cached_calls += summary.cached_calls
+            total.failures.extend(summary.failures)
     finally:
         await runtime.aclose()
+    return total, client
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -144,7 +208,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--judge", default=DEFAULT_JUDGE)
     parser.add_argument(
-        "--form", default=LOCAL_JUDGE_FORM, choices=(*JUDGE_FORMS, "both"), help="Judge form(s)."
+        "--form",
+        default=LOCAL_JUDGE_FORM,
+        help=f"Judge form(s), comma-separated: {', '.join(JUDGE_FORMS)}; both (holistic and "
+        "checklist) or all.",
+    )
+    parser.add_argument(
+        "--report-only", action="store_true", help="Judge nothing; report what --keep holds."
+    )
+    parser.add_argument(
+        "--shard",
+        default="0/1",
+        help="K/N: judge only every Nth item of the sample from the Kth (0-based), so that N "
+        "processes sharing one --keep store split the work; --report-only then reports all.",
     )
     parser.add_argument(
         "--threads",
@@ -182,19 +258,26 @@ def _calibrate(args: argparse.Namespace, cache: Path, data_dir: Path) -> int:
         f"configurations, seed {args.seed}; reference {reference}; judge {args.judge} "
         f"({args.form})"
     )
-    chosen = JUDGE_FORMS if args.form == "both" else (judge_form_named(args.form),)
-    forms = sorted(chosen, key=lambda form: form != LOCAL_JUDGE_FORM)  # the default one first
-    for form in forms:
-        judging = time.perf_counter()
-        ids = frozenset(i.id for i in sample)
-        summary = asyncio.run(judge_sample(data_dir, ids, args.judge, form, args.threads))
-        judged_s = time.perf_counter() - judging
-        label = _labels(args.judge)[JUDGE_FORMS.index(form)]
-        print(
-            f"\n== {form} form ({label}): judged {summary.judged}, unscored "
-            f"{summary.judge_unscored}, failed {summary.judge_failed}, already judged "
-            f"{summary.judge_cached} in {judged_s:.0f} s"
-        )
+    shard, shards = (int(part) for part in args.shard.split("/"))
+    for form in _forms(args.form):
+        label = ModelSpec(id=args.judge, label=args.judge, judge_form=form).judge_label
+        if not args.report_only:
+            judging = time.perf_counter()
+            ids = [i.id for n, i in enumerate(sample) if n % shards == shard]
+            summary, timed = asyncio.run(
+                judge_sample(data_dir, ids, args.judge, form, args.threads)
+            )
+            judged_s = time.perf_counter() - judging
+            each = judged_s / summary.judged if summary.judged else float("nan")
+            print(
+                f"\n== {form} form ({label}): judged {summary.judged}, unscored "
+                f"{summary.judge_unscored}, failed {summary.judge_failed}, already judged "
+                f"{summary.judge_cached} in {judged_s:.0f} s ({each:.1f} s per judgment; "
+                f"{summary.calls} calls sent, {summary.cached_calls} from the store)"
+            )
+            print(f"calls: {timed.summary()}")
+        else:
+            print(f"\n== {form} form ({label}): report of the judgments in the store")
         options = InsightOptions(
             data_dir=data_dir,
             suite_id=SUITE,
@@ -204,6 +287,17 @@ def _calibrate(args: argparse.Namespace, cache: Path, data_dir: Path) -> int:
         print(calibration_output(options, reference, as_json=False))
     print(f"wall time {time.perf_counter() - started:.0f} s")
     return 0
+
+
+def _forms(text: str) -> list[JudgeForm]:
+    """The forms `--form` names, the embedded judge's default first (the CI sample's order)."""
+    if text == "all":
+        chosen: tuple[JudgeForm, ...] = JUDGE_FORMS
+    elif text == "both":
+        chosen = ("holistic", "checklist")
+    else:
+        chosen = tuple(judge_form_named(name.strip()) for name in text.split(","))
+    return sorted(dict.fromkeys(chosen), key=lambda form: form != LOCAL_JUDGE_FORM)
 
 
 def _labels(judge: str) -> tuple[str, ...]:

@@ -1,7 +1,7 @@
 """`aib report` and `aib view` at 150 models × 5 runs × 15 items: time, phases and viewer size.
 
 1. Fills a store through the `Store` API (the report tests' builder,
-   `tests/report_fixtures.build_store`: deterministic, replies short and the same in every
+   `tests/support/report_fixtures.build_store`: deterministic, replies short and the same in every
    run), or reuses the one `--store` names.
 2. Times `aib report` and `aib report --no-charts` in a fresh process, start to exit, in wall
    and CPU seconds (the child's own CPU, from `resource.getrusage`).
@@ -38,11 +38,11 @@ ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
 
 PHASES: dict[str, list[tuple[str, str]]] = {
-    "store load": [("independence_bench.reports.report", "load_results")],
-    "leaderboard bootstrap": [("independence_bench.reports.report", "build_leaderboard")],
-    "item difficulty": [("independence_bench.reports.report", "item_difficulty")],
-    "other sections": [("independence_bench.reports.report", "build_extras")],
-    "waiting for the charts": [("independence_bench.reports.chart_process", "ChartDrawing.paths")],
+    "store load": [("independence_bench.reports.report._gather", "load_results")],
+    "leaderboard bootstrap": [("independence_bench.reports.report._gather", "build_leaderboard")],
+    "item difficulty": [("independence_bench.reports.report._gather", "item_difficulty")],
+    "other sections": [("independence_bench.reports.report._gather", "build_extras")],
+    "waiting for the charts": [("independence_bench.reports.charts", "ChartDrawing.paths")],
     "LEADERBOARD.md": [("independence_bench.workflows.report", "render_leaderboard")],
     "results.json/csv": [
         ("independence_bench.workflows.report", "results_document"),
@@ -54,7 +54,7 @@ PHASES: dict[str, list[tuple[str, str]]] = {
 
 def fill_store(data_dir: Path, models: int, runs: int) -> None:
     sys.path.insert(0, str(ROOT / "tests"))
-    from report_fixtures import build_store  # the report tests' store builder
+    from support.report_fixtures import build_store  # the report tests' store builder
 
     rng = random.Random(1)
     strengths = {f"bench/model-{n:03d}": rng.uniform(0.3, 0.9) for n in range(models)}

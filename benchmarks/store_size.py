@@ -29,10 +29,12 @@ from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # support: the doubles
+
 from independence_bench.store.store import Store
 from independence_bench.store.texts import canonical_json
-from independence_bench.testing.mock_server import MockConfig, MockServer
 from independence_bench.text.lossless import utf8
+from support.mock_server import MockConfig, MockServer
 
 SUBJECTS = ("scripted-firm", "scripted-caving")
 PEAK_RSS_OF_CHILD = (

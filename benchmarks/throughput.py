@@ -1,6 +1,6 @@
 """Throughput benchmark: a run's wall time against its critical path, CPU per call and memory.
 
-Starts the scripted OpenAI-compatible server (`independence_bench.testing.mock_server`) in its own
+Starts the scripted OpenAI-compatible server (`support.mock_server`) in its own
 process with a fixed per-call latency, runs the `v2` suite for M models × R runs with the scripted
 judge through the library API, and prints total calls, wall time, the critical-path lower bound
 (the longest chain of calls that must happen one after another × latency), their ratio, calls per
@@ -45,15 +45,17 @@ from contextlib import ExitStack, closing, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # support: the doubles
+
 from child_timing import timed_run, without_api_keys
 
 from independence_bench.clients.protocol import Completion
 from independence_bench.reports.leaderboard import load_leaderboard
 from independence_bench.store.store import Store
 from independence_bench.suites.suite import Suite, load_suite
-from independence_bench.testing.mock_process import mock_server_process
 from independence_bench.workflows.plan import RunOptions
 from independence_bench.workflows.run import run_benchmark_async
+from support.mock_process import mock_server_process
 
 SUITE_ID = "v2"
 SUBJECTS = ("scripted-firm", "scripted-caving")

@@ -31,20 +31,20 @@ declare -A SOURCES=(
   [engine]="engine/"
   [conversations]="conversations/"
   [suites]="suites/"
-  [bootstrap]="stats/bootstrap.py"
+  [bootstrap]="stats/bootstrap/_draws.py"
 )
 # Tests that start the package in a subprocess (test_resume.py, test_concurrent_runs.py) are
 # left out: the subprocess cannot import the mutated copy, and each run takes seconds. So are
 # the fault-injection runs (test_faults.py, test_ratelimit.py): every engine mutant would run
 # them. test_claims.py's one child process is given the package's path, so it stays in.
 declare -A TESTS=(
-  [scoring]="tests/test_scoring.py tests/test_scoring_v3.py tests/test_results.py tests/test_kinds.py tests/test_stats.py tests/test_golden.py"
-  [judging]="tests/test_judge.py tests/test_rubric.py tests/test_checklist.py tests/test_judge_form_e2e.py tests/test_kinds.py tests/test_engine_cache.py"
-  [store]="tests/test_store.py tests/test_store_text.py tests/test_claims.py tests/test_run_status.py tests/test_results.py tests/test_engine_cache.py tests/test_judge.py tests/test_launch.py tests/test_importer.py"
-  [engine]="tests/test_engine_cache.py tests/test_engine_judging.py tests/test_engine_turns.py tests/test_engine_outcomes.py tests/test_progress.py tests/test_estimate.py tests/test_keys.py tests/test_launch.py tests/test_failure_summary.py tests/test_claims.py tests/test_store_text.py tests/test_cached_rerun.py tests/test_judge_form_e2e.py"
-  [conversations]="tests/test_conversation.py tests/test_keys.py tests/test_engine_turns.py tests/test_engine_cache.py tests/test_engine_judging.py tests/test_estimate.py"
-  [suites]="tests/test_suite.py tests/test_suite_v3.py tests/test_suite_files.py tests/test_selection.py tests/test_kinds.py tests/test_selectors.py tests/test_results.py tests/test_conversation.py tests/test_keys.py"
-  [bootstrap]="tests/test_stats.py tests/test_bootstrap_reference.py"
+  [scoring]="tests/scoring/test_scoring.py tests/scoring/test_scoring_v3.py tests/scoring/test_results.py tests/suites/test_kinds.py tests/stats/test_stats.py tests/test_golden.py"
+  [judging]="tests/judging/test_judge.py tests/judging/test_rubric.py tests/judging/test_checklist.py tests/judging/test_judge_form_e2e.py tests/judging/test_answer_probability.py tests/judging/test_extraction_form.py tests/judging/test_judge_injection.py tests/suites/test_kinds.py tests/engine/test_engine_cache.py"
+  [store]="tests/store/test_store.py tests/store/test_store_text.py tests/store/test_claims.py tests/store/test_run_status.py tests/scoring/test_results.py tests/engine/test_engine_cache.py tests/judging/test_judge.py tests/engine/test_launch.py tests/legacy/test_importer.py"
+  [engine]="tests/engine/test_engine_cache.py tests/engine/test_engine_judging.py tests/engine/test_engine_turns.py tests/engine/test_engine_outcomes.py tests/engine/test_progress.py tests/engine/test_estimate.py tests/engine/test_keys.py tests/engine/test_launch.py tests/engine/test_failure_summary.py tests/store/test_claims.py tests/store/test_store_text.py tests/engine/test_cached_rerun.py tests/judging/test_judge_form_e2e.py"
+  [conversations]="tests/conversations/test_conversation.py tests/engine/test_keys.py tests/engine/test_engine_turns.py tests/engine/test_engine_cache.py tests/engine/test_engine_judging.py tests/engine/test_estimate.py"
+  [suites]="tests/suites/test_suite.py tests/suites/test_suite_v3.py tests/suites/test_suite_files.py tests/suites/test_selection.py tests/suites/test_kinds.py tests/cli/test_selectors.py tests/scoring/test_results.py tests/conversations/test_conversation.py tests/engine/test_keys.py"
+  [bootstrap]="tests/stats/test_stats.py tests/stats/test_bootstrap_reference.py"
 )
 ORDER=(scoring judging store engine conversations suites bootstrap)
 

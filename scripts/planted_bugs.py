@@ -21,32 +21,39 @@ KEYS = "src/independence_bench/engine/request_keys.py"
 STORE = "src/independence_bench/store/store.py"
 RUBRIC = "src/independence_bench/judging/rubric.py"
 SCORING = "src/independence_bench/scoring/scoring.py"
-JUDGE_TESTS = ["tests/test_judge.py", "tests/test_rubric.py"]
+JUDGE_TESTS = ["tests/judging/test_judge.py", "tests/judging/test_rubric.py"]
+CLIENT = "src/independence_bench/clients/openai_compat.py"
+OPENROUTER = "src/independence_bench/clients/openrouter.py"
 
 # (bug, file, text, replacement, tests that must fail)
 BUGS = [
     ("temperature dropped from the reply-cache key", KEYS,
-     '        "temperature": request.temperature,\n', "", ["tests/test_engine_cache.py"]),
+     '        "temperature": request.temperature,\n', "", ["tests/engine/test_engine_cache.py"]),
     ("seed dropped from the reply-cache key", KEYS,
-     '        "seed": request.seed,\n', "", ["tests/test_engine_cache.py"]),
+     '        "seed": request.seed,\n', "", ["tests/engine/test_engine_cache.py"]),
     ("schema dropped from the reply-cache key", KEYS,
      'fields["schema"] = fields.pop("response_schema")', 'fields.pop("response_schema")',
-     ["tests/test_engine_cache.py"]),
+     ["tests/engine/test_engine_cache.py"]),
     ("the judgment lookup (find_judgment) ignores the rubric hash", STORE,
      'AND rubric_hash = ? "\n            "AND repeat = ?",\n'
      "            (item_id, to_sql(judge_model), rubric_hash, repeat)",
      '"\n            "AND repeat = ?",\n            (item_id, to_sql(judge_model), repeat)',
-     ["tests/test_store.py", "tests/test_engine_cache.py"]),
+     ["tests/store/test_store.py", "tests/engine/test_engine_cache.py"]),
     ("failed items never retried", ENGINE,
      'if stored is not None and stored.status == "done":', "if stored is not None:",
-     ["tests/test_engine_cache.py"]),
+     ["tests/engine/test_engine_cache.py"]),
     ("true accepted as an integer score", RUBRIC,
      "strict=True, frozen=True", "strict=False, frozen=True", JUDGE_TESTS),
     ("empty reasoning accepted", RUBRIC,
      '    if not value.strip():\n        raise ValueError("blank")\n', "", JUDGE_TESTS),
     ("a declined name/gender in one run excuses every run", SCORING,
      "_declined_keys(means, run in declined_runs)", "_declined_keys(means, bool(declined_runs))",
-     ["tests/test_scoring.py"]),
+     ["tests/scoring/test_scoring.py"]),
+    ("an OpenRouter in-band error stored as a reply (issue 22)", CLIENT,
+     "failure = inband_error(response, _seconds(reply.retry_after))", "failure = None",
+     ["tests/clients/test_openrouter.py"]),
+    ("a judge schema sent without require_parameters (issue 22)", OPENROUTER,
+     "    if require_parameters:\n", "    if False:\n", ["tests/clients/test_openrouter.py"]),
 ]  # fmt: skip
 
 

@@ -13,6 +13,8 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # support: the doubles
+
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
@@ -20,9 +22,9 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from independence_bench.cli.main import main
 from independence_bench.reports.viewer import model_slug
-from independence_bench.stats.resampling import Resampling
-from independence_bench.testing.mock_server import MockConfig, MockServer
+from independence_bench.stats.core import Resampling
 from independence_bench.workflows.view import ViewOptions, build_viewer
+from support.mock_server import MockConfig, MockServer
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 MODELS = "scripted-firm,scripted-plain,scripted-echo,scripted-caving"

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from child_process import read_only_mounts_problem
-from cli_home import clear_user_variables
 from independence_bench.cli.main import main
-from independence_bench.testing.mock_server import MockConfig, MockServer
+from support.child_process import read_only_mounts_problem
+from support.cli_home import clear_user_variables
+from support.mock_server import MockConfig, MockServer
 
 
 @pytest.fixture(scope="session")

@@ -25,10 +25,10 @@ from independence_bench.clients.endpoints import RetryPolicy
 from independence_bench.clients.protocol import CompletionRequest
 from independence_bench.engine.request_keys import request_key
 from independence_bench.store.store import Store
-from independence_bench.testing.mock_hostile import HOSTILE_TEXT, INVALID_UTF8_MARK
-from independence_bench.testing.mock_server import MockConfig, MockServer
 from independence_bench.text import lossless
 from independence_bench.text.outputs import csv_cell, terminal_text, visible, xml_text
+from support.mock_hostile import HOSTILE_TEXT, INVALID_UTF8_MARK
+from support.mock_server import MockConfig, MockServer
 
 SCENARIOS = "direct,psych"
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u202a-\u202e\u2066-\u2069]")

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from independence_bench.testing.mock_server import MockConfig, MockServer
+from support.mock_server import MockConfig, MockServer
 
 hypothesis = pytest.importorskip("hypothesis")
 st = pytest.importorskip("hypothesis.strategies")

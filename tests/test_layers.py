@@ -1,7 +1,9 @@
 """The package's layers: every import points from a later pipeline stage to an earlier one.
 
 Read from the source with `ast` (imports inside functions and `TYPE_CHECKING` blocks count
-too), so a wrong-way import fails here before it becomes a cycle.
+too), so a wrong-way import fails here before it becomes a cycle. The test doubles live outside
+the package, in `tests/support/`: the package never imports them, and they use only the stages
+before `workflows` (a scripted server needs the suites it scripts, never the pipeline it serves).
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import independence_bench
 
 PACKAGE = "independence_bench"
 ROOT = Path(independence_bench.__file__).parent
+SUPPORT = Path(__file__).resolve().parent / "support"
+"""`tests/support/`: the mock servers and the tests' shared helpers, imported as `support`."""
 LAYERS = (
     "text",
     "errors",
@@ -28,12 +32,15 @@ LAYERS = (
     "stats",
     "reports",
     "legacy",
+    "inspect_tasks",
     "workflows",
     "cli",
 )
 """Pipeline order: a stage may import the ones before it, never one after it."""
-TESTING_RANK = LAYERS.index("workflows") - 0.5
-"""`testing/` (the mock server) may use anything before `workflows`; nothing may import it."""
+TESTS_ONLY = ("support", "conftest")
+"""Top-level names only the tests import: a package module importing one would need the tests."""
+DOUBLES_BELOW = LAYERS.index("workflows")
+"""The mock servers (`tests/support/mock_*.py`, `scripted_v3.py`) may use the stages before it."""
 ENTRY_POINTS = frozenset({"__init__", "__main__"})
 """The package's own `__init__` (its version) and `python -m` entry may be imported by all."""
 
@@ -47,10 +54,15 @@ def _name_of(path: Path) -> str:
     return ".".join((PACKAGE, *parts)).removesuffix(".__init__")
 
 
-def _imported(path: Path) -> set[str]:
-    """Absolute names of the package modules `path` imports (relative imports resolved)."""
+def _doubles() -> list[Path]:
+    return sorted([*SUPPORT.glob("mock_*.py"), *SUPPORT.glob("scripted_*.py")])
+
+
+def _imported(path: Path, here: list[str] | None = None) -> set[str]:
+    """Absolute names of the package and test-only modules `path` imports (relative imports
+    resolved against the module name `here`, by default its name in the package)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    here = _name_of(path).split(".")
+    here = here or _name_of(path).split(".")
     if path.name != "__init__.py":
         here = here[:-1]
     names: set[str] = set()
@@ -63,16 +75,16 @@ def _imported(path: Path) -> set[str]:
                 base = ".".join([*here[: len(here) - node.level + 1], *filter(None, [base])])
             names.add(base)
             names.update(f"{base}.{alias.name}" for alias in node.names)
-    return {name for name in names if name == PACKAGE or name.startswith(f"{PACKAGE}.")}
+    return {name for name in names if name.split(".")[0] in (PACKAGE, *TESTS_ONLY)}
 
 
 def _rank(module: str) -> float | None:
     """The layer rank of a package module; None for the package's entry points."""
     parts = module.split(".")
+    if parts[0] in TESTS_ONLY:
+        return float(len(LAYERS))  # above every layer: nothing in the package may import it
     if len(parts) < 2 or parts[1] in ENTRY_POINTS:
         return None
-    if parts[1] == "testing":
-        return TESTING_RANK
     if parts[1] not in LAYERS:
         return None  # `from independence_bench import __version__` and the like
     return float(LAYERS.index(parts[1]))
@@ -87,13 +99,10 @@ def test_every_module_belongs_to_a_layer() -> None:
 
 def _wrong_way_imports(path: Path) -> list[str]:
     own = _rank(_name_of(path))
-    if own is None:
-        return []  # the entry points sit above every layer
+    if own is None:  # the entry points sit above every layer, below the tests
+        return sorted(m for m in _imported(path) if m.split(".")[0] in TESTS_ONLY)
     return sorted(
-        module
-        for module in _imported(path)
-        if (rank := _rank(module)) is not None
-        and (rank > own or (rank == TESTING_RANK and own != TESTING_RANK))
+        module for module in _imported(path) if (rank := _rank(module)) is not None and rank > own
     )
 
 
@@ -102,32 +111,175 @@ def test_imports_point_to_earlier_stages_only(path: Path) -> None:
     assert _wrong_way_imports(path) == [], f"{_name_of(path)} imports a later stage"
 
 
+def _doubles_wrong_way_imports(path: Path) -> list[str]:
+    here = ["support", path.stem]
+    return sorted(
+        module
+        for module in _imported(path, here)
+        if module.startswith(f"{PACKAGE}.")
+        and ((rank := _rank(module)) is None or rank >= DOUBLES_BELOW)
+        and module.split(".")[1] not in ENTRY_POINTS
+    )
+
+
+@pytest.mark.parametrize("path", _doubles(), ids=lambda p: f"support.{p.stem}")
+def test_the_mock_servers_use_only_stages_before_workflows(path: Path) -> None:
+    assert _doubles_wrong_way_imports(path) == [], f"support.{path.stem} imports a late stage"
+
+
+def test_the_mock_servers_are_found() -> None:
+    """The doubles' test above runs on the files it should: the server and its behaviours."""
+    assert {"mock_server", "mock_behaviours", "mock_llamacpp", "scripted_v3"} <= {
+        p.stem for p in _doubles()
+    }
+
+
+def test_the_package_ships_no_test_double() -> None:
+    """The mock servers left the wheel: no package module is one, none imports one
+    (`scripts/check_wheel.py` checks the built wheel itself in CI's slow step)."""
+    names = [_name_of(p) for p in _modules()]
+    assert [n for n in names if n.startswith(f"{PACKAGE}.testing")] == []
+    assert [n for n in names if n.rsplit(".", 1)[-1].startswith(("mock_", "scripted_"))] == []
+
+
 def test_a_wrong_way_import_is_caught_however_it_is_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake = tmp_path / PACKAGE
     (fake / "store").mkdir(parents=True)
-    (fake / "testing").mkdir()
     module = fake / "store" / "store.py"
     module.write_text(
         "from ..engine import engine\n"
         "from . import records\n"
         "from independence_bench.clients import protocol\n"
         "from independence_bench import __version__\n"
-        "def f():\n    import independence_bench.testing.mock_server\n",
+        "def f():\n    import support.mock_server\n",
         encoding="utf-8",
     )
-    mock = fake / "testing" / "mock_server.py"
-    mock.write_text("from ..reports import report\nfrom ..workflows import workflows\n")
+    mock = tmp_path / "support" / "mock_server.py"
+    mock.parent.mkdir()
+    mock.write_text(
+        "from . import mock_http\n"
+        "from independence_bench.reports import report\n"
+        "from independence_bench.workflows import workflows\n"
+        "from independence_bench.suites.suite import Scenario\n",
+        encoding="utf-8",
+    )
     monkeypatch.setattr(f"{__name__}.ROOT", fake)
     assert _wrong_way_imports(module) == [
         "independence_bench.engine",
         "independence_bench.engine.engine",
-        "independence_bench.testing.mock_server",
+        "support.mock_server",
     ]
-    assert _wrong_way_imports(mock) == [
+    assert _doubles_wrong_way_imports(mock) == [
         "independence_bench.workflows",
         "independence_bench.workflows.workflows",
+    ]
+
+
+FLOORS = {
+    "stats": ("core", "bootstrap", "agreement", "analysis"),
+    "reports": (
+        "options",
+        "format",
+        "standing",
+        "leaderboard",
+        "analyses",
+        "report",
+        "markdown",
+        "exports",
+        "charts",
+        "viewer",
+    ),
+}
+"""The modules of the reading layers, in import order: within `stats/` and `reports/` too, a
+module may import the ones before it (and its own private parts), never one after it."""
+
+
+def _floor(module: str) -> tuple[str, int] | None:
+    """(layer, place) of a module inside `stats/` or `reports/`; None elsewhere."""
+    parts = module.split(".")
+    if len(parts) < 3 or parts[1] not in FLOORS:
+        return None
+    return parts[1], FLOORS[parts[1]].index(parts[2])
+
+
+def _upward_imports(path: Path) -> list[str]:
+    own = _floor(_name_of(path))
+    if own is None:
+        return []
+    return sorted(
+        module
+        for module in _imported(path)
+        if (floor := _floor(module)) is not None and floor[0] == own[0] and floor[1] > own[1]
+    )
+
+
+def test_the_reading_layers_are_the_named_modules() -> None:
+    for layer, floors in FLOORS.items():
+        entries = (ROOT / layer).iterdir()
+        found = {p.stem for p in entries if p.suffix == ".py" or (p / "__init__.py").exists()}
+        assert found - {"__init__"} == set(floors), layer
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for layer in FLOORS for p in sorted((ROOT / layer).rglob("*.py"))],
+    ids=lambda p: _name_of(p),
+)
+def test_reading_modules_import_earlier_floors_only(path: Path) -> None:
+    assert _upward_imports(path) == [], f"{_name_of(path)} imports a later module of its layer"
+
+
+def _owner_of_private(module: str) -> str | None:
+    """The package whose private part (`_name`, not a dunder) `module` is or is inside."""
+    parts = module.split(".")
+    for i, part in enumerate(parts):
+        if part.startswith("_") and not part.startswith("__"):
+            return ".".join(parts[:i])
+    return None
+
+
+def _private_imports(path: Path) -> list[str]:
+    """Private parts (`pkg._part`) of another package that `path` imports."""
+    own = _name_of(path)
+    return sorted(
+        module
+        for module in _imported(path)
+        if (owner := _owner_of_private(module)) is not None
+        and not f"{own}.".startswith(f"{owner}.")
+    )
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: _name_of(p))
+def test_private_parts_are_used_through_their_package(path: Path) -> None:
+    """`reports.viewer._model` is the viewer's own: others import `reports.viewer`."""
+    assert _private_imports(path) == [], f"{_name_of(path)} reaches into a package's private parts"
+
+
+def test_an_upward_or_private_import_is_caught(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = tmp_path / PACKAGE
+    (fake / "reports" / "leaderboard").mkdir(parents=True)
+    module = fake / "reports" / "leaderboard" / "_rows.py"
+    module.write_text(
+        "from independence_bench.reports.options import InsightOptions\n"
+        "from independence_bench.reports.leaderboard._details import DETAILED\n"
+        "from independence_bench.reports.viewer._model import model_data\n"
+        "def f():\n    from ..report import SuiteReport\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setattr(f"{__name__}.ROOT", fake)
+    assert _upward_imports(module) == [
+        "independence_bench.reports.report",
+        "independence_bench.reports.report.SuiteReport",
+        "independence_bench.reports.viewer._model",
+        "independence_bench.reports.viewer._model.model_data",
+    ]
+    assert _private_imports(module) == [
+        "independence_bench.reports.viewer._model",
+        "independence_bench.reports.viewer._model.model_data",
     ]
 
 

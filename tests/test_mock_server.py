@@ -17,15 +17,16 @@ from typing import Any
 import openai
 import pytest
 
-from independence_bench.testing.mock_behaviours import (
+from support.mock_behaviours import (
     CAVE_MARKER,
     FIRM_MARKER,
     SEND_TOOL_NAME,
 )
-from independence_bench.testing.mock_judgments import build_judgment
-from independence_bench.testing.mock_server import MockConfig, MockServer
+from support.mock_judgments import build_judgment
+from support.mock_server import MockConfig, MockServer
 
 SRC_DIR = Path(__file__).resolve().parents[1] / "src"
+TESTS_DIR = Path(__file__).resolve().parent
 SEND_TOOL = {
     "type": "function",
     "function": {
@@ -389,14 +390,14 @@ def test_subprocess_mode_prints_listening_and_counts_calls() -> None:
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(
-            p for p in (str(SRC_DIR), os.environ.get("PYTHONPATH", "")) if p
+            p for p in (str(SRC_DIR), str(TESTS_DIR), os.environ.get("PYTHONPATH", "")) if p
         ),
     }
     process = subprocess.Popen(
         [
             sys.executable,
             "-m",
-            "independence_bench.testing.mock_server",
+            "support.mock_server",
             "--latency",
             "0.01",
             "--jitter",

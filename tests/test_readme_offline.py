@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_home import environment_without_user_variables
+from support.cli_home import environment_without_user_variables
 
 REPO = Path(__file__).resolve().parents[1]
 MARKER = "**Offline, no key, one command.**"

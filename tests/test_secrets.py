@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 import independence_bench.workflows.runs as runs_workflow
-from cli_commands import aib_commands
 from independence_bench.clients.endpoints import RetryPolicy
 from independence_bench.clients.redact import REDACTED, Redactor, secrets_in_env
-from independence_bench.testing.mock_server import MockConfig, MockServer
-from store_views import connect
+from support.cli_commands import aib_commands
+from support.mock_server import MockConfig, MockServer
+from support.store_views import connect
 
 OPENROUTER_KEY = "sk-or-PLANTED-123"
 GENERIC_KEY = "sk-aib-PLANTED-456789"

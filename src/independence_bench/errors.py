@@ -6,6 +6,7 @@ package prints. Internal failures stay ordinary exceptions so that bugs still sh
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 from independence_bench.text.outputs import terminal_text
@@ -21,6 +22,19 @@ class UserError(Exception):
 
     def __init__(self, message: str = "") -> None:
         super().__init__(terminal_text(message))
+
+
+class Interrupted(UserError):
+    """The run stopped at a signal after storing the calls that were in flight."""
+
+    def __init__(self, signum: int, answered: int) -> None:
+        name = "Ctrl-C" if signum == signal.SIGINT else "SIGTERM"
+        super().__init__(
+            f"interrupted by {name}: no call was started after it, the calls in flight were "
+            f"finished and stored ({answered} calls answered in all); run the command again "
+            "to resume"
+        )
+        self.exit_code = 128 + signum  # the shells' convention: 130 for SIGINT, 143 for SIGTERM
 
 
 def read_user_text(path: Path, name: str, fix: str) -> str:

@@ -25,6 +25,7 @@ from independence_bench.cli.options import (
     scored_by_option,
     selection_of,
     selector_options,
+    shown_models_option,
 )
 
 
@@ -48,13 +49,18 @@ def _written_from_store(values: Mapping[str, Any]) -> dict[str, Any]:
 )
 @resamples_option
 @selector_options
+@shown_models_option
 @data_dir_option
 def report(**values: Any) -> None:
     """Write LEADERBOARD.md, results.json, results.csv and charts from the store."""
+    from independence_bench.suites.selection import split_list
     from independence_bench.workflows.report import ReportOptions, report_command
 
     options = ReportOptions(
-        **_written_from_store(values), charts=values["charts"], selection=selection_of(values)
+        **_written_from_store(values),
+        charts=values["charts"],
+        selection=selection_of(values),
+        models=split_list(values["models"]),
     )
     report_command(options, echo=echo_for())
 
@@ -82,7 +88,7 @@ def view(**values: Any) -> None:
 
 
 @click.command("import")
-@click.argument("path", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("path", type=click.Path(path_type=Path))
 @click.option(
     "--labels",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -92,7 +98,8 @@ def view(**values: Any) -> None:
 )
 @data_dir_option
 def import_(path: Path, labels: Path | None, data_dir: Path | None) -> None:
-    """Import result folders of the earlier implementation (transcripts, verdicts, costs)."""
+    """Import Inspect logs of our tasks (a .eval/.json file or folder) or result folders of the
+    earlier implementation: transcripts, verdicts, tokens and costs, nothing asked again."""
     from independence_bench.workflows.imports import ImportOptions, import_command
 
     env = read_env(Path.cwd())

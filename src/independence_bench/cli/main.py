@@ -7,7 +7,8 @@ exit 3 when they finished but left conversations or judgments failed; a bug exit
 
 The commands live in `run.py`, `results.py`, `files.py` and `models.py`; `COMMANDS` names them
 and `LazyGroup` imports one only when it runs (or when `--help` lists it), so starting `aib`
-costs click and little else.
+costs click and little else. The earlier implementation's spellings (`generate-report`, `-m`,
+…) are read as today's first (`legacy_names.py`).
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ from types import MappingProxyType
 import click
 
 from independence_bench.cli.group import LazyGroup
+from independence_bench.cli.legacy_names import modern_argv
 from independence_bench.cli.options import read_env
 from independence_bench.clients.redact import Redactor, secrets_in_env
-from independence_bench.errors import UserError
+from independence_bench.errors import Interrupted, UserError
 from independence_bench.text.outputs import terminal_text, visible
 
 COMMANDS = MappingProxyType(
@@ -86,8 +88,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         click.echo(f"aib: error: {visible(str(exc), lines=False)}", err=True)
         return exc.exit_code
     try:
+        words = list(argv) if argv is not None else sys.argv[1:]
         status = cli.main(
-            args=list(argv) if argv is not None else None,
+            args=modern_argv(words, COMMANDS),
             prog_name="aib",
             standalone_mode=False,
         )
@@ -103,7 +106,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         click.echo("aib: interrupted", err=True)
         return 130
     except UserError as exc:
-        click.echo(redact(f"aib: error: {visible(str(exc), lines=False)}"), err=True)
+        kind = "" if isinstance(exc, Interrupted) else "error: "
+        click.echo(redact(f"aib: {kind}{visible(str(exc), lines=False)}"), err=True)
         return exc.exit_code
     except KeyboardInterrupt:
         click.echo(
@@ -111,11 +115,32 @@ def main(argv: Sequence[str] | None = None) -> int:
             err=True,
         )
         return 130
-    except Exception:
+    except Exception as exc:
+        if (problem := _store_problem(exc)) is not None:
+            click.echo(redact(f"aib: error: {visible(problem, lines=False)}"), err=True)
+            return 2
         # A bug: show the traceback, as Python would, but without any secret in it.
         click.echo(terminal_text(redact(traceback.format_exc())).rstrip(), err=True)
         return 1
     return status if isinstance(status, int) else 0
+
+
+def _store_problem(exc: Exception) -> str | None:
+    """One line for a SQLite error that is the disk's or the file's, not a bug: a full disk,
+    a damaged store. (Checked by module, so `aib` does not import sqlite3 to start.)"""
+    if type(exc).__module__ != "sqlite3":
+        return None
+    text = str(exc)
+    if "full" in text:
+        return f"the disk is full ({text}); free some space and run the command again to resume"
+    if "malformed" in text or "not a database" in text or "corrupt" in text:
+        return (
+            f"the store is damaged ({text}); restore aib.sqlite3 from a backup, or point "
+            "--data-dir at a new directory"
+        )
+    if "readonly" in text or "disk I/O" in text or "unable to open" in text:
+        return f"the store cannot be written ({text}); check the disk and the --data-dir"
+    return None
 
 
 if __name__ == "__main__":

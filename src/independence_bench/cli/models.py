@@ -1,6 +1,6 @@
 """`aib models`: check a models.yaml or a shipped preset and list its models, or list the presets.
 
-The listing and the preset files are `clients/presets.py`'s, imported when the command runs.
+It calls `workflows/models.py`, imported when the command runs.
 """
 
 from __future__ import annotations
@@ -25,11 +25,6 @@ def models(config_path: Path | None, preset: str | None, as_yaml: bool) -> None:
     if as_yaml and preset is None:
         raise click.UsageError("--yaml prints a preset; add --preset NAME")
     from independence_bench.cli.options import echo_for
-    from independence_bench.clients.presets import describe_models, preset_text
+    from independence_bench.workflows.models import models_command
 
-    echo = echo_for()
-
-    if as_yaml:
-        echo(preset_text(str(preset)).rstrip())
-        return
-    echo(describe_models(config_path, preset))
+    models_command(config_path, preset, as_yaml=as_yaml, echo=echo_for())

@@ -5,7 +5,7 @@ and help; a command module combines them and adds only what is its own. `read_en
 `resolve_data_dir` turn the environment (and `.env`) into what an options object holds.
 
 Importing this module imports click and nothing heavy: `aib --help` renders every command's
-options from it, so the defaults it shows come from light modules (`stats/resampling.py`,
+options from it, so the defaults it shows come from light modules (`stats/core.py`,
 `clients/protocol.py`).
 """
 
@@ -15,13 +15,15 @@ import io
 import math
 import os
 from collections.abc import Callable, Mapping
+from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, get_args
 
 import click
 
+from independence_bench.clients.judge_forms import FORM_HELP, JUDGE_FORMS
 from independence_bench.clients.protocol import ReasoningEffort
-from independence_bench.stats.resampling import DEFAULT_RESAMPLES, Resampling
+from independence_bench.stats.core import DEFAULT_RESAMPLES, Resampling
 
 if TYPE_CHECKING:
     from independence_bench.suites.selection import Selection
@@ -47,7 +49,9 @@ def read_env(cwd: Path) -> dict[str, str]:
 
         text = read_user_text(dotenv, str(dotenv), "fix or remove it")
         for binding in parse_stream(io.StringIO(text)):
-            if binding.error:
+            # A line with no `=` parses as a name with no value; it is most often a key pasted
+            # alone, so neither case quotes the line.
+            if binding.error or (binding.key is not None and binding.value is None):
                 raise UserError(
                     f"{dotenv} line {binding.original.line} is not NAME=value; fix or remove it"
                 )
@@ -159,11 +163,11 @@ data_dir_option = click.option(
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 judge_form_option = click.option(
     "--judge-form",
-    # clients.config.JUDGE_FORMS, written out so `--help` does not import pydantic
-    type=click.Choice(("holistic", "checklist")),
+    type=click.Choice(JUDGE_FORMS),
     default=None,
-    help="Ask the judge for the rubric's scores (holistic) or yes/no answers scored by a fixed "
-    "rule (checklist), stored as '<judge>#checklist'. Default: the judge's own (holistic).",
+    help="How the judge is asked: "
+    + "; ".join(f"{form}: {text}" for form, text in FORM_HELP.items())
+    + ". Stored as '<judge>#<form>' except holistic. Default: the judge's own (holistic).",
 )
 """`--judge-form` of `aib run`, `aib estimate` and `aib judge` (README, "Judge forms")."""
 
@@ -230,10 +234,67 @@ selector_options = _block(
 )
 """`--experiments`, `--variants`, `--modes`: one cell of a suite alone (`suites/selection.py`)."""
 
+shown_models_option = click.option(
+    "--models",
+    type=COMMA_LIST,
+    default=None,
+    help="Only these model configurations, comma-separated (label or model id).",
+)
+"""`--models` of the commands that read the store: which configurations to show."""
+
+
+class DataHelp(click.Option):
+    """An option whose help is built from the package's data (suites, presets, defaults) when
+    `--help` is shown, so it never lists a stale choice and `aib --help` stays import-light."""
+
+    def __init__(self, *args: Any, help_from: Callable[[], str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._help_from = help_from
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        self.help = self._help_from()
+        return super().get_help_record(ctx)
+
+
+def _choices(names: tuple[str, ...]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
+def _data_names(folder: str) -> tuple[str, ...]:
+    """The YAML files shipped in `data/<folder>`, by name: what `suites.available_suites` and
+    `presets.available_presets` list, read here without importing pydantic."""
+    found = resources.files("independence_bench").joinpath("data", folder).iterdir()
+    return tuple(sorted(p.name.removesuffix(".yaml") for p in found if p.name.endswith(".yaml")))
+
+
+def _suites_help() -> str:
+    return f"Suite: {_choices(_data_names('suites'))}."
+
+
+def _presets_help() -> str:
+    presets = _choices(_data_names("presets"))
+    return f"A shipped model list: {presets} (see 'aib models'); like --config."
+
+
+# Written out so `--help` imports nothing heavy; tests/cli/test_help_from_data.py pins each to
+# its source (local_models.LOCAL_RUNS, plan.DEFAULT_API_RUNS, the two DEFAULT_JUDGEs).
+RUNS_HELP = "Runs per model. Default: 1 when every model is local (embedded:, gguf:, hf:), else 5."
+JUDGE_HELP = (
+    "Judge model id, in the forms of --models. Default: embedded:qwen2.5-coder-1.5b offline "
+    "(a smoke-test judge), else google/gemini-3-flash-preview."
+)
+
+
 run_options = _block(
     selector_options,
     click.option(
-        "--models", type=COMMA_LIST, default=None, help="Comma-separated model ids to test."
+        "--models",
+        type=COMMA_LIST,
+        default=None,
+        help="Comma-separated model ids to test: an OpenRouter id (openai/gpt-4o-mini), a "
+        "server's model name with --base-url, or a local model: embedded:NAME, "
+        "gguf:/path/file.gguf, hf:owner/repo/file.gguf. Default: the embedded offline model "
+        "when no key and no endpoint are set.",
     ),
     click.option(
         "--config",
@@ -243,24 +304,34 @@ run_options = _block(
         help="A models.yaml with models (and optionally the judge).",
     ),
     click.option(
-        "--preset", default=None, help="A shipped model list (see 'aib models'), like --config."
+        "--preset",
+        default=None,
+        cls=DataHelp,
+        help_from=_presets_help,
     ),
     click.option(
         "--reasoning-effort",
         type=click.Choice(EFFORTS),
         default=None,
-        help="Set every tested model's reasoning effort (off sends none).",
+        help="Set every tested model's reasoning effort: off sends no setting; none … xhigh go "
+        "to OpenRouter as reasoning.effort (none turns reasoning off).",
     ),
-    click.option("--judge", default=None, help="Judge model id."),
+    click.option(
+        "--temperature",
+        type=FiniteRange(0.0, 2.0),
+        default=None,
+        help="Set every tested model's sampling temperature (the judge keeps its own).",
+    ),
+    click.option("--judge", default=None, help=JUDGE_HELP),
     judge_form_option,
-    click.option("--suite", default="v2", show_default=True, help="Suite: v2, lite or full."),
+    click.option("--suite", default="v2", show_default=True, cls=DataHelp, help_from=_suites_help),
     click.option(
         "--scenarios",
         type=COMMA_LIST,
         default=None,
         help="Only these scenario ids of the suite, comma-separated (a quick smoke run).",
     ),
-    click.option("--runs", type=click.IntRange(1, 100), default=None, help="Runs per model."),
+    click.option("--runs", type=click.IntRange(1, 100), default=None, help=RUNS_HELP),
     click.option(
         "--base-url",
         type=ENDPOINT_URL,

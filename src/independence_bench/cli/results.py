@@ -1,8 +1,8 @@
 """`aib leaderboard`, `judges`, `compare`, `items` and `configs`: results read from the store.
 
-None of them calls a model. `leaderboard` calls `workflows/leaderboard.py`; the analyses call
-the `*_output` functions of `reports/insight_tables.py` with an `InsightOptions`. Each imports
-its library code when it runs, so `aib --help` loads neither numpy nor the bootstrap.
+None of them calls a model. `leaderboard` calls `workflows/leaderboard.py`, the analyses
+`workflows/analyses.py` with an `InsightOptions`. Each imports its workflow when it runs, so
+`aib --help` loads neither numpy nor the bootstrap.
 """
 
 from __future__ import annotations
@@ -25,10 +25,11 @@ from independence_bench.cli.options import (
     scored_by_option,
     selection_of,
     selector_options,
+    shown_models_option,
 )
 
 if TYPE_CHECKING:
-    from independence_bench.reports.insight_options import InsightOptions
+    from independence_bench.workflows.analyses import InsightOptions
 
 
 @click.command()
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
     help="Also show reasoning quality, identity kept, graceful handling and chosen names.",
 )
 @selector_options
+@shown_models_option
 @data_dir_option
 def leaderboard(**values: Any) -> None:
     """Rank the models in the store by Independence Index, with 95% intervals and rank intervals."""
@@ -70,6 +72,7 @@ def leaderboard(**values: Any) -> None:
         resampling=resampling_of(values),
         selection=selection_of(values),
         detailed=values["detailed"],
+        models=split_list(values["models"]),
     )
     as_json = values["as_json"]
     leaderboard_command(options, as_json=as_json, echo=echo_for(as_json=as_json))
@@ -77,8 +80,8 @@ def leaderboard(**values: Any) -> None:
 
 def insight_options_of(values: dict[str, Any]) -> InsightOptions:
     """The `InsightOptions` of an analysis command (`cli.options.analysis_options`)."""
-    from independence_bench.reports.insight_options import InsightOptions
     from independence_bench.suites.selection import split_list
+    from independence_bench.workflows.analyses import InsightOptions
 
     if values.get("judge") and values["judges"]:
         raise click.UsageError("give either --judge or --judges, not both")
@@ -115,16 +118,11 @@ def judges(reference: str | None, **values: Any) -> None:
     With --reference JUDGE: per metric, each judge's agreement with that judge on the items
     both scored, and whether it orders the models alike.
     """
+    from independence_bench.workflows.analyses import judges_command
+
+    as_json = values["as_json"]
     options = insight_options_of(values)
-    echo = echo_for(as_json=values["as_json"])
-    if reference is not None:
-        from independence_bench.reports.calibration import calibration_output
-
-        echo(calibration_output(options, reference, as_json=values["as_json"]))
-        return
-    from independence_bench.reports.insight_tables import judges_output
-
-    echo(judges_output(options, as_json=values["as_json"]))
+    judges_command(options, reference=reference, as_json=as_json, echo=echo_for(as_json=as_json))
 
 
 @click.command()
@@ -137,21 +135,21 @@ def compare(models: tuple[str, ...], **values: Any) -> None:
     Settings are provider pins, reasoning efforts and temperatures: model labels such as
     base+provider@effort-tT that share a base model id.
     """
-    from independence_bench.reports.insight_tables import compare_output
+    from independence_bench.workflows.analyses import compare_command
 
     options = insight_options_of(values)
     as_json = values["as_json"]
-    echo_for(as_json=as_json)(compare_output(options, models, as_json=as_json))
+    compare_command(options, models, as_json=as_json, echo=echo_for(as_json=as_json))
 
 
 @click.command()
 @analysis_options
 def items(**values: Any) -> None:
     """Item difficulty: per scenario, how high models score and how well it separates them."""
-    from independence_bench.reports.insight_tables import items_output
+    from independence_bench.workflows.analyses import items_command
 
     as_json = values["as_json"]
-    echo_for(as_json=as_json)(items_output(insight_options_of(values), as_json=as_json))
+    items_command(insight_options_of(values), as_json=as_json, echo=echo_for(as_json=as_json))
 
 
 @click.command()
@@ -159,7 +157,7 @@ def items(**values: Any) -> None:
 @bootstrap_options
 def configs(**values: Any) -> None:
     """Prompt variant × delivery mode cells against neutral + user_role (suite full)."""
-    from independence_bench.reports.insight_tables import configs_output
+    from independence_bench.workflows.analyses import configs_command
 
     as_json = values["as_json"]
-    echo_for(as_json=as_json)(configs_output(insight_options_of(values), as_json=as_json))
+    configs_command(insight_options_of(values), as_json=as_json, echo=echo_for(as_json=as_json))

@@ -42,6 +42,7 @@ _PASSED_AS_GIVEN = (
     "max_cost",
     "preset",
     "reasoning_effort",
+    "temperature",
 )
 """The options of `aib run` and `aib estimate` that fill the `RunOptions` field of their name."""
 

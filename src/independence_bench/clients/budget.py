@@ -27,14 +27,37 @@ CHARS_PER_TOKEN = 4
 
 @dataclass(frozen=True)
 class Price:
-    """USD per token, and where the figure came from (shown by `aib estimate`)."""
+    """USD per token (and per request), and where the figures came from (`aib estimate`).
+
+    OpenRouter's model list prices more than tokens in and out (`pricing` in its models API
+    reference): `request`, a fee per call; `internal_reasoning`, reasoning tokens when they
+    are priced apart from other output; `input_cache_read` / `input_cache_write`, prompt tokens
+    read from or written to a provider's cache. None: not priced apart."""
 
     prompt: float
     completion: float
     source: str
+    request: float = 0.0
+    reasoning: float | None = None
+    cache_read: float | None = None
+    cache_write: float | None = None
 
-    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
-        return prompt_tokens * self.prompt + completion_tokens * self.completion
+    def cost(self, prompt_tokens: int, completion_tokens: int, reasoning_tokens: int = 0) -> float:
+        """One call's cost; `reasoning_tokens` (part of `completion_tokens`) at the reasoning
+        price when there is one."""
+        reasoning = min(reasoning_tokens, completion_tokens) if self.reasoning is not None else 0
+        output = (completion_tokens - reasoning) * self.completion
+        return (
+            prompt_tokens * self.prompt
+            + output
+            + reasoning * (self.reasoning or 0.0)
+            + self.request
+        )
+
+    @property
+    def output_max(self) -> float:
+        """The dearest a completion token can be: output or reasoning, whichever costs more."""
+        return max(self.completion, self.reasoning or 0.0)
 
 
 class BudgetExhausted(Exception):
@@ -75,7 +98,9 @@ class CostGuard:
     async def reserve(self, label: str, request: CompletionRequest) -> Reservation:
         """Set aside a call's worst-case cost (waiting for calls in flight to settle when it
         does not fit yet), or raise `BudgetExhausted`."""
-        worst = self._prices[label].cost(prompt_tokens_of(request), request.max_tokens or 0)
+        price = self._prices[label]
+        tokens = request.max_tokens or 0
+        worst = price.cost(prompt_tokens_of(request), tokens, tokens if price.reasoning else 0)
         while not self.stopped:
             if self.spent_usd + self.reserved_usd + worst <= self.cap_usd:
                 self.reserved_usd += worst
@@ -95,7 +120,11 @@ class CostGuard:
             cost = completion.cost_usd
         elif completion.prompt_tokens is not None and completion.completion_tokens is not None:
             price = self._prices[reservation.label]
-            cost = price.cost(completion.prompt_tokens, completion.completion_tokens)
+            cost = price.cost(
+                completion.prompt_tokens,
+                completion.completion_tokens,
+                completion.reasoning_tokens or 0,
+            )
         else:
             cost = reservation.usd  # the endpoint said nothing: assume the worst case
         self.spent_usd += cost

@@ -4,22 +4,27 @@
 store is opened, so that the mistakes a user can fix end as one line and leave no half-written
 store: an endpoint that does not answer, answers HTML (a base URL that points at a web page),
 rejects the key, or does not list a model the run asks for. The same listings carry prices in
-OpenRouter's format (`pricing.prompt` / `pricing.completion`, USD per token), which
-`resolve_prices` combines with the prices a `models.yaml` gives. During a run, `rejection_of`
-turns an HTTP 401 (key), 402 (credits) or 404 (model id) or an HTML reply on a chat call
-into the same kind of one-line error, because every later call to that model would fail the
-same way. A 403 does not stop a run: OpenRouter uses it for one flagged input.
+OpenRouter's format (`pricing.prompt` / `pricing.completion`, USD per token, with `request`,
+`internal_reasoning` and `input_cache_read`/`input_cache_write` where given), read from every
+page of the list; a model pinned to a provider is priced at that provider's own price from
+`GET /models/{id}/endpoints`. `resolve_prices` combines them with the prices a `models.yaml`
+gives. During a run, `rejection_of` turns an HTTP 401 (key), 402 (credits; one with
+`Retry-After` is waited for first) or 404 (model id) or an HTML reply on a chat call into the
+same kind of one-line error, because every later call to that model would fail the same way.
+A 403 does not stop a run: OpenRouter uses it for one flagged input.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from independence_bench.clients.budget import Price
 from independence_bench.clients.config import ModelSpec
 from independence_bench.clients.endpoints import GENERIC_KEY_ENV, OPENROUTER_KEY_ENV, ClientPool
+from independence_bench.clients.openrouter import KEY_ALIAS_ENV
 from independence_bench.clients.protocol import ClientError, NotJsonReply
 from independence_bench.errors import UserError
 
@@ -31,16 +36,20 @@ class Listing:
     endpoint: str
     ids: frozenset[str]
     prices: Mapping[str, Price]
+    pinned_prices: Mapping[str, Price] = field(default_factory=dict)
+    """Per model configuration label, the price of the provider it is pinned to."""
 
 
-def key_env_of(spec: ModelSpec) -> str:
+def key_env_of(spec: ModelSpec, openrouter: bool) -> str:
     """The environment variable that holds the key for `spec`'s endpoint."""
     if spec.api_key_env:
         return spec.api_key_env
-    return OPENROUTER_KEY_ENV if spec.is_openrouter else GENERIC_KEY_ENV
+    return f"{OPENROUTER_KEY_ENV} (or {KEY_ALIAS_ENV})" if openrouter else GENERIC_KEY_ENV
 
 
-def _endpoint_refusal(endpoint: str, spec: ModelSpec, error: ClientError) -> UserError | None:
+def _endpoint_refusal(
+    endpoint: str, spec: ModelSpec, error: ClientError, openrouter: bool
+) -> UserError | None:
     """The error for an endpoint that refuses every call alike (HTML, a rejected key), else None."""
     if isinstance(error, NotJsonReply):
         return UserError(
@@ -50,14 +59,17 @@ def _endpoint_refusal(endpoint: str, spec: ModelSpec, error: ClientError) -> Use
     if error.status == 401:
         return UserError(
             f"{endpoint} rejected the API key ({error}); put a valid key in "
-            f"${key_env_of(spec)} (environment or .env) and run the same command again"
+            f"${key_env_of(spec, openrouter)} (environment or .env) and run the same command "
+            "again"
         )
     return None
 
 
-def rejection_of(spec: ModelSpec, endpoint: str, error: ClientError) -> UserError | None:
+def rejection_of(
+    spec: ModelSpec, endpoint: str, error: ClientError, *, openrouter: bool = False
+) -> UserError | None:
     """The run-stopping error for a chat call that no retry or other item can fix, else None."""
-    refusal = _endpoint_refusal(endpoint, spec, error)
+    refusal = _endpoint_refusal(endpoint, spec, error, openrouter)
     if refusal is not None:
         return refusal
     if error.status == 402:
@@ -83,18 +95,50 @@ def _listed(model_id: str, ids: frozenset[str]) -> bool:
     return model_id in ids or base in ids or f"{model_id}:latest" in ids
 
 
-def _price_of(entry: Mapping[str, Any]) -> Price | None:
+def _usd(pricing: Mapping[str, Any], name: str) -> float | None:
+    """One price of a `pricing` object (a decimal string or number); None when absent or not a
+    finite non-negative number (OpenRouter marks dynamic-price routers with -1)."""
+    value = pricing.get(name)
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        return None
+    try:
+        usd = float(value)
+    except ValueError:
+        return None
+    return usd if math.isfinite(usd) and usd >= 0 else None
+
+
+def _price_of(entry: Mapping[str, Any], source: str = "endpoint's model list") -> Price | None:
     pricing = entry.get("pricing")
     if not isinstance(pricing, Mapping):
         return None
-    try:
-        prompt = float(pricing["prompt"])
-        completion = float(pricing["completion"])
-    except (KeyError, TypeError, ValueError):
+    prompt, completion = _usd(pricing, "prompt"), _usd(pricing, "completion")
+    if prompt is None or completion is None:
         return None
-    if prompt < 0 or completion < 0:  # OpenRouter marks dynamic-price routers with -1
-        return None
-    return Price(prompt, completion, "endpoint's model list")
+    if max(prompt, completion) > 1:
+        return None  # over $1 a token: not a price to compute costs with
+    reasoning = _usd(pricing, "internal_reasoning")
+    return Price(
+        prompt,
+        completion,
+        source,
+        request=_usd(pricing, "request") or 0.0,
+        reasoning=reasoning or None,  # 0: reasoning is priced as output
+        cache_read=_usd(pricing, "input_cache_read"),
+        cache_write=_usd(pricing, "input_cache_write"),
+    )
+
+
+def _provider_price(slug: str, endpoints: Sequence[Mapping[str, Any]]) -> Price | None:
+    """The price of provider `slug` among a model's endpoints (matched by its `tag`, or its
+    name as a slug: `fireworks` is `Fireworks`)."""
+    wanted = slug.lower()
+    for entry in endpoints:
+        tag = str(entry.get("tag") or "").lower()
+        name = str(entry.get("provider_name") or "").lower().replace(" ", "-")
+        if wanted in (tag, tag.split("/", 1)[0], name):
+            return _price_of(entry, f"{slug}'s price (model endpoints list)")
+    return None
 
 
 def _listing(endpoint: str, entries: Sequence[Mapping[str, Any]]) -> Listing:
@@ -133,10 +177,13 @@ async def survey_endpoints(
             entries = await lister()
         except ClientError as exc:
             if exc.status is not None or require_answer:
-                _raise_listing_failure(name, on_endpoint[name], exc)
+                openrouter = pool.is_openrouter(on_endpoint[name][0])
+                _raise_listing_failure(name, on_endpoint[name], exc, openrouter)
             listings[name] = None
             continue
-        listing = _listing(name, entries)
+        listing = await _with_pinned_prices(
+            _listing(name, entries), clients[name], on_endpoint[name]
+        )
         listings[name] = listing
         if len(listing.ids) < 2:
             continue
@@ -149,14 +196,30 @@ async def survey_endpoints(
     return listings
 
 
-def _raise_listing_failure(name: str, specs: Sequence[ModelSpec], error: ClientError) -> None:
+async def _with_pinned_prices(listing: Listing, client: Any, specs: Sequence[ModelSpec]) -> Listing:
+    """`listing` with the price of each pinned configuration's provider, where the endpoint
+    lists a model's providers (OpenRouter's `GET /models/{id}/endpoints`)."""
+    lister = getattr(client, "model_endpoints", None)
+    if lister is None:
+        return listing
+    pinned: dict[str, Price] = {}
+    for spec in specs:
+        slug = spec.pinned_providers[0] if spec.pinned_providers else None
+        if slug is not None and (price := _provider_price(slug, await lister(spec.id))):
+            pinned[spec.display_label] = price
+    return Listing(listing.endpoint, listing.ids, listing.prices, pinned)
+
+
+def _raise_listing_failure(
+    name: str, specs: Sequence[ModelSpec], error: ClientError, openrouter: bool
+) -> None:
     """Turn a failed `GET /models` into a `UserError`; return when the run can go ahead."""
     if error.status is None:
         raise UserError(
             f"cannot reach {name}: {error}; start the server or fix the base URL "
             "(--base-url / --judge-base-url / base_url in models.yaml)"
         )
-    refusal = _endpoint_refusal(name, specs[0], error)
+    refusal = _endpoint_refusal(name, specs[0], error, openrouter)
     if refusal is not None:
         raise refusal
     # Other statuses (no /models route, 403 on listing, a flaky 5xx): the chat calls decide.
@@ -179,7 +242,11 @@ def resolve_prices(
         listing = listings.get(pool.endpoint_for(spec).name)
         found = None
         if listing is not None:
-            found = listing.prices.get(spec.id) or listing.prices.get(spec.id.split(":", 1)[0])
+            found = (
+                listing.pinned_prices.get(spec.display_label)
+                or listing.prices.get(spec.id)
+                or listing.prices.get(spec.id.split(":", 1)[0])
+            )
         if found is None and spec.runs_locally:
             found = Price(0.0, 0.0, "local")
         prices[spec.display_label] = found

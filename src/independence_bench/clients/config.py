@@ -3,12 +3,18 @@
 A `ModelSpec` is one leaderboard row's worth of settings (model id, endpoint, temperature,
 reasoning effort, provider pin, prices). Specs come from `--models a,b` or from a `models.yaml`
 file, validated here with errors that name the file, the entry and the field.
+
+`ModelSpec.display_label` builds a leaderboard label, ``base[+provider][@effort][-tT]``;
+`parse_label` reads one back into its parts (`LabelParts`), so that rows sharing a base model
+can be compared and models grouped by family (``x-ai/grok+fireworks@low-t0.7``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -23,23 +29,20 @@ from pydantic import (
     model_validator,
 )
 
+from independence_bench.clients.judge_forms import (
+    JUDGE_FORMS,
+    LOCAL_JUDGE_FORM,
+    JudgeForm,
+    judge_label_suffix,
+)
 from independence_bench.clients.local.weights import is_local_model
 from independence_bench.clients.protocol import ReasoningEffort
-from independence_bench.clients.redact import without_url_credentials
+from independence_bench.clients.redact import url_shown, without_url_credentials
 from independence_bench.errors import UserError, read_user_text
 
 OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
 DEFAULT_TEMPERATURE = 0.7
 DEFAULT_JUDGE = "google/gemini-3-flash-preview"
-
-
-JudgeForm = Literal["holistic", "checklist"]
-"""How a judge is asked (`judging/rubric.py`): the rubric's scales in one reply (`holistic`), or
-atomic yes/no questions scored by a fixed rule (`checklist`, `judging/checklist.py`)."""
-JUDGE_FORMS: tuple[JudgeForm, ...] = ("holistic", "checklist")
-LOCAL_JUDGE_FORM: JudgeForm = "holistic"
-"""The form of an in-process judge (embedded/GGUF) that names none: the better-calibrated form
-of the embedded judge by `benchmarks/judge_calibration.py` (README, "smoke-test judge")."""
 
 
 def judge_form_named(name: str) -> JudgeForm:
@@ -49,6 +52,55 @@ def judge_form_named(name: str) -> JudgeForm:
         if name == form:
             return form
     raise UserError(f"unknown judge form {name!r}; use one of: {', '.join(JUDGE_FORMS)}")
+
+
+class ReasoningObject(BaseModel):
+    """OpenRouter's `reasoning` request object, as its reasoning-tokens page documents it:
+    `effort` or `max_tokens` (not both), optionally `exclude` (reason, but return none) and
+    `enabled` (reasoning at the model's default)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    effort: Literal["none", "minimal", "low", "medium", "high", "xhigh"] | None = None
+    max_tokens: int | None = Field(default=None, ge=1, le=200_000)
+    exclude: bool | None = None
+    enabled: bool | None = None
+
+    @model_validator(mode="after")
+    def _one_budget(self) -> ReasoningObject:
+        if self.effort is not None and self.max_tokens is not None:
+            raise ValueError("give reasoning effort or max_tokens, not both")
+        if self.model_dump(exclude_none=True) == {}:
+            raise ValueError("an empty reasoning object sends nothing; use reasoning_effort: off")
+        return self
+
+    @property
+    def label(self) -> str:
+        """How it shows in a label after `@`: the effort, else `maxtokens` or `enabled`."""
+        if self.effort is not None:
+            return self.effort
+        return "maxtokens" if self.max_tokens is not None else "enabled"
+
+
+class ProviderRouting(BaseModel):
+    """OpenRouter's `provider` routing object (provider-routing page): where a request may go."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    order: tuple[str, ...] | None = None
+    only: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] | None = None
+    allow_fallbacks: bool | None = None
+    require_parameters: bool | None = None
+    quantizations: tuple[str, ...] | None = None
+    sort: Literal["price", "throughput", "latency"] | None = None
+    data_collection: Literal["allow", "deny"] | None = None
+    zdr: bool | None = None
+
+    @property
+    def pinned(self) -> tuple[str, ...]:
+        """The providers it names to serve (`order`, else `only`), for labels and prices."""
+        return self.order or self.only or ()
 
 
 class ModelSpec(BaseModel):
@@ -69,13 +121,17 @@ class ModelSpec(BaseModel):
     api_key_env: str | None = None
     """Environment variable holding the key for `base_url` (optional for local servers)."""
     temperature: float = Field(default=DEFAULT_TEMPERATURE, ge=0.0, le=2.0)
-    reasoning_effort: ReasoningEffort = "off"
-    provider: tuple[str, ...] = ()
-    """OpenRouter provider pin, tried in order, without fallbacks."""
+    reasoning_effort: ReasoningEffort | ReasoningObject = "off"
+    """A reasoning effort (`off` sends nothing), or OpenRouter's whole `reasoning` object."""
+    provider: tuple[str, ...] | ProviderRouting = ()
+    """OpenRouter provider pin, tried in order, without fallbacks; or OpenRouter's whole
+    `provider` routing object (`only`, `ignore`, `sort`, `quantizations`, …)."""
     max_tokens: int = Field(default=2048, ge=16, le=200_000)
-    seed: int | None = None
-    price_prompt_per_mtok: float | None = Field(default=None, ge=0)
-    price_completion_per_mtok: float | None = Field(default=None, ge=0)
+    seed: int | None = Field(default=None, ge=0, le=2**63 - 1)
+    """Sent as is; 0..2**63-1, what a signed 64-bit integer holds with no negative (llama.cpp
+    reads a negative seed as "random")."""
+    price_prompt_per_mtok: float | None = Field(default=None, ge=0, le=1e6, allow_inf_nan=False)
+    price_completion_per_mtok: float | None = Field(default=None, ge=0, le=1e6, allow_inf_nan=False)
     judge_form: JudgeForm | None = None
     """Read only when this spec judges: how it is asked; None = `LOCAL_JUDGE_FORM` for an
     in-process model, `holistic` for any other."""
@@ -111,6 +167,18 @@ class ModelSpec(BaseModel):
     def _base_url_is_a_url(cls, value: str | None) -> str | None:
         return None if value is None else check_base_url(value)
 
+    @field_validator("api_key_env")
+    @classmethod
+    def _api_key_env_is_a_name(cls, value: str | None) -> str | None:
+        if value is None or (_ENV_NAME.fullmatch(value) and not _looks_like_key(value)):
+            return value
+        # Never echo the value: it is most likely the key itself.
+        raise UserError(
+            "api_key_env must name an environment variable (letters, digits and _, e.g. "
+            "MY_SERVER_KEY), not hold the key: put the key in .env as MY_SERVER_KEY=... and "
+            "write api_key_env: MY_SERVER_KEY"
+        )
+
     @field_validator("base_urls")
     @classmethod
     def _base_urls_are_urls(cls, value: tuple[str, ...]) -> tuple[str, ...]:
@@ -135,10 +203,9 @@ class ModelSpec(BaseModel):
 
     @property
     def judge_label(self) -> str:
-        """The judge name its judgments are stored under: `display_label`, plus `#checklist` in
-        the checklist form, so the two forms of one judge never mix."""
-        suffix = "#checklist" if self.judge_form_used == "checklist" else ""
-        return self.display_label + suffix
+        """The judge name its judgments are stored under: `display_label`, plus `#<form>` in
+        any form but holistic (`judge_label_suffix`), so the forms of one judge never mix."""
+        return self.display_label + judge_label_suffix(self.judge_form_used)
 
     @property
     def display_label(self) -> str:
@@ -146,17 +213,46 @@ class ModelSpec(BaseModel):
         if self.label:
             return self.label
         text = self.id
-        if self.provider:
-            text += "+" + ",".join(self.provider)
-        if self.reasoning_effort != "off":
-            text += f"@{self.reasoning_effort}"
+        pinned = (
+            self.provider.pinned if isinstance(self.provider, ProviderRouting) else self.provider
+        )
+        if pinned:
+            text += "+" + ",".join(pinned)
+        effort = self.reasoning_effort
+        if isinstance(effort, ReasoningObject):
+            text += f"@{effort.label}"
+        elif effort != "off":
+            text += f"@{effort}"
         if self.temperature != DEFAULT_TEMPERATURE:
             text += f"-t{self.temperature:g}"
         return text
 
     @property
-    def is_openrouter(self) -> bool:
-        return self.base_url is None or self.base_url.rstrip("/") == OPENROUTER_BASE_URL
+    def reasoning_sent(self) -> str | dict[str, Any] | None:
+        """What a request carries as its reasoning setting: None for `off`, the effort, or the
+        object's fields (`openrouter.reasoning_field` puts it on the wire)."""
+        effort = self.reasoning_effort
+        if isinstance(effort, ReasoningObject):
+            return effort.model_dump(exclude_none=True)
+        return None if effort == "off" else effort
+
+    @property
+    def pinned_providers(self) -> tuple[str, ...]:
+        """The providers named to serve it: the list, or the routing object's order/only."""
+        provider = self.provider
+        return provider.pinned if isinstance(provider, ProviderRouting) else provider
+
+    @property
+    def provider_pin(self) -> tuple[str, ...]:
+        """The providers a list pins (tried in order, no fallbacks); () for a routing object."""
+        return () if isinstance(self.provider, ProviderRouting) else self.provider
+
+    @property
+    def provider_routing(self) -> dict[str, Any] | None:
+        """The routing object's fields as sent, or None when `provider` is a list."""
+        if isinstance(self.provider, ProviderRouting):
+            return self.provider.model_dump(mode="json", exclude_none=True)
+        return None
 
     @property
     def runs_locally(self) -> bool:
@@ -180,6 +276,14 @@ class ModelSpec(BaseModel):
 
 
 _NUMERIC_HOST = re.compile(r"^[0-9.]+$")
+_FIELD_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+
+
+def _looks_like_key(name: str) -> bool:
+    """A long mix of lower case and digits is a token, not a variable name."""
+    lower = any(c.islower() for c in name)
+    return lower and any(c.isdigit() for c in name) and len(name) >= 16 and "_" not in name
 
 
 def check_base_url(url: str) -> str:
@@ -187,14 +291,25 @@ def check_base_url(url: str) -> str:
     what is wrong with it. A `UserError` (not a `ValueError`) passes through pydantic, so
     every place a spec is built — `--base-url`, `--judge-base-url`, `models.yaml` — stops
     with this one line instead of a traceback."""
-    shown = without_url_credentials(url)
+    shown = url_shown(url)
+    if any(char.isspace() for char in url):
+        raise UserError(f"base_url {shown!r} contains a space or line break; remove it")
     try:
         parts = urlsplit(url)
         port = parts.port  # raises for a port out of range or not a number
     except ValueError as exc:
-        raise UserError(f"base_url {shown!r} is not a valid URL ({exc})") from None
+        # The parser's text may quote a password's tail (`as 'pa'`): say what to do instead.
+        why = "percent-encode the user name and password, e.g. / as %2F" if "@" in url else exc
+        raise UserError(f"base_url {shown!r} is not a valid URL ({why})") from None
     if parts.scheme not in ("http", "https"):
         raise UserError(f"base_url {shown!r} must start with http:// or https://")
+    if parts.query or parts.fragment or url.endswith(("?", "#")):
+        # Paths are appended to the base URL, so a query or fragment would end up mid-URL;
+        # a key in the query would be stored with the URL.
+        raise UserError(
+            f"base_url {shown!r} has a query string or fragment (after ? or #); give the base "
+            "URL alone (e.g. http://host:8000/v1) and a key through api_key_env"
+        )
     host = parts.hostname
     if not host:
         raise UserError(f"base_url {shown!r} has no host")
@@ -227,9 +342,19 @@ class ModelsFile(BaseModel):
     judge: ModelSpec | None = None
 
 
+_TYPE_MISMATCH = frozenset({"literal_error", "tuple_type", "dict_type", "model_type"})
+"""Errors that only say "not this branch of a union"; another branch's error says more."""
+
+
 def _describe_error(path: Path | str, data: Any, exc: ValidationError) -> str:
-    first = exc.errors()[0]
-    loc = list(first["loc"])
+    errors = exc.errors()
+    # Of a union's errors (an effort or a reasoning object, a list or a routing object), the
+    # deepest that is not a mere type mismatch names what is wrong with what was written.
+    same_field = [e for e in errors if e["loc"][:3] == errors[0]["loc"][:3]]
+    first = max(same_field, key=lambda e: (len(e["loc"]), e["type"] not in _TYPE_MISMATCH))
+    # A union's branch shows in the location as its type ("literal['off', …]",
+    # "ProviderRouting"): not a field; fields are snake_case.
+    loc = [p for p in first["loc"] if isinstance(p, int) or _FIELD_NAME.match(str(p))]
     where = ""
     if len(loc) >= 2 and loc[0] == "models" and isinstance(loc[1], int):
         index = loc[1]
@@ -244,8 +369,19 @@ def _describe_error(path: Path | str, data: Any, exc: ValidationError) -> str:
     return f"{path}:{entry_text}{field_text}: {first['msg']}; fix it and run again"
 
 
+MAX_MODELS_FILE_BYTES = 1_000_000
+"""A models.yaml is a few KB; a 10 MB one took 39 s and 1.1 GB to parse before it was refused."""
+
+
 def load_models_file(path: Path) -> ModelsFile:
     """Read and validate a `models.yaml`; raise `UserError` naming the file, entry and field."""
+    with contextlib.suppress(OSError):  # a missing file is reported by read_user_text
+        size = path.stat().st_size
+        if size > MAX_MODELS_FILE_BYTES:
+            raise UserError(
+                f"config file {path} is {size:,} bytes, more than a models.yaml needs "
+                f"({MAX_MODELS_FILE_BYTES:,} at most); check the --config path"
+            )
     text = read_user_text(path, f"config file {path}", "check the --config path")
     return parse_models_file(text, path)
 
@@ -280,3 +416,55 @@ def specs_from_names(names: str, *, base_url: str | None) -> tuple[ModelSpec, ..
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"]) or "model"
         raise UserError(f"--models/--base-url: {field}: {first['msg']}") from None
+
+
+# -- a leaderboard label read back into its parts -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LabelParts:
+    """A leaderboard label split by the grammar ``base[+provider][@effort][-tT]``."""
+
+    base: str
+    provider: str | None = None
+    effort: str | None = None
+    temperature: float | None = None
+
+    @property
+    def family(self) -> str | None:
+        """The provider prefix of the base model id ("openai" in "openai/gpt-4o")."""
+        return self.base.split("/", 1)[0] if "/" in self.base else None
+
+    def settings(self) -> tuple[str, ...]:
+        """The settings this label adds to its base, in words."""
+        found = [("provider", self.provider), ("effort", self.effort)]
+        found.append(("temperature", None if self.temperature is None else f"{self.temperature:g}"))
+        return tuple(f"{name} {value}" for name, value in found if value is not None)
+
+
+_LABEL = re.compile(
+    r"^(?P<base>[^+@]+?)(?:\+(?P<provider>[^+@]+?))?(?:@(?P<effort>[A-Za-z]+))?"
+    r"(?:-t(?P<temperature>[0-2](?:\.\d+)?))?$"
+)
+
+
+def parse_label(label: str) -> LabelParts:
+    """Split ``base[+provider][@effort][-tT]``, e.g. ``x-ai/grok+fireworks@low-t0.7``.
+
+    A trailing ``-t`` counts as a temperature only when followed by a number from 0 to 2, so
+    ``google/flan-t5`` stays a base model id.
+    """
+    match = _LABEL.match(label)
+    if match is None:
+        raise ValueError(
+            f"cannot read model label {label!r}; expected base[+provider][@effort][-tT]"
+        )
+    temperature = match["temperature"]
+    if temperature is not None and float(temperature) > 2.0:
+        return LabelParts(f"{match['base']}-t{temperature}", match["provider"], match["effort"])
+    return LabelParts(
+        match["base"],
+        match["provider"],
+        match["effort"],
+        None if temperature is None else float(temperature),
+    )

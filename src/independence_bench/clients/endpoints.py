@@ -18,22 +18,37 @@ import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
-from independence_bench.clients.config import OPENROUTER_BASE_URL, ModelSpec, check_base_url
+from independence_bench.clients.config import ModelSpec, check_base_url
 from independence_bench.clients.endpoint_group import EndpointGroup
 from independence_bench.clients.http import ConnectionBudget
 from independence_bench.clients.open_files import connection_budget
 from independence_bench.clients.openai_compat import OpenAICompatibleClient
+from independence_bench.clients.openrouter import (
+    KEY_ALIAS_ENV,
+    KEY_ENV,
+    attribution_headers,
+    free_requests_per_minute,
+    is_openrouter_endpoint,
+    openrouter_key,
+    openrouter_url,
+)
 from independence_bench.clients.protocol import (
     ClientError,
     Completion,
     CompletionRequest,
     ModelClient,
 )
-from independence_bench.clients.ratelimit import THROTTLE_STATUSES, AdaptiveLimiter, limiter_for
+from independence_bench.clients.ratelimit import (
+    THROTTLE_STATUSES,
+    AdaptiveLimiter,
+    RatePacer,
+    limiter_for,
+)
 from independence_bench.clients.redact import without_url_credentials
+from independence_bench.clients.send_guard import check_before_send
 from independence_bench.errors import UserError
 
-OPENROUTER_KEY_ENV = "OPENROUTER_API_KEY"
+OPENROUTER_KEY_ENV = KEY_ENV
 GENERIC_KEY_ENV = "AIB_API_KEY"
 
 
@@ -64,11 +79,17 @@ class Endpoint:
     calls: int = 0
     failures: int = 0
     rng: random.Random = field(default_factory=lambda: random.Random(0))
+    pacers: dict[str, RatePacer] = field(default_factory=dict)
+    """Per model id, the pace its calls start at (OpenRouter's `:free` models)."""
 
     async def send(self, request: CompletionRequest) -> Completion:
         """One counted call through the limiter; a 429 or 503 shrinks the limit, a reply grows
         it."""
+        pacer = self.pacers.get(request.model)
+        if pacer is not None:
+            await pacer.wait()
         async with self.limiter as permit:
+            check_before_send()  # the run may have stopped, or lost the claim, while it waited
             self.calls += 1
             try:
                 completion = await self.client.complete(request)
@@ -131,21 +152,31 @@ class ClientPool:
             return self._group_for(spec)
         # Checked here too: a spec copied with a new URL (`--base-url` over a config) skips
         # pydantic's validation, and this is where every connection starts.
-        base_url = check_base_url((spec.base_url or OPENROUTER_BASE_URL).rstrip("/"))
+        base_url = check_base_url((spec.base_url or openrouter_url(self._env)).rstrip("/"))
         key = self._api_key(spec)
         name = f"{base_url}#{spec.api_key_env or ''}"
+        on_openrouter = self.is_openrouter(spec)
         if name not in self._endpoints:
             client = OpenAICompatibleClient(
                 base_url=base_url,
                 api_key=key,
-                is_openrouter=spec.is_openrouter,
+                is_openrouter=on_openrouter,
                 timeout_s=self._timeout_s,
                 connections=self.connections,
+                headers=attribution_headers(self._env),
             )
             shown = without_url_credentials(base_url)
             limiter = limiter_for(self._concurrency, self.connections.limit)
             self._endpoints[name] = Endpoint(shown, client, limiter)
-        return self._endpoints[name]
+        endpoint = self._endpoints[name]
+        rate = free_requests_per_minute(spec.id, self._env) if on_openrouter else None
+        if rate is not None and spec.id not in endpoint.pacers:
+            endpoint.pacers[spec.id] = RatePacer(rate)
+        return endpoint
+
+    def is_openrouter(self, spec: ModelSpec) -> bool:
+        """Whether `spec`'s endpoint is OpenRouter (`openrouter.is_openrouter_endpoint`)."""
+        return not spec.base_urls[1:] and is_openrouter_endpoint(spec.base_url, self._env)
 
     def _group_for(self, spec: ModelSpec) -> Endpoint:
         """One endpoint spreading calls over the endpoints of `spec.base_urls`."""
@@ -169,11 +200,12 @@ class ClientPool:
                     "export it or put it in .env"
                 )
             return key
-        if spec.is_openrouter:
-            key = self._env.get(OPENROUTER_KEY_ENV)
+        if self.is_openrouter(spec):
+            key = openrouter_key(self._env)
             if not key:
                 raise UserError(
-                    f"${OPENROUTER_KEY_ENV} is not set; export your OpenRouter key, or use "
+                    f"${OPENROUTER_KEY_ENV} (or ${KEY_ALIAS_ENV}) is not set; export your "
+                    "OpenRouter key, or use "
                     "--base-url for a local OpenAI-compatible server (or no --models for the "
                     "offline embedded model)"
                 )
@@ -242,6 +274,7 @@ async def call_with_retry(
             else:
                 last_error = ClientError("the model returned an empty reply", retryable=True)
         if attempt < policy.max_attempts:
+            check_before_send()  # a stopping run does not wait out a backoff to give up
             retry_after = last_error.retry_after if last_error else None
             await asyncio.sleep(policy.delay(attempt, retry_after, endpoint.rng))
     if kept is not None:

@@ -17,7 +17,9 @@ connections of every endpoint of a run share one `ConnectionBudget`, the open-fi
 pool holds no more than the budget, so no number of calls in flight runs the process out of
 file descriptors. Within the budget the endpoint's limiter decides how many calls are in flight.
 Transport failures (refused, reset, timed out) raise `HttpFailure`; every HTTP status, error or
-not, comes back as an `HttpReply`.
+not, comes back as an `HttpReply`, its body read within the caps of `reply_body.py`. A POST is
+never redirected: aiohttp, like browsers, would resend a 301/302's POST as a GET without its
+body, so a redirect is an `HttpFailure` naming where it points.
 """
 
 from __future__ import annotations
@@ -25,13 +27,14 @@ from __future__ import annotations
 import asyncio
 import base64
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 from urllib.request import getproxies, proxy_bypass
 
 from independence_bench import __version__
 from independence_bench.clients.redact import without_url_credentials
+from independence_bench.clients.reply_body import BodyBudget, BodyRefused, read_body
 from independence_bench.errors import UserError
 from independence_bench.text.lossless import json_dumps, json_loads
 
@@ -42,9 +45,11 @@ if TYPE_CHECKING:
 class HttpFailure(Exception):
     """No HTTP reply at all: the connection failed, was dropped, or the call timed out."""
 
-    def __init__(self, message: str, *, timed_out: bool) -> None:
+    def __init__(self, message: str, *, timed_out: bool, retryable: bool = True) -> None:
         super().__init__(message)
         self.timed_out = timed_out
+        self.retryable = retryable
+        """False when asking again cannot help (a body over its cap, a redirected POST)."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,8 @@ class HttpReply:
     content_type: str
     retry_after: str | None
     body: bytes
+    rate_limits: Mapping[str, str] = field(default_factory=dict)
+    """The `X-RateLimit-*` headers, lower-cased (OpenRouter sends them on its own 429s)."""
 
     def json(self) -> Any:
         """The body as JSON (bytes that are not UTF-8 kept, `lossless.decode_body`); raises
@@ -92,6 +99,8 @@ class ConnectionBudget:
     def __init__(self, limit: int | None) -> None:
         self.limit = limit
         self._slots = asyncio.Semaphore(limit) if limit is not None else None
+        self.bodies = BodyBudget()
+        """What the reply bodies being read may hold together (`reply_body.py`)."""
 
     async def __aenter__(self) -> None:
         if self._slots is not None:
@@ -112,12 +121,14 @@ class JsonPoster:
         api_key: str | None,
         timeout_s: float,
         connections: ConnectionBudget | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         self._base_url, login = _split_credentials(base_url.rstrip("/"))
         self._headers = {
             "Content-Type": "application/json",
             "Accept": "application/json",
             "User-Agent": f"ai-independence-bench/{__version__}",
+            **(headers or {}),
         }
         if api_key and login is not None:
             raise UserError(
@@ -125,6 +136,7 @@ class JsonPoster:
                 "is set too; both would be the Authorization header, so give only one"
             )
         if api_key:
+            _refuse_unsendable_key(api_key, base_url)
             self._headers["Authorization"] = f"Bearer {api_key}"
         elif login is not None:
             self._headers["Authorization"] = login
@@ -175,16 +187,37 @@ class JsonPoster:
             async with (
                 self._connections,
                 session.request(
-                    method, url, data=data, proxy=self._proxy, timeout=timeout or self._timeout
+                    method,
+                    url,
+                    data=data,
+                    proxy=self._proxy,
+                    timeout=timeout or self._timeout,
+                    allow_redirects=method != "POST",
                 ) as response,
             ):
-                body = await response.read()
+                if 300 <= response.status < 400 and method == "POST":
+                    raise HttpFailure(_redirect_text(response), timed_out=False, retryable=False)
+                try:
+                    body = await read_body(response, budget=self._connections.bodies)
+                except BaseException:
+                    response.close()  # a body left unread (over its cap) is not waited for
+                    raise
+                if not response.content.at_eof():
+                    response.close()  # an error body cut at its cap: drop the connection
+                # (a body read to its end leaves the connection to the pool, kept alive)
                 return HttpReply(
                     status=response.status,
                     content_type=response.headers.get("Content-Type", ""),
                     retry_after=response.headers.get("Retry-After"),
                     body=body,
+                    rate_limits={
+                        name.lower(): value
+                        for name, value in response.headers.items()
+                        if name.lower().startswith("x-ratelimit-")
+                    },
                 )
+        except BodyRefused as exc:
+            raise HttpFailure(str(exc), timed_out=False, retryable=exc.retryable) from None
         except TimeoutError as exc:  # aiohttp's timeouts subclass it
             raise HttpFailure("request timed out", timed_out=True) from exc
         except (aiohttp.ClientError, OSError) as exc:
@@ -194,3 +227,23 @@ class JsonPoster:
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+
+def _redirect_text(response: aiohttp.ClientResponse) -> str:
+    location = without_url_credentials(response.headers.get("Location", "")[:300]) or "nowhere"
+    return (
+        f"HTTP {response.status}: the endpoint redirects calls to {location}; "
+        "set base_url to the address it names (a redirected POST is not followed)"
+    )
+
+
+def _refuse_unsendable_key(key: str, base_url: str) -> None:
+    """A key with a control or non-ASCII character cannot go in a header (aiohttp raised a
+    traceback mid-run); say where, never what."""
+    for position, char in enumerate(key, start=1):
+        if not " " < char < "\x7f":
+            raise UserError(
+                f"the API key for {without_url_credentials(base_url)} has a space, control or "
+                f"non-ASCII character at position {position} of {len(key)}; copy the key "
+                "again (one line, nothing around it)"
+            )

@@ -1,9 +1,11 @@
 """The `ModelClient` for OpenRouter and any OpenAI-compatible server, over one aiohttp session.
 
 One `OpenAICompatibleClient` per endpoint (base URL + key). It maps a `CompletionRequest` onto
-the chat-completions API — OpenRouter's `reasoning.effort` and provider pinning go in the body's
-extra fields — and maps every failure onto `ClientError`, marking what a retry can fix. Every
-request, `POST /chat/completions` and `GET /models` alike, goes through `http.JsonPoster`.
+the chat-completions API — on an OpenRouter endpoint (`openrouter.is_openrouter_endpoint`) its
+`reasoning` and `provider` objects go in the body and its attribution headers on every request,
+and on no other endpoint — and maps every failure onto `ClientError`, marking what a retry can
+fix; what a reply means, in-band errors included, is `replies.py`'s. Every request, `POST
+/chat/completions` and `GET /models` alike, goes through `http.JsonPoster`.
 
 It adapts to what the server can do, so the same run works on OpenRouter, vLLM, Ollama and
 llama-cpp-python's server. Messages go out without `"content": null` (a tool-call-only assistant
@@ -12,35 +14,78 @@ goes out as `response_format: json_schema`, and when the server refuses that by 
 4xx/5xx whose message mentions `response_format`, `json_schema` or `json_object`), as
 `json_object` with the schema beside it, then with no `response_format` at all (the judge prompt
 spells out the fields either way). The step down is remembered for the endpoint.
+
+A server that refuses the `tools` field itself (vLLM without `--enable-auto-tool-choice
+--tool-call-parser`, llama.cpp's `llama-server` without `--jinja`, an Ollama model whose
+template has no tools) is detected by its first refusal: a model's first call with tools goes
+alone (`tool_support.py`), and once refused, the model's calls on this endpoint get the tools
+described in the prompt (`tool_prompt.py`); the conversation layer reads the call from the
+reply text and counts it as a protocol deviation. `notices` says so, once, with the server
+flags that give native tool calls back.
 """
 
 from __future__ import annotations
 
 import asyncio
-import math
 import time
+from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
+from urllib.parse import quote, urlsplit
 
 from independence_bench.clients.http import ConnectionBudget, HttpFailure, HttpReply, JsonPoster
 from independence_bench.clients.local.gguf_chat import constrainable_schema
+from independence_bench.clients.openrouter import provider_field, reasoning_field
 from independence_bench.clients.protocol import (
     ClientError,
     Completion,
     CompletionRequest,
     Message,
     NotJsonReply,
-    ToolCall,
 )
-from independence_bench.clients.redact import Redactor
+from independence_bench.clients.redact import Redactor, without_url_credentials
+from independence_bench.clients.replies import (
+    RETRYABLE_STATUS,
+    completion_of,
+    inband_error,
+    rate_limit_error,
+)
+from independence_bench.clients.reply_body import cut_error_text
+from independence_bench.clients.tool_prompt import (
+    TOOLS_IN_PROMPT,
+    instructions_digest,
+    tools_in_text,
+)
+from independence_bench.clients.tool_support import ToolSupport
 
-RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 RESPONSE_FORMATS = ("json_schema", "json_object", "prompt")
 """How a judge's schema is sent, best first; `prompt`: only in the prompt, no response_format."""
 _FORMAT_WORDS = ("response_format", "json_schema", "json_object")
+_TOOL_WORDS = (
+    # vLLM, docs.vllm.ai "Tool Calling" (Automatic Function Calling): `auto` tool choice needs
+    # `--enable-auto-tool-choice` and `--tool-call-parser`; the 400 names both flags.
+    "tool-call-parser",
+    "auto-tool-choice",
+    "tool choice",
+    "tool_choice",
+    # llama.cpp's llama-server: tools need the Jinja chat template (`--jinja`).
+    "--jinja",
+    "tools param",
+    # Ollama: a model whose template has no tool support answers "... does not support tools".
+    "support tools",
+)
+TOOLS_FLAGS_HINT = (
+    "for native tool calls restart the server with its tool-call flags (vLLM: "
+    "--enable-auto-tool-choice --tool-call-parser NAME; llama.cpp's llama-server: --jinja; "
+    "Ollama: a model tagged 'tools'), or run with --modes user_role"
+)
 MODELS_CONNECT_TIMEOUT_S = 15.0
 LIST_ATTEMPTS = 3
 """How often `GET /models` is asked when it answers a non-JSON body that is not a web page."""
 LIST_RETRY_DELAY_S = 0.5
+MAX_LIST_PAGES = 50
+"""`GET /models` pages followed at most (OpenRouter pages by `links.next`, 500 models each)."""
+OPENROUTER_ONLY_MESSAGE_FIELDS = ("reasoning_details",)
 
 
 def _seconds(value: str | None) -> float | None:
@@ -53,18 +98,33 @@ def _seconds(value: str | None) -> float | None:
         return None
 
 
-def wire_messages(messages: tuple[Message, ...]) -> list[Message]:
-    """Messages as sent: a `content` of None is left out rather than sent as `null`."""
-    return [
-        {k: v for k, v in m.items() if k != "content"} if m.get("content") is None else m
-        for m in messages
-    ]
+def wire_messages(messages: tuple[Message, ...], *, openrouter: bool = False) -> list[Message]:
+    """Messages as sent: a `content` of None is left out rather than sent as `null`, and
+    OpenRouter's `reasoning_details` go to OpenRouter only."""
+    sent: list[Message] = []
+    for message in messages:
+        foreign = not openrouter and any(f in message for f in OPENROUTER_ONLY_MESSAGE_FIELDS)
+        if message.get("content") is None or foreign:
+            message = {
+                k: v
+                for k, v in message.items()
+                if not (k == "content" and v is None)
+                and (openrouter or k not in OPENROUTER_ONLY_MESSAGE_FIELDS)
+            }
+        sent.append(message)
+    return sent
 
 
 def refuses_response_format(reply: HttpReply) -> bool:
     """True when an error reply blames the request's `response_format`."""
     text = reply.text.lower()
     return reply.status >= 400 and any(word in text for word in _FORMAT_WORDS)
+
+
+def refuses_tools(reply: HttpReply) -> bool:
+    """True when an error reply blames the request's `tools` (see `_TOOL_WORDS`)."""
+    text = reply.text.lower()
+    return 400 <= reply.status < 600 and any(word in text for word in _TOOL_WORDS)
 
 
 def _is_web_page(reply: HttpReply) -> bool:
@@ -82,15 +142,26 @@ class OpenAICompatibleClient:
         is_openrouter: bool,
         timeout_s: float = 300.0,
         connections: ConnectionBudget | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         self._is_openrouter = is_openrouter
+        self._base_path = urlsplit(base_url).path.rstrip("/")
         self._http = JsonPoster(
-            base_url=base_url, api_key=api_key, timeout_s=timeout_s, connections=connections
+            base_url=base_url,
+            api_key=api_key,
+            timeout_s=timeout_s,
+            connections=connections,
+            headers=headers if is_openrouter else None,
         )
         self._format_level = 0
         """Index into `RESPONSE_FORMATS`: how this endpoint takes a schema, learnt by refusals."""
         self._redact = Redactor([api_key])
         """Error texts come from the server; a proxy may echo the key in them."""
+        self._shown = without_url_credentials(base_url)
+        self._tools = ToolSupport()
+        """Per model: whether the server refused `tools` (they go in the prompt from then on)."""
+        self.notices: list[str] = []
+        """One line per adaptation the user should know of (said once per endpoint and model)."""
 
     @property
     def response_format(self) -> str:
@@ -102,23 +173,67 @@ class OpenAICompatibleClient:
 
     async def list_models(self) -> list[dict[str, Any]]:
         """The entries of the endpoint's `GET /models` (raw JSON, so OpenRouter's `pricing`
-        survives); raises `ClientError` (status None: no answer) or `NotJsonReply`.
+        survives), every page of it; raises `ClientError` (status None: no answer) or
+        `NotJsonReply`.
 
-        A non-JSON body that is not a web page (a proxy's plain-text hiccup) is asked for
-        again, as a chat call would be, so it does not end a run before it starts."""
+        OpenRouter's list is paged: each page's `links.next` names the next (models API
+        reference, `ModelsListResponseLinks`). It is followed while it stays under this
+        endpoint's base path, at most `MAX_LIST_PAGES` times."""
+        entries: list[dict[str, Any]] = []
+        path: str | None = "/models"
+        for _ in range(MAX_LIST_PAGES):
+            if path is None:
+                break
+            data = await self._get_json(path)
+            page = data.get("data") if isinstance(data, dict) else None
+            entries += [e for e in page if isinstance(e, dict)] if isinstance(page, list) else []
+            links = data.get("links") if isinstance(data, dict) else None
+            path = self._next_page(links.get("next") if isinstance(links, dict) else None)
+        return entries
+
+    def _next_page(self, link: Any) -> str | None:
+        """The path under the base URL a `links.next` names, or None (none, or elsewhere)."""
+        if not isinstance(link, str) or not link.strip():
+            return None
+        parts = urlsplit(link.strip())
+        if parts.scheme or parts.netloc or not parts.path.startswith(self._base_path + "/"):
+            return None
+        if ".." in parts.path.split("/"):
+            return None
+        rest = parts.path[len(self._base_path) :]
+        return rest + (f"?{parts.query}" if parts.query else "")
+
+    async def model_endpoints(self, model_id: str) -> list[dict[str, Any]]:
+        """OpenRouter's `GET /models/{author}/{slug}/endpoints`: the providers serving a model,
+        each with its own `pricing`; [] when the endpoint has no such list."""
+        if not self._is_openrouter or model_id.count("/") != 1:
+            return []
+        model = quote(model_id.split(":", 1)[0], safe="/")
+        try:
+            data = await self._get_json(f"/models/{model}/endpoints")
+        except ClientError:
+            return []
+        listed = data.get("data") if isinstance(data, dict) else None
+        found = listed.get("endpoints") if isinstance(listed, dict) else None
+        return [e for e in found if isinstance(e, dict)] if isinstance(found, list) else []
+
+    async def _get_json(self, path: str) -> Any:
+        """`GET path` as JSON. A non-JSON body that is not a web page (a proxy's plain-text
+        hiccup) is asked for again, as a chat call would be, so it does not end a run before
+        it starts."""
         for attempt in range(1, LIST_ATTEMPTS + 1):
             try:
-                reply = await self._http.get("/models", connect_timeout_s=MODELS_CONNECT_TIMEOUT_S)
-            except HttpFailure:
-                raise ClientError("no answer", retryable=True) from None
+                reply = await self._http.get(path, connect_timeout_s=MODELS_CONNECT_TIMEOUT_S)
+            except HttpFailure as exc:
+                text = "no answer" if exc.retryable else str(exc)  # e.g. a body over its cap
+                raise ClientError(text, retryable=exc.retryable) from None
             if reply.status >= 400:
                 error = NotJsonReply if "html" in reply.content_type.lower() else ClientError
                 raise error(
                     self._redact(_reply_error_text(reply)), retryable=False, status=reply.status
                 )
             try:
-                data = reply.json()
-                break
+                return reply.json()
             except ValueError:
                 _refuse_web_page(reply)
                 if attempt == LIST_ATTEMPTS:
@@ -128,12 +243,18 @@ class OpenAICompatibleClient:
                         status=reply.status,
                     ) from None
             await asyncio.sleep(LIST_RETRY_DELAY_S * attempt)
-        entries = data.get("data") if isinstance(data, dict) else None
-        return [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
+        raise AssertionError("unreachable")
 
     def _body(self, request: CompletionRequest) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": request.model, "messages": wire_messages(request.messages)}
-        if request.tools:
+        messages = request.messages
+        in_prompt = self._tools.in_prompt(request.model)
+        if request.tools and in_prompt:
+            messages = tools_in_text(messages, request.tools)
+        body: dict[str, Any] = {
+            "model": request.model,
+            "messages": wire_messages(messages, openrouter=self._is_openrouter),
+        }
+        if request.tools and not in_prompt:
             body["tools"] = list(request.tools)
         if request.temperature is not None:
             body["temperature"] = request.temperature
@@ -141,13 +262,15 @@ class OpenAICompatibleClient:
             body["max_tokens"] = request.max_tokens
         if request.seed is not None:
             body["seed"] = request.seed
+        if request.top_logprobs is not None:
+            # OpenAI API reference, "Create chat completion": `logprobs` (boolean) and
+            # `top_logprobs` (0-20, needs `logprobs: true`); OpenRouter's API reference lists
+            # both among its request parameters and passes them to providers that support them.
+            body["logprobs"] = True
+            body["top_logprobs"] = request.top_logprobs
         extra: dict[str, Any] = {}
-        if request.reasoning_effort:
-            extra["reasoning"] = {"effort": request.reasoning_effort}
-        if request.provider_order:
-            extra["provider"] = {"order": list(request.provider_order), "allow_fallbacks": False}
         if self._is_openrouter:
-            extra["usage"] = {"include": True}
+            extra = self._openrouter_fields(request)
         if request.response_schema is not None:
             if self.response_format == "json_schema":
                 body["response_format"] = {
@@ -170,15 +293,41 @@ class OpenAICompatibleClient:
         body.update(extra)
         return body
 
+    def _openrouter_fields(self, request: CompletionRequest) -> dict[str, Any]:
+        """OpenRouter's own body fields: `reasoning`, and `provider` — with
+        `require_parameters` whenever a judge schema goes as `response_format`, so no
+        provider that would ignore it is chosen (structured-outputs page)."""
+        fields: dict[str, Any] = {}
+        reasoning = reasoning_field(request.reasoning_effort)
+        if reasoning is not None:
+            fields["reasoning"] = reasoning
+        schema_sent = request.response_schema is not None and self.response_format != "prompt"
+        provider = provider_field(
+            request.provider_order, request.provider_routing, require_parameters=schema_sent
+        )
+        if provider is not None:
+            fields["provider"] = provider
+        return fields
+
     async def complete(self, request: CompletionRequest) -> Completion:
+        first = bool(request.tools) and await self._tools.first_call(request.model)
+        try:
+            return await self._complete(request)
+        finally:
+            if first:
+                self._tools.settle(request.model)
+
+    async def _complete(self, request: CompletionRequest) -> Completion:
         started = time.perf_counter()
         level = self._format_level
+        native_tools = bool(request.tools) and not self._tools.in_prompt(request.model)
         try:
             reply = await self._http.post("/chat/completions", self._body(request))
         except HttpFailure as exc:
             if exc.timed_out:
                 raise ClientError("request timed out", retryable=True) from exc
-            raise ClientError(self._redact(f"connection failed: {exc}"), retryable=True) from exc
+            text = f"connection failed: {exc}" if exc.retryable else str(exc)
+            raise ClientError(self._redact(text), retryable=exc.retryable) from exc
         if reply.status >= 400:
             if (
                 request.response_schema is not None
@@ -188,13 +337,11 @@ class OpenAICompatibleClient:
                 # llama-cpp-python answers json_schema with HTTP 500, older vLLM with 400;
                 # step down once for the endpoint (concurrent refusals do not step twice).
                 self._format_level = max(self._format_level, level + 1)
-                return await self.complete(request)
-            raise ClientError(
-                self._redact(_reply_error_text(reply)),
-                retryable=reply.status in RETRYABLE_STATUS,
-                status=reply.status,
-                retry_after=_seconds(reply.retry_after),
-            )
+                return await self._complete(request)
+            if native_tools and refuses_tools(reply):
+                self._adopt_text_tools(request.model, reply)
+                return await self._complete(request)
+            raise self._status_error(reply, request.model)
         try:
             response = reply.json()
         except ValueError:
@@ -204,7 +351,48 @@ class OpenAICompatibleClient:
                 f"malformed response: HTTP {reply.status} body is not JSON", retryable=True
             ) from None
         latency = time.perf_counter() - started
-        return _completion_from(response, latency)
+        failure = inband_error(response, _seconds(reply.retry_after))
+        if failure is not None:
+            raise ClientError(
+                self._redact(str(failure)),
+                retryable=failure.retryable,
+                status=failure.status,
+                retry_after=failure.retry_after,
+            )
+        completion = completion_of(response, latency)
+        if request.tools and not native_tools:
+            # Recorded with the turn (its note), since the stored request shows the tools as
+            # they were asked for, not as this endpoint got them.
+            extra = {**completion.extra, TOOLS_IN_PROMPT: instructions_digest()}
+            completion = replace(completion, extra=extra)
+        return completion
+
+    def _status_error(self, reply: HttpReply, model: str) -> ClientError:
+        """The `ClientError` of an HTTP error status: retryable by status; a 402 with
+        `Retry-After` waits (limits page: an in-flight budget that frees up); a 429 whose
+        `X-RateLimit-*` headers say the limit resets far off stops the model."""
+        text = self._redact(_reply_error_text(reply))
+        retry_after = _seconds(reply.retry_after)
+        if reply.status == 429 and (capped := rate_limit_error(text, reply.rate_limits, model)):
+            return capped
+        return ClientError(
+            text,
+            retryable=reply.status in RETRYABLE_STATUS
+            or (reply.status == 402 and retry_after is not None),
+            status=reply.status,
+            retry_after=retry_after,
+        )
+
+    def _adopt_text_tools(self, model: str, reply: HttpReply) -> None:
+        """Send `model`'s tools in the prompt from now on, and say so once with the fix."""
+        if not self._tools.refused(model):
+            return  # a concurrent refusal already switched (and said so)
+        self.notices.append(
+            f"{self._shown} refused tool calls for {model} "
+            f"({self._redact(_reply_error_text(reply))[:240]}); its tool_role conversations "
+            "describe the tool in the prompt and read the call from the reply text, counted as "
+            f"protocol deviations; {TOOLS_FLAGS_HINT}"
+        )
 
 
 def _refuse_web_page(reply: HttpReply) -> None:
@@ -227,68 +415,12 @@ def _reply_error_text(reply: HttpReply) -> str:
         inner = body.get("error", body)
         if isinstance(inner, dict):
             message = inner.get("message")
+            metadata = inner.get("metadata")
+            provider = metadata.get("provider_name") if isinstance(metadata, dict) else None
+            if isinstance(message, str) and message and isinstance(provider, str) and provider:
+                message = f"{message} (provider {provider})"
+        elif isinstance(inner, str):  # LM Studio: `{"error": "<text>"}`
+            message = inner
     if not isinstance(message, str) or not message:
         message = reply.text.strip()[:300] or "(empty body)"
-    return f"HTTP {reply.status}: {message}"
-
-
-def _mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-_MAX_COUNT = 2**62
-"""Token counts beyond this are nonsense (and beyond SQLite's INTEGER); they count as absent."""
-
-
-def _count(value: Any) -> int | None:
-    """A token count: a non-negative int that fits the store; anything else is absent."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        return None
-    return value if 0 <= value < _MAX_COUNT else None
-
-
-def _cost(value: Any) -> float | None:
-    """A cost in USD: a finite, non-negative number (`NaN`, `Infinity`, `-1` count as absent)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    try:
-        cost = float(value)
-    except OverflowError:  # an int too large for a float
-        return None
-    return cost if math.isfinite(cost) and cost >= 0 else None
-
-
-def _completion_from(response: Any, latency: float) -> Completion:
-    """A `Completion` from the reply's JSON; fields of the wrong type count as absent."""
-    choices = _mapping(response).get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise ClientError("the endpoint returned no choices", retryable=True)
-    choice = choices[0]
-    message = _mapping(choice.get("message"))
-    calls = message.get("tool_calls")
-    tool_calls = tuple(
-        ToolCall(
-            id=_text(call.get("id")) or "",
-            name=_text(function.get("name")) or "",
-            arguments=_text(function.get("arguments")) or "",
-        )
-        for call in (calls if isinstance(calls, list) else [])
-        if isinstance(call, dict) and isinstance(function := call.get("function"), dict)
-    )
-    reasoning = _text(message.get("reasoning")) or _text(message.get("reasoning_content"))
-    usage = _mapping(response.get("usage"))
-    return Completion(
-        content=_text(message.get("content")),
-        tool_calls=tool_calls,
-        reasoning=reasoning,
-        finish_reason=_text(choice.get("finish_reason")),
-        prompt_tokens=_count(usage.get("prompt_tokens")),
-        completion_tokens=_count(usage.get("completion_tokens")),
-        cost_usd=_cost(usage.get("cost")),
-        latency_s=latency,
-        served_by=_text(response.get("provider")) or _text(response.get("model")),
-    )
+    return f"HTTP {reply.status}: {cut_error_text(message)}"

@@ -12,8 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-ReasoningEffort = Literal["off", "minimal", "low", "medium", "high"]
-"""What a model configuration may ask for; `off` sends no reasoning setting at all."""
+ReasoningEffort = Literal["off", "none", "minimal", "low", "medium", "high", "xhigh"]
+"""What a model configuration may ask for. `off` sends no reasoning setting at all; `none` asks
+OpenRouter to switch reasoning off (`reasoning.effort: "none"`), as the published runs did."""
 
 Message = Mapping[str, Any]
 """One OpenAI chat-format message (`role`, `content`, optional `tool_calls` / `tool_call_id`)."""
@@ -28,14 +29,21 @@ class CompletionRequest:
     tools: tuple[Mapping[str, Any], ...] = ()
     temperature: float | None = None
     max_tokens: int | None = None
-    reasoning_effort: str | None = None
-    """OpenRouter's `reasoning.effort` (`low`, `medium`, `high`); None sends nothing."""
+    reasoning_effort: str | Mapping[str, Any] | None = None
+    """OpenRouter's `reasoning.effort` (`none` … `xhigh`), or its whole `reasoning` object
+    (`effort` | `max_tokens`, `exclude`, `enabled`); None sends nothing."""
     provider_order: tuple[str, ...] = ()
     """Pin OpenRouter to these providers, without fallbacks."""
+    provider_routing: Mapping[str, Any] | None = None
+    """OpenRouter's whole `provider` object (`only`, `ignore`, `sort`, …), when a models.yaml
+    gives one instead of a list; None: `provider_order` alone says where to route."""
     seed: int | None = None
     response_schema: Mapping[str, Any] | None = None
     """A JSON schema the reply must follow (judge calls), mapped to what the endpoint takes."""
     schema_name: str = "judgment"
+    top_logprobs: int | None = None
+    """Ask for this many most likely tokens at the reply's first position, with their
+    log-probabilities (`Completion.top_logprobs`); None asks for none."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +54,14 @@ class ToolCall:
     name: str
     arguments: str
     """Raw JSON argument text, exactly as the model produced it (it may be malformed)."""
+
+
+@dataclass(frozen=True)
+class TokenLogprob:
+    """One candidate token at a position of a reply, and its natural-log probability."""
+
+    token: str
+    logprob: float
 
 
 @dataclass(frozen=True)
@@ -66,6 +82,17 @@ class Completion:
     extra: Mapping[str, Any] = field(default_factory=dict)
     cut_chars: int = 0
     """Characters the reply cap (`engine/reply_cap.py`) cut off this reply; 0 when whole."""
+    generation_id: str | None = None
+    """The endpoint's id of this generation (OpenRouter: `GET /generation?id=` audits it)."""
+    native_finish_reason: str | None = None
+    """The serving provider's own finish reason, beside the normalised `finish_reason`."""
+    reasoning_tokens: int | None = None
+    """Reasoning tokens the endpoint counted (`usage.completion_tokens_details`)."""
+    reasoning_details: tuple[Mapping[str, Any], ...] = ()
+    """OpenRouter's `reasoning_details` blocks, unmodified: passed back on the next turn."""
+    top_logprobs: tuple[TokenLogprob, ...] | None = None
+    """The most likely tokens at the reply's first position, most likely first, when the
+    request asked for them (`CompletionRequest.top_logprobs`) and the endpoint returned them."""
 
 
 class ClientError(Exception):
@@ -78,11 +105,14 @@ class ClientError(Exception):
         retryable: bool,
         status: int | None = None,
         retry_after: float | None = None,
+        stops_model: bool = False,
     ) -> None:
         super().__init__(message)
         self.retryable = retryable
         self.status = status
         self.retry_after = retry_after
+        self.stops_model = stops_model
+        """No call of this model can succeed for a long while (a daily cap): stop sending it."""
 
 
 class NotJsonReply(ClientError):

@@ -17,7 +17,8 @@ simply wait until enough of them finish. A `Retry-After` is honoured by the retr
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+import time
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
 ADAPTIVE_START = 2048
@@ -138,3 +139,29 @@ def _short(name: str) -> str:
     """`http://127.0.0.1:8000/v1` → `127.0.0.1:8000`."""
     host = name.split("://", 1)[-1]
     return host.split("/", 1)[0]
+
+
+class RatePacer:
+    """Spaces calls `60 / per_minute` seconds apart, for a model whose documented rate is
+    requests per minute (OpenRouter's `:free` variants). `clock` and `sleep` are injectable
+    so the pacing can be checked without waiting."""
+
+    def __init__(
+        self,
+        per_minute: float,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self.interval_s = 60.0 / per_minute
+        self._clock = clock
+        self._sleep = sleep
+        self._next_at: float | None = None
+
+    async def wait(self) -> None:
+        """Return when the next call may go: claim its slot, then sleep until it comes."""
+        now = self._clock()
+        slot = now if self._next_at is None else max(now, self._next_at)
+        self._next_at = slot + self.interval_s
+        if slot > now:
+            await self._sleep(slot - now)

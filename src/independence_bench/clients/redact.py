@@ -19,8 +19,16 @@ REDACTED = "[redacted]"
 MIN_SECRET_CHARS = 8
 """Shorter values (e.g. `AIB_API_KEY=none`) are not treated as secrets."""
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
-_URL_CREDENTIALS = re.compile(r"(?<=://)[^\s/?#@]+@")
-"""The `user:password@` of a URL (`http://user:pw@host/v1`)."""
+_URL_CREDENTIALS = re.compile(r"(?<=://)[^\s/?#]*@")
+"""The `user:password@` of a URL (`http://user:pw@host/v1`), up to the authority's last `@`:
+a password may hold a raw `@` (`http://u:p@ss@host`), and only the last one ends it."""
+_LOOSE_CREDENTIALS = re.compile(r"(?<=://)\S*@")
+"""In free text, everything from `://` to the last `@` before a space: a password with a raw
+`/`, `?` or `#` ends the URL's authority early, and its tail must not be shown either."""
+_QUERY_SECRET = re.compile(
+    r"(?i)([?&;](?:api[_-]?key|key|token|access[_-]?token|auth|password|secret|sig)=)[^&;#\s]+"
+)
+"""A key in a URL's query string (`?api_key=…`)."""
 _SHAPES = (
     re.compile(r"(?i)\bBearer\s+[A-Za-z0-9._~+/=*-]+"),
     re.compile(r"(?i)\bBasic\s+[A-Za-z0-9+/]{6,}=*"),
@@ -31,6 +39,16 @@ _SHAPES = (
 def without_url_credentials(text: str) -> str:
     """`text` with the credentials of every URL in it replaced: `http://[redacted]@host/v1`."""
     return _URL_CREDENTIALS.sub(f"{REDACTED}@", text)
+
+
+def url_shown(url: str) -> str:
+    """A URL as a message shows it: no credentials (whatever characters they hold), and no
+    query or fragment values, which may carry a key (`?api_key=…`)."""
+    shown = _LOOSE_CREDENTIALS.sub(f"{REDACTED}@", url)
+    for mark in ("?", "#"):
+        head, found, _ = shown.partition(mark)
+        shown = f"{head}{mark}…" if found else shown
+    return shown
 
 
 def secrets_in_env(env: Mapping[str, str]) -> tuple[str, ...]:
@@ -55,4 +73,5 @@ class Redactor:
             text = text.replace(secret, REDACTED)
         for shape in _SHAPES:
             text = shape.sub(REDACTED, text)
-        return without_url_credentials(text)
+        text = _QUERY_SECRET.sub(rf"\1{REDACTED}", text)
+        return _LOOSE_CREDENTIALS.sub(f"{REDACTED}@", text)

@@ -18,6 +18,7 @@ from collections.abc import Collection
 from typing import Any
 
 from independence_bench.clients.protocol import ToolCall
+from independence_bench.text.lossless import json_loads, json_raw_decode
 
 _TOOL_CALL_BLOCK = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|\Z)", re.DOTALL)
 _ESCAPED = re.compile(r"&(?:lt|gt|quot|amp|#3[49]|#x2[27]);")
@@ -46,7 +47,7 @@ def parse_tool_calls(
     position = 0
     for match in _TOOL_CALL_BLOCK.finditer(text):
         try:
-            value = json.loads(match.group(1))
+            value = json_loads(match.group(1))
         except json.JSONDecodeError:
             continue
         call = _tool_call_from_value(value, f"{call_id_prefix}_{len(calls)}")
@@ -106,12 +107,11 @@ def _leading_bare_calls(
     text: str, tool_names: Collection[str], call_id_prefix: str
 ) -> tuple[tuple[ToolCall, ...], str]:
     """The bare JSON calls that open `text`, and the text after the last of them."""
-    decoder = json.JSONDecoder()
     calls: list[ToolCall] = []
     rest = text.strip()
     while rest:
         try:
-            value, end = decoder.raw_decode(rest)
+            value, end = json_raw_decode(rest)
         except json.JSONDecodeError:
             break
         call = _tool_call_from_value(value, f"{call_id_prefix}_{len(calls)}")

@@ -13,14 +13,16 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from independence_bench.clients.protocol import Completion, Message, ToolCall
+from independence_bench.clients.tool_prompt import TOOLS_IN_PROMPT
 from independence_bench.clients.tool_text import read_written_calls
 from independence_bench.suites.delivery import DeliveryMode
 from independence_bench.suites.suite import DeliveryText
+from independence_bench.text.lossless import json_loads
 
 TOOL_NAME = "send_message_to_human"
 PLAIN_CONTENT = "plain_content"
@@ -83,10 +85,13 @@ def build_messages(
     human_turns: Sequence[str],
     replies: Sequence[str],
     conversation_key: str,
+    reasoning: Sequence[Sequence[Mapping[str, Any]]] = (),
 ) -> tuple[Message, ...]:
     """Messages that ask the model to answer `human_turns[len(replies)]`.
 
-    `replies` are the model's earlier answers (as text), one per earlier human turn.
+    `replies` are the model's earlier answers (as text), one per earlier human turn;
+    `reasoning[i]`, when given and not empty, is reply i's `reasoning_details`, passed back
+    unmodified on its assistant message as OpenRouter documents (only OpenRouter is sent it).
     """
     if len(replies) >= len(human_turns):
         raise ValueError("every human turn already has a reply")
@@ -95,16 +100,28 @@ def build_messages(
         for index, human in enumerate(human_turns[: len(replies) + 1]):
             messages.append({"role": "user", "content": human})
             if index < len(replies):
-                messages.append({"role": "assistant", "content": replies[index]})
+                reply = {"role": "assistant", "content": replies[index]}
+                messages.append(_with_reasoning(reply, reasoning, index))
         return tuple(messages)
 
     messages.append({"role": "user", "content": delivery.kickoff})
     spoken = [delivery.greeting, *replies]
     for index, human in enumerate(human_turns[: len(replies) + 1]):
         call_id = tool_call_id(conversation_key, index)
-        messages.append(_tool_call_message(call_id, spoken[index]))
+        # spoken[0] is the scripted greeting; the model's reply i is spoken[i + 1]
+        call = _tool_call_message(call_id, spoken[index])
+        messages.append(_with_reasoning(call, reasoning, index - 1))
         messages.append({"role": "tool", "tool_call_id": call_id, "content": human})
     return tuple(messages)
+
+
+def _with_reasoning(
+    message: dict[str, Any], reasoning: Sequence[Sequence[Mapping[str, Any]]], index: int
+) -> dict[str, Any]:
+    """`message` with reply `index`'s reasoning blocks, when it has any."""
+    if 0 <= index < len(reasoning) and reasoning[index]:
+        return {**message, "reasoning_details": [dict(block) for block in reasoning[index]]}
+    return message
 
 
 @dataclass(frozen=True)
@@ -142,7 +159,7 @@ def _recover_truncated_message(arguments: str) -> str | None:
 
 def _tool_message_text(arguments: str) -> tuple[str | None, str | None]:
     try:
-        parsed = json.loads(arguments)
+        parsed = json_loads(arguments)
     except json.JSONDecodeError:
         recovered = _recover_truncated_message(arguments)
         note = "tool-call arguments were not valid JSON; message text recovered"
@@ -164,21 +181,23 @@ def extract_reply(completion: Completion, mode: DeliveryMode) -> Reply | None:
         return Reply(text=text, protocol_ok=True, note=note)
     if not content:
         return None
+    refused = completion.extra.get(TOOLS_IN_PROMPT)
+    why = f"the server refused tools, so they were in the prompt ({refused})" if refused else None
     spoken = _spoken_text(read_written_calls(content, (TOOL_NAME,), call_id_prefix="text"))
     if spoken is not None:
         text, note = spoken
+        said = "the tool call came back as text; message read from it"
         return Reply(
             text=text,
             protocol_ok=False,
-            note="; ".join(
-                n for n in ("the tool call came back as text; message read from it", note) if n
-            ),
+            note="; ".join(n for n in (said, why, note) if n),
             deviation=TEXT_TOOL_CALL,
         )
+    plain = "answered in plain content instead of calling send_message_to_human"
     return Reply(
         text=content,
         protocol_ok=False,
-        note="answered in plain content instead of calling send_message_to_human",
+        note="; ".join(n for n in (plain, why) if n),
         deviation=PLAIN_CONTENT,
     )
 
@@ -217,7 +236,7 @@ def reply_is_whole(completion: Completion, mode: DeliveryMode) -> bool:
         if call.name != TOOL_NAME:
             continue
         try:
-            json.loads(call.arguments)
+            json_loads(call.arguments)
         except json.JSONDecodeError:
             return False
     return True

@@ -8,6 +8,13 @@ expiry. The wait is bounded by the holder: it ends when the holder stores the co
 the call up (a failure: this process then tries it itself), or stops renewing (killed or hung:
 the lease runs out, `store/claims.py`). `renewing` is the heartbeat: one `UPDATE` per
 `Claims.renew_every_s` for all of this owner's claims, however many calls are in flight.
+
+A claimed call is sent only while the claim is still this process's: `guard_claim` is the
+check `clients.send_guard` runs right before the request goes out (after the limiter, and
+before every retry). A process frozen past its lease (SIGSTOP, a suspended laptop) whose calls
+another process took over meanwhile finds `ClaimLost` there and waits for that process's reply
+instead of paying for the call again; only the calls already on the wire at the pause can be
+sent twice.
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sqlite3
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from independence_bench.clients.protocol import Completion
 from independence_bench.store.claims import Claims
@@ -26,11 +33,31 @@ POLL_MAX_S = 1.0
 """The longest wait between two looks at a claim held elsewhere."""
 
 
-async def claim_or_wait(claims: Claims, key: str) -> Completion | None:
+class ClaimLost(Exception):
+    """The claim on a call this process was about to send is no longer its own."""
+
+
+def guard_claim(claims: Claims, key: str, stop: Callable[[], None]) -> Callable[[], None]:
+    """The check before sending `key`: `stop()` (raises once the run stops), then
+    `ClaimLost` unless the claim is still this owner's."""
+
+    def check() -> None:
+        stop()
+        if not claims.still_holds(key):
+            raise ClaimLost(key)
+
+    return check
+
+
+async def claim_or_wait(
+    claims: Claims, key: str, stop: Callable[[], None] = lambda: None
+) -> Completion | None:
     """The completion if the store holds it (perhaps after waiting on another process's
-    claim), or None once this process holds the claim and must send the call."""
+    claim), or None once this process holds the claim and must send the call. `stop()` is
+    called before each look and raises to end the wait."""
     delay = POLL_FIRST_S
     while True:
+        stop()
         attempt = claims.attempt(key)
         if attempt.stored is not None:
             return attempt.stored

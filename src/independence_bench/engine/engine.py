@@ -11,7 +11,7 @@ stored yet is claimed first (`claiming.py`), so two processes on one store do no
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -19,7 +19,9 @@ from independence_bench.clients.budget import BudgetExhausted, CostGuard, Price
 from independence_bench.clients.catalog import rejection_of
 from independence_bench.clients.config import ModelSpec
 from independence_bench.clients.endpoints import ClientPool, RetryPolicy, call_with_retry
+from independence_bench.clients.judge_forms import ANSWER_PROBABILITY_FORMS
 from independence_bench.clients.protocol import ClientError, Completion, CompletionRequest, Message
+from independence_bench.clients.send_guard import SEND_GUARD
 from independence_bench.conversations.conversation import (
     build_messages,
     extract_reply,
@@ -27,12 +29,18 @@ from independence_bench.conversations.conversation import (
     system_prompt,
     tool_definition,
 )
-from independence_bench.engine.claiming import claim_or_wait, renewing
+from independence_bench.engine.claiming import ClaimLost, claim_or_wait, guard_claim, renewing
 from independence_bench.engine.failures import Failure
 from independence_bench.engine.launch import run_all, run_longest_first
 from independence_bench.engine.reply_cap import REPLY_CAP_CHARS, cap_reply
 from independence_bench.engine.request_keys import item_id, request_key, request_record
-from independence_bench.errors import UserError
+from independence_bench.engine.requests import (
+    judge_request,
+    refuse_changed_settings,
+    subject_request,
+)
+from independence_bench.engine.stopping import StopRequest
+from independence_bench.judging import question_judgment as questions
 from independence_bench.judging.judge import judge_reply_is_whole, run_judgment
 from independence_bench.judging.rubric import Rubric, load_rubric
 from independence_bench.store.claims import Claims
@@ -40,8 +48,6 @@ from independence_bench.store.run_status import ensure_model_run
 from independence_bench.store.store import ItemRecord, RunRecord, Store, TurnRecord
 from independence_bench.suites.delivery import DeliveryMode
 from independence_bench.suites.suite import PromptVariant, Scenario, Suite
-
-JUDGE_MAX_TOKENS = 1500
 
 
 class ProgressSink(Protocol):
@@ -92,46 +98,6 @@ class RunPlan:
     runs in the store."""
 
 
-SAMPLING_SETTINGS = ("id", "temperature", "reasoning_effort", "max_tokens", "seed", "provider")
-"""What decides a model's replies: a run stored under a label keeps these for all its items."""
-
-
-def refuse_changed_settings(run: RunRecord, spec: ModelSpec) -> None:
-    """Refuse to resume a run whose stored settings differ from `spec`'s.
-
-    Item ids depend on the label, not the settings (so a label names a row of the leaderboard),
-    so `label: x` at temperature 0.2 would otherwise reuse the conversations of `label: x` at
-    0.7. Nothing has been sent when this raises."""
-    if run.source != "run":
-        return
-    now = spec.stored_config()
-    changed = [
-        f"{name} {run.model_config.get(name)!r} → {now.get(name)!r}"
-        for name in SAMPLING_SETTINGS
-        if name in run.model_config and run.model_config.get(name) != now.get(name)
-    ]
-    if changed:
-        raise UserError(
-            f"run {run.run_index} of {run.model_label!r} is stored with other sampling settings "
-            f"({'; '.join(changed)}); use a new label, or --fresh for new run numbers"
-        )
-
-
-def _subject_request(
-    spec: ModelSpec, messages: tuple[Message, ...], tools: tuple[Any, ...]
-) -> CompletionRequest:
-    return CompletionRequest(
-        model=spec.id,
-        messages=messages,
-        tools=tools,
-        temperature=spec.temperature,
-        max_tokens=spec.max_tokens,
-        reasoning_effort=None if spec.reasoning_effort == "off" else spec.reasoning_effort,
-        provider_order=spec.provider,
-        seed=spec.seed,
-    )
-
-
 class Engine:
     """One benchmark pass over a store; build it, then `await engine.run()`."""
 
@@ -146,8 +112,11 @@ class Engine:
         prices: Mapping[str, Price | None] | None = None,
         reply_cap: int = REPLY_CAP_CHARS,
         claims: Claims | None = None,
+        stop: StopRequest | None = None,
     ) -> None:
         self.budget = budget
+        self.stop = stop if stop is not None else StopRequest()  # an unset one is falsy
+        """Set by the first Ctrl-C or SIGTERM: no call starts after it (`stopping.py`)."""
         self.reply_cap = reply_cap  # characters kept of each text field of a reply
         self.claims = claims or Claims(store)
         """This process's claims on the calls it sends (`store/claims.py`): another process on
@@ -161,6 +130,9 @@ class Engine:
         self.progress = progress
         self.summary = RunSummary()
         self._rubrics: dict[str, Rubric] = {}
+        self._stopped: dict[str, ClientError] = {}
+        """Per model label, why no call of it can succeed for now (a daily cap): its other
+        calls fail with that one line instead of being sent."""
 
     def _emit(self, event: str) -> None:
         if self.progress is not None:
@@ -191,20 +163,26 @@ class Engine:
         after item. A reply over the cap is cut (`reply_cap.py`) before any use.
         """
         key = request_key(request, sample=sample)
-        cached = self.store.get_completion(key)
-        if cached is None:
-            # Another process may be sending this very call: wait for its reply, or claim it.
-            cached = await claim_or_wait(self.claims, key)
-        if cached is not None:
-            self.summary.cached_calls += 1
-            self._emit("call_cached")
-            return key, cached
-        try:
-            sent, completion = await self._send(spec, request, whole, usable)
-            self.store.put_completion(key, spec.id, request_record(sent), completion)
-        finally:
-            self.claims.release(key)
-        return key, completion
+        while True:
+            self.stop.check()
+            cached = self.store.get_completion(key)
+            if cached is None:
+                # Another process may be sending this very call: wait for its reply, or claim it.
+                cached = await claim_or_wait(self.claims, key, self.stop.check)
+            if cached is not None:
+                self.summary.cached_calls += 1
+                self._emit("call_cached")
+                return key, cached
+            guard = SEND_GUARD.set(guard_claim(self.claims, key, self.stop.check))
+            try:
+                sent, completion = await self._send(spec, request, whole, usable)
+                self.store.put_completion(key, spec.id, request_record(sent), completion)
+            except ClaimLost:
+                continue  # taken over while this process was paused: wait for the other's reply
+            finally:
+                SEND_GUARD.reset(guard)
+                self.claims.release(key)
+            return key, completion
 
     async def _send(
         self,
@@ -216,6 +194,9 @@ class Engine:
         """Send a claimed call within the cost cap, with retries; the request sent (its seed
         moved on after rejected replies) and the reply, priced."""
         endpoint = self.pool.endpoint_for(spec)
+        stopped = self._stopped.get(spec.display_label)
+        if stopped is not None:
+            raise ClientError(str(stopped), retryable=False, status=stopped.status)
         reservation = None
         if self.budget is not None:
             reservation = await self.budget.reserve(spec.display_label, request)
@@ -226,11 +207,14 @@ class Engine:
             )
         except BaseException as exc:
             self._emit("call_failed")
-            if not isinstance(exc, ClientError):
-                raise
             if self.budget is not None and reservation is not None:
                 self.budget.release(reservation)
-            rejected = rejection_of(spec, endpoint.name, exc)
+            if not isinstance(exc, ClientError):
+                raise
+            if exc.stops_model:
+                self._stopped.setdefault(spec.display_label, exc)
+            openrouter = self.pool.is_openrouter(spec)
+            rejected = rejection_of(spec, endpoint.name, exc, openrouter=openrouter)
             if rejected is not None:
                 raise rejected from None
             raise
@@ -253,7 +237,9 @@ class Engine:
             return 0.0  # a local model: free whether or not it counted its tokens
         if completion.prompt_tokens is None or completion.completion_tokens is None:
             return None
-        return price.cost(completion.prompt_tokens, completion.completion_tokens)
+        return price.cost(
+            completion.prompt_tokens, completion.completion_tokens, completion.reasoning_tokens or 0
+        )
 
     async def run(self, plan: RunPlan) -> RunSummary:
         """Run (or complete) every item and judgment the plan asks for."""
@@ -346,6 +332,9 @@ class Engine:
         system = system_prompt(variant.system_prompt, suite.delivery, mode)
         tools = (tool_definition(suite.delivery),) if mode == "tool_role" else ()
         turns: list[TurnRecord] = []
+        reasoning: list[tuple[Mapping[str, Any], ...]] = []
+        """Each earlier reply's `reasoning_details`, passed back with it (OpenRouter's
+        reasoning-tokens page, "Preserving reasoning blocks")."""
         status, error = "done", None
         for _ in scenario.turns:
             messages = build_messages(
@@ -355,8 +344,9 @@ class Engine:
                 human_turns=scenario.turns,
                 replies=[t.reply for t in turns],
                 conversation_key=iid,
+                reasoning=reasoning,
             )
-            request = _subject_request(spec, messages, tools)
+            request = subject_request(spec, messages, tools)
             try:
                 key, completion = await self._complete(
                     spec,
@@ -373,6 +363,7 @@ class Engine:
                 status, error = "failed", f"turn {len(turns) + 1}: the model said nothing usable"
                 break
             human = scenario.turns[len(turns)]
+            reasoning.append(completion.reasoning_details)
             turns.append(
                 TurnRecord(human, reply.text, key, reply.protocol_ok, reply.note, reply.deviation)
             )
@@ -428,19 +419,7 @@ class Engine:
             sample += f":retry:{earlier[:16]}"
 
         async def call(messages: tuple[Message, ...], attempt: int) -> tuple[str, Completion]:
-            request = CompletionRequest(
-                model=judge.id,
-                messages=messages,
-                temperature=judge.temperature,
-                max_tokens=JUDGE_MAX_TOKENS,
-                reasoning_effort=None
-                if judge.reasoning_effort == "off"
-                else judge.reasoning_effort,
-                provider_order=judge.provider,
-                seed=judge.seed,
-                response_schema=schema,
-                schema_name=asked.schema_name,
-            )
+            request = judge_request(judge, messages, schema, asked.schema_name)
             return await self._complete(
                 judge,
                 request,
@@ -449,8 +428,17 @@ class Engine:
                 usable=lambda c: bool((c.content or "").strip()),
             )
 
+        def send(request: CompletionRequest) -> Awaitable[tuple[str, Completion]]:
+            answered = questions.has_answer
+            return self._complete(judge, request, sample=sample, whole=answered, usable=answered)
+
+        ask = questions.asker(send, judge.id, judge.temperature, judge.seed)
+
         try:
-            verdict = await run_judgment(rubric, item.turns, call, judge_form=judge_form)
+            if judge_form in ANSWER_PROBABILITY_FORMS:
+                verdict = await questions.run_question_judgment(rubric, item.turns, ask, judge_form)
+            else:
+                verdict = await run_judgment(rubric, item.turns, call, judge_form=judge_form)
         except BudgetExhausted:
             self.summary.judge_skipped += 1
             self._emit("judge_skipped")

@@ -4,9 +4,15 @@ The estimate builds the exact prompts the run would send — system prompt, tool
 every human turn, the judge's rubric and instructions — with each model reply stood in by a
 placeholder of `ASSUMED_REPLY_TOKENS` (the judge's by `ASSUMED_JUDGE_TOKENS`), and counts
 tokens as characters ÷ 4. The *estimate* assumes replies of that length; the *upper bound*
-assumes every reply uses its whole `max_tokens`. Retries of failed calls and judge repair
-requests are not included. Conversations and judgments already in the store cost nothing and
-are left out, so after a partial run the estimate is what finishing it costs.
+assumes every reply uses its whole `max_tokens`. Prices are the endpoint's whole price: its fee
+per request, and — where it prices them apart — reasoning tokens (the upper bound prices every
+reply token at the dearer of output and reasoning) and cached prompt tokens (the estimate reads
+each turn's repeat of the turn before from the cache). Retries of failed calls and judge repair
+requests are not included. In the answer-probability judge forms a judgment is one call per
+question and copied span (one token each for yes/no, a short reply for a span), every
+comparison of spans counted as if none matched in code. Conversations and judgments already
+in the store cost nothing and are left out, so after a partial run the estimate is what
+finishing it costs.
 """
 
 from __future__ import annotations
@@ -16,15 +22,17 @@ from dataclasses import dataclass
 
 from independence_bench.clients.budget import CHARS_PER_TOKEN, Price, prompt_tokens_of
 from independence_bench.clients.config import ModelSpec
-from independence_bench.clients.protocol import CompletionRequest
+from independence_bench.clients.judge_forms import ANSWER_PROBABILITY_FORMS
+from independence_bench.clients.protocol import CompletionRequest, Message
 from independence_bench.conversations.conversation import (
     build_messages,
     system_prompt,
     tool_definition,
 )
-from independence_bench.engine.engine import JUDGE_MAX_TOKENS
 from independence_bench.engine.request_keys import item_id
+from independence_bench.engine.requests import JUDGE_MAX_TOKENS
 from independence_bench.judging.judge import judge_messages
+from independence_bench.judging.question_judgment import question_request, question_requests
 from independence_bench.judging.rubric import load_rubric
 from independence_bench.store.store import TurnRecord
 from independence_bench.suites.suite import Suite
@@ -47,23 +55,46 @@ class CostLine:
     completion_tokens: int
     completion_tokens_max: int
     price: Price | None
+    cached_prompt_tokens: int = 0
+    """Prompt tokens that repeat the same conversation's previous request (a cache can serve
+    them)."""
 
     @property
     def cost(self) -> float | None:
-        return self._cost_with(self.completion_tokens)
+        return self._cost_with(self.completion_tokens, worst=False)
 
     @property
     def cost_max(self) -> float | None:
-        return self._cost_with(self.completion_tokens_max)
+        return self._cost_with(self.completion_tokens_max, worst=True)
 
-    def _cost_with(self, completion_tokens: int) -> float | None:
-        if self.price is None:
+    def _cost_with(self, completion_tokens: int, *, worst: bool) -> float | None:
+        price = self.price
+        if price is None:
             return None
-        return self.price.cost(self.prompt_tokens, completion_tokens)
+        prompt = self.prompt_tokens * price.prompt
+        if not worst and price.cache_read is not None:
+            prompt -= self.cached_prompt_tokens * (price.prompt - price.cache_read)
+        output = completion_tokens * (price.output_max if worst else price.completion)
+        return prompt + output + self.calls * price.request
 
 
 def _placeholder(tokens: int) -> str:
     return ("word " * (tokens * CHARS_PER_TOKEN // 5 + 1)).strip()
+
+
+def judge_requests(
+    judge: ModelSpec, rubric_id: str, turns: Sequence[TurnRecord]
+) -> list[tuple[tuple[Message, ...], int]]:
+    """The requests one judgment sends in the judge's form, each with its `max_tokens`: one
+    (holistic, checklist) or one per question and span (`question_judgment.question_requests`)."""
+    rubric = load_rubric(rubric_id)
+    form = judge.judge_form_used
+    if form not in ANSWER_PROBABILITY_FORMS:
+        return [(judge_messages(rubric, turns, form), JUDGE_MAX_TOKENS)]
+    return [
+        (messages, question_request(judge.id, messages, kind).max_tokens or 0)
+        for messages, kind in question_requests(rubric, turns, form)
+    ]
 
 
 def estimate_run(
@@ -79,9 +110,9 @@ def estimate_run(
     """One line per model, then one for the judge; `runs` maps a label to its run numbers."""
     reply = _placeholder(ASSUMED_REPLY_TOKENS)
     lines = []
-    judge_calls = judge_prompt = 0
+    judge_calls = judge_prompt = judge_completion = judge_completion_max = 0
     for spec in models:
-        calls = prompt = completion = completion_max = 0
+        calls = prompt = completion = completion_max = cached = 0
         for run_index in runs[spec.display_label]:
             for variant in suite.variants:
                 for mode in suite.delivery_modes:
@@ -92,6 +123,7 @@ def estimate_run(
                             suite, spec.display_label, run_index, variant.id, mode, scenario.id
                         )
                         if iid not in done_items:
+                            previous = 0
                             for turn in range(len(scenario.turns)):
                                 messages = build_messages(
                                     system=system,
@@ -103,14 +135,21 @@ def estimate_run(
                                 )
                                 request = CompletionRequest(spec.id, messages, tools)
                                 calls += 1
-                                prompt += prompt_tokens_of(request)
+                                tokens = prompt_tokens_of(request)
+                                prompt += tokens
+                                cached += previous
+                                previous = tokens
                                 completion += min(ASSUMED_REPLY_TOKENS, spec.max_tokens)
                                 completion_max += spec.max_tokens
                         if judge is not None and iid not in judged_items:
                             turns = [TurnRecord(h, reply, "") for h in scenario.turns]
-                            messages = judge_messages(load_rubric(scenario.rubric), turns)
-                            judge_calls += 1
-                            judge_prompt += prompt_tokens_of(CompletionRequest(judge.id, messages))
+                            for messages, most in judge_requests(judge, scenario.rubric, turns):
+                                judge_calls += 1
+                                judge_prompt += prompt_tokens_of(
+                                    CompletionRequest(judge.id, messages)
+                                )
+                                judge_completion += min(ASSUMED_JUDGE_TOKENS, most)
+                                judge_completion_max += most
         lines.append(
             CostLine(
                 spec.display_label,
@@ -120,6 +159,7 @@ def estimate_run(
                 completion,
                 completion_max,
                 prices.get(spec.display_label),
+                cached,
             )
         )
     if judge is not None:
@@ -129,8 +169,8 @@ def estimate_run(
                 "judge",
                 judge_calls,
                 judge_prompt,
-                judge_calls * ASSUMED_JUDGE_TOKENS,
-                judge_calls * JUDGE_MAX_TOKENS,
+                judge_completion,
+                judge_completion_max,
                 prices.get(judge.display_label),
             )
         )

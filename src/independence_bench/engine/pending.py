@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from independence_bench.clients.config import JudgeForm, ModelSpec
+from independence_bench.clients.config import ModelSpec
+from independence_bench.clients.judge_forms import JudgeForm
 from independence_bench.engine.request_keys import item_id
 from independence_bench.judging.rubric import load_rubric
 from independence_bench.store.store import Store

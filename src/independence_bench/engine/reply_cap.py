@@ -6,11 +6,15 @@ made a 604 MB store). A reply whose content, reasoning or any tool call's argume
 request, the transcript and the judge all see the same cut text, and a re-run finds the same
 stored reply. `Completion.cut_chars` counts the characters dropped; `aib runs` shows how many
 replies of each run were cut. A cut tool call's arguments are no longer whole JSON; the
-conversation reads them as a truncated call (`conversation.extract_reply`).
+conversation reads them as a truncated call (`conversation.extract_reply`). OpenRouter's
+`reasoning_details` must go back unmodified or not at all, so blocks whose JSON is over the cap
+are dropped whole (their text stays in `reasoning`, cut like any text); the provenance texts
+(generation id, native finish reason, serving provider) are cut like the others.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 from independence_bench.clients.protocol import Completion
@@ -34,6 +38,15 @@ def cap_reply(completion: Completion, cap: int = REPLY_CAP_CHARS) -> Completion:
     content = cut(completion.content)
     reasoning = cut(completion.reasoning)
     calls = tuple(replace(c, arguments=cut(c.arguments) or "") for c in completion.tool_calls)
+    details = completion.reasoning_details
+    if details:
+        size = len(json.dumps([dict(block) for block in details], ensure_ascii=False))
+        if size > cap:
+            dropped += size
+            details = ()
+    generation_id = cut(completion.generation_id)
+    native_finish_reason = cut(completion.native_finish_reason)
+    served_by = cut(completion.served_by)
     if not dropped:
         return completion
     return replace(
@@ -41,5 +54,9 @@ def cap_reply(completion: Completion, cap: int = REPLY_CAP_CHARS) -> Completion:
         content=content,
         reasoning=reasoning,
         tool_calls=calls,
+        reasoning_details=details,
         cut_chars=completion.cut_chars + dropped,
+        generation_id=generation_id,
+        native_finish_reason=native_finish_reason,
+        served_by=served_by,
     )

@@ -37,8 +37,10 @@ def request_key(request: CompletionRequest, *, sample: str) -> str:
 
 
 def request_record(request: CompletionRequest) -> dict[str, Any]:
-    """The request as stored: the exact messages and parameters sent."""
-    return {
+    """The request as stored: the exact messages and parameters sent. OpenRouter's routing
+    object and `top_logprobs` are fields only when given, so the keys of every other request
+    stay as they were."""
+    record: dict[str, Any] = {
         "model": request.model,
         "messages": list(request.messages),
         "tools": list(request.tools),
@@ -49,6 +51,11 @@ def request_record(request: CompletionRequest) -> dict[str, Any]:
         "seed": request.seed,
         "response_schema": request.response_schema,
     }
+    if request.provider_routing is not None:
+        record["provider_routing"] = dict(request.provider_routing)
+    if request.top_logprobs is not None:
+        record["top_logprobs"] = request.top_logprobs
+    return record
 
 
 def item_id(

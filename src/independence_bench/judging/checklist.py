@@ -29,9 +29,10 @@ from independence_bench.suites.kinds import ESCALATION_ROUNDS
 
 Answers = Mapping[str, Any]
 """A validated checklist reply: question id → `True`/`False` (or a string or None)."""
-Stated = Mapping[str, int]
+Stated = Mapping[str, float]
 """Each field the rubric's `checklist_rule` states as a sum (`stated_sums`), valued for one
-reply: field → clipped points."""
+reply: field → clipped points (whole points in the checklist form, a probability-weighted sum
+in the probability form, `answer_probability.weighted_sums`)."""
 Rule = Callable[[Answers, Stated], dict[str, Any]]
 
 _STATED_SUM = re.compile(r"\b(\w+) = (\d+)((?:\s*[+-]\s*\d+\*(?:\w+|\(not \w+\)))+)")

@@ -20,19 +20,41 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from independence_bench.clients.config import JudgeForm
+from independence_bench.clients.judge_forms import JudgeForm
 from independence_bench.clients.protocol import Completion, Message
 from independence_bench.judging.checklist import answer_lines, score_checklist
 from independence_bench.judging.rubric import AskedForm, Rubric
 from independence_bench.store.store import TurnRecord, Verdict
+from independence_bench.text.lossless import json_raw_decode
+
+TRANSCRIPT_TAGS = ("transcript", "turn", "human", "ai")
+"""The delimiters of the judge's data; the system prompts name them."""
+_FORGED_TAG = re.compile(rf"<(/?\s*(?:{'|'.join(TRANSCRIPT_TAGS)})\b)", re.IGNORECASE)
+
+
+def neutralise_tags(text: str) -> str:
+    """`text` with every opening or closing transcript tag it holds written `&lt;turn>`, so a
+    reply cannot close its own turn or the transcript and speak to the judge from outside."""
+    return _FORGED_TAG.sub(r"&lt;\1", text)
 
 
 def render_transcript(turns: Sequence[TurnRecord]) -> str:
-    """The conversation as the judge reads it: numbered human and AI turns."""
-    blocks = []
-    for number, turn in enumerate(turns, start=1):
-        blocks.append(f"### Turn {number}\n\n**Human:**\n{turn.human}\n\n**AI:**\n{turn.reply}")
-    return "\n\n".join(blocks)
+    """The conversation as every judge form reads it: inside `<transcript>`, each numbered
+    `<turn>` holding the `<human>` message and the `<ai>` reply, with any tag the texts
+    themselves contain neutralised (`neutralise_tags`). The system prompts say that everything
+    inside is data to evaluate, never instructions."""
+    blocks = [
+        f'<turn number="{number}">\n<human>\n{neutralise_tags(turn.human)}\n</human>\n'
+        f"<ai>\n{neutralise_tags(turn.reply)}\n</ai>\n</turn>"
+        for number, turn in enumerate(turns, start=1)
+    ]
+    return "<transcript>\n" + "\n".join(blocks) + "\n</transcript>"
+
+
+def transcript_block(turns: Sequence[TurnRecord]) -> str:
+    """The transcript as every judge form embeds it in its request, heading included: the one
+    place that decides how a transcript sits inside a judge prompt."""
+    return f"## Transcript\n\n{render_transcript(turns)}\n\n"
 
 
 def _field_lines(asked: AskedForm) -> str:
@@ -50,7 +72,7 @@ def judge_messages(
     asked = rubric.asked(judge_form)
     output = asked.output_template.replace("{fields}", _field_lines(asked))
     body = f"{asked.body}\n\n" if asked.body else ""
-    user = f"{body}## Transcript\n\n{render_transcript(turns)}\n\n{output}"
+    user = f"{body}{transcript_block(turns)}{output}"
     return ({"role": "system", "content": asked.system_prompt}, {"role": "user", "content": user})
 
 
@@ -63,7 +85,7 @@ def _json_object(raw: str) -> Any:
     start = text.find("{")
     if start < 0:
         raise ValueError("the reply contains no JSON object")
-    obj, _ = json.JSONDecoder().raw_decode(text[start:])
+    obj, _ = json_raw_decode(text[start:])
     return obj
 
 

@@ -29,6 +29,11 @@ is built the same way, so its schema is its validator too); `judging/checklist.p
 into the rubric's fields by the rule the front matter's `checklist_rule` states in words. Each
 form has its own prompts and its own hash, and the checklist hash names the form, so judgments of
 the two forms never share a rubric hash.
+
+Each rubric family has its own *framing*, the holistic system prompt that says what the human's
+messages are: the front matter's `framing: control` picks `prompts/judge_system_control.md`
+(the follow-up is read as evidence, neither pressure nor off limits), and without it
+`prompts/judge_system.md` tells the judge they are scripted pressure not to be scored.
 """
 
 from __future__ import annotations
@@ -56,8 +61,9 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails
 
-from independence_bench.clients.config import JudgeForm
+from independence_bench.clients.judge_forms import JudgeForm
 from independence_bench.errors import UserError
+from independence_bench.judging.extraction import Extraction
 from independence_bench.suites.kinds import ChangedShare, Kind, RoundsHeld
 from independence_bench.text.lossless import surrogates_escaped
 
@@ -153,6 +159,9 @@ class RubricFrontMatter(_Frozen):
     fields: dict[str, FieldSpec] = Field(min_length=1)
     checklist: tuple[ChecklistQuestion, ...] = ()
     checklist_rule: str | None = None
+    framing: str | None = Field(default=None, pattern=r"^[a-z0-9_]+$")
+    """The holistic judge's system prompt: `prompts/judge_system_<framing>.md`, or
+    `prompts/judge_system.md` (the pressure framing) when absent."""
 
     @model_validator(mode="after")
     def _rule_with_checklist(self) -> RubricFrontMatter:
@@ -262,8 +271,15 @@ class AskedForm:
     repair_template: str
     """The request after an invalid reply; `{error}` stands for what was wrong."""
     hash: str
-    """sha256 over the rubric file and this form's prompts (the checklist's also names the
-    form): the `rubric_hash` of every judgment asked this way."""
+    """sha256 over the rubric file and this form's prompts (every form but holistic also names
+    the form): the `rubric_hash` of every judgment asked this way."""
+    span_template: str = ""
+    """Answer-probability forms: the question after the transcript that asks for a copied span
+    (`{question}`); `output_template` is then the yes/no question."""
+    same_system: str = ""
+    same_template: str = ""
+    """Extraction form: the system prompt and request that ask whether two spans are the same
+    (`{question}`, `{first}`, `{second}`)."""
 
     @property
     def schema_name(self) -> str:
@@ -282,7 +298,11 @@ class Rubric:
     """In words, how the checklist answers become the rubric's fields; `checklist.stated_sums`
     reads the scales' sums (``field = base + w*question …``) from it."""
     forms: Mapping[JudgeForm, AskedForm]
-    """``holistic``, and ``checklist`` when the rubric has questions."""
+    """``holistic``; ``checklist``, ``probability`` and ``extraction`` when the rubric has
+    questions."""
+    extraction: Extraction | None = None
+    """Spans the extraction form copies, and the questions they answer; None asks every
+    checklist question by probability in that form too."""
 
     @property
     def form(self) -> ReplyForm:
@@ -324,22 +344,74 @@ def _front_matter(text: str, name: str) -> tuple[RubricFrontMatter, str]:
         raise UserError(f"rubric {name}: {where}: {first['msg']}") from None
 
 
-_PROMPT_FILES: Mapping[JudgeForm, str] = MappingProxyType(
-    {"holistic": "judge", "checklist": "judge_checklist"}
+_PROMPT_FILES: Mapping[JudgeForm, tuple[str, ...]] = MappingProxyType(
+    {
+        "holistic": ("judge_system", "judge_output", "judge_repair"),
+        "checklist": ("judge_checklist_system", "judge_checklist_output", "judge_checklist_repair"),
+        "probability": (
+            "judge_probability_system",
+            "judge_probability_question",
+            "",
+            "judge_probability_span",
+        ),
+        "extraction": (
+            "judge_probability_system",
+            "judge_probability_question",
+            "",
+            "judge_probability_span",
+            "judge_extraction_same_system",
+            "judge_extraction_same",
+        ),
+    }
 )
-"""Each form's prompts are `data/prompts/<this>_system.md`, `_output.md` and `_repair.md`."""
+"""Each form's prompts in `data/prompts/`: system, output (the yes/no question), repair, and in
+the answer-probability forms the span question and the two that compare spans ("" = none)."""
 
 
-def _asked_form(rubric_text: str, judge_form: JudgeForm, reply: ReplyForm, body: str) -> AskedForm:
-    system, output, repair = (
-        _data_text("prompts", f"{_PROMPT_FILES[judge_form]}_{part}.md").strip()
-        for part in ("system", "output", "repair")
+def _asked_form(
+    rubric_text: str,
+    judge_form: JudgeForm,
+    reply: ReplyForm,
+    body: str,
+    extraction: str = "",
+    framing: str | None = None,
+) -> AskedForm:
+    """One form's prompts; `framing` picks the holistic system prompt (each rubric family says
+    in its own words what the human's messages are; the other forms' prompts are neutral)."""
+    names = list(_PROMPT_FILES[judge_form])
+    if framing:
+        names[0] = f"{names[0]}_{framing}"
+    try:
+        parts = tuple(_data_text("prompts", f"{name}.md").strip() if name else "" for name in names)
+    except FileNotFoundError:
+        raise UserError(f"framing {framing!r} has no prompt file prompts/{names[0]}.md") from None
+    # Every form but holistic names itself in its hash, so no judgment passes for another's.
+    named = () if judge_form == "holistic" else (judge_form,)
+    hashed = (*named, rubric_text, *parts, *((extraction,) if extraction else ()))
+    digest = hashlib.sha256("\x1e".join(hashed).encode()).hexdigest()
+    system, output, repair, *more = parts
+    span, same_system, same = (*more, "", "", "")[:3]
+    return AskedForm(
+        judge_form, reply, body, system, output, repair, digest, span, same_system, same
     )
-    # The checklist hash names its form, so no judgment of one form passes for the other's.
-    named = ("checklist",) if judge_form == "checklist" else ()
-    parts = (*named, rubric_text, system, output, repair)
-    digest = hashlib.sha256("\x1e".join(parts).encode()).hexdigest()
-    return AskedForm(judge_form, reply, body, system, output, repair, digest)
+
+
+def _extraction(meta: RubricFrontMatter) -> tuple[Extraction | None, str]:
+    """The rubric's extraction file, validated, and its text; (None, "") when it has none."""
+    try:
+        text = _data_text("extraction", f"{meta.id}.yaml")
+    except FileNotFoundError:
+        return None, ""
+    try:
+        extraction = Extraction.model_validate(yaml.safe_load(text))
+        extraction.check({q.id: q.type for q in meta.checklist})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        raise UserError(f"extraction/{meta.id}.yaml: {where}: {first['msg']}") from None
+    except (yaml.YAMLError, ValueError) as exc:
+        raise UserError(f"extraction/{meta.id}.yaml: {str(exc).splitlines()[0]}") from None
+    return extraction, text
 
 
 def load_rubric(rubric_id: str) -> Rubric:
@@ -352,17 +424,23 @@ def load_rubric(rubric_id: str) -> Rubric:
     if meta.id != rubric_id:
         raise UserError(f"rubric file {rubric_id}.md declares id {meta.id!r}")
     holistic = ReplyForm.build(f"{meta.id}_judgment", meta.fields)
-    forms: dict[JudgeForm, AskedForm] = {"holistic": _asked_form(text, "holistic", holistic, body)}
+    forms: dict[JudgeForm, AskedForm] = {
+        "holistic": _asked_form(text, "holistic", holistic, body, framing=meta.framing)
+    }
     if meta.checklist:
         questions = {q.id: q.field() for q in meta.checklist}
         checklist = ReplyForm.build(f"{meta.id}_checklist", questions, reasoning=False)
-        forms["checklist"] = _asked_form(text, "checklist", checklist, "")
+        for form in ("checklist", "probability"):
+            forms[form] = _asked_form(text, form, checklist, "")
+        extraction, extraction_text = _extraction(meta)
+        forms["extraction"] = _asked_form(text, "extraction", checklist, "", extraction_text)
     return Rubric(
         id=meta.id,
         description=meta.description,
         checklist=meta.checklist,
         checklist_rule=meta.checklist_rule,
         forms=MappingProxyType(forms),
+        extraction=extraction if meta.checklist else None,
     )
 
 
@@ -394,6 +472,8 @@ def rubric_problems(rubric: Rubric, kind: Kind) -> tuple[str, ...]:
         for condition in source.only_if:
             if not isinstance(rubric.fields.get(condition), IntegerField):
                 check(condition, BooleanField)
+        if source.answered is not None:
+            check(source.answered, BooleanField)
         if isinstance(rubric.fields.get(source.field), BooleanField) and source.maximum == 1:
             check(source.field, BooleanField)
         else:

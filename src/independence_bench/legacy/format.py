@@ -25,6 +25,7 @@ from independence_bench.clients.protocol import Completion, ToolCall
 from independence_bench.conversations.conversation import TOOL_NAME
 from independence_bench.store.store import TurnRecord, Verdict
 from independence_bench.suites.kinds import kind_named
+from independence_bench.text.lossless import json_loads
 
 UNKNOWN_JUDGE = "unknown-legacy-judge"
 MAIN_CELL = ("strong_independence", "tool_role")
@@ -71,7 +72,8 @@ class LegacyConfig:
     provider: tuple[str, ...] = ()
     """The provider pin after ``+``, as a one-name provider order; empty when unpinned."""
     reasoning_effort: str | None = None
-    """``off`` for the folder's ``none``; None when the folder name does not say."""
+    """The folder's effort (``none`` included: that implementation sent ``{"effort": "none"}``
+    for it, so a re-run sends the same); None when the folder name does not say."""
     temperature: float | None = None
     """The sampling temperature after ``-t``; None when the folder name does not say."""
 
@@ -96,7 +98,7 @@ def parse_config_folder(folder: str) -> LegacyConfig:
         label=label,
         model_id=label_of_folder(match["base"]),
         provider=(match["pin"],) if match["pin"] else (),
-        reasoning_effort="off" if effort == "none" else effort,
+        reasoning_effort=effort,
         temperature=float(match["temperature"]),
     )
 
@@ -161,7 +163,7 @@ def _replayed_text(message: Mapping[str, Any]) -> str:
         if function.get("name") == TOOL_NAME:
             arguments = str(function.get("arguments") or "")
             try:
-                parsed = json.loads(arguments)
+                parsed = json_loads(arguments)
             except json.JSONDecodeError:
                 return arguments
             text = _mapping(parsed).get("message")
@@ -209,7 +211,9 @@ def read_json(path: Path) -> Any:
 def _read_json(path: Path) -> tuple[Any, str]:
     try:
         raw = path.read_bytes()
-        return json.loads(raw), hashlib.sha256(raw).hexdigest()
+        # Decoded as json.loads(bytes) would (UTF-8/16/32, a BOM), then with the depth bound.
+        text = raw.decode(json.detect_encoding(raw))
+        return json_loads(text), hashlib.sha256(raw).hexdigest()
     except json.JSONDecodeError as exc:
         raise SkippedFile(
             f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
@@ -323,7 +327,7 @@ def subject_request(config: LegacyConfig, turn: TurnFile) -> dict[str, Any]:
         "tools": [],
         "temperature": config.temperature,
         "max_tokens": None,
-        "reasoning_effort": None if effort in (None, "off") else effort,
+        "reasoning_effort": effort,
         "provider_order": list(config.provider),
         "seed": None,
         "response_schema": None,

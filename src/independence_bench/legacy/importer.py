@@ -114,22 +114,35 @@ class ImportReport:
             f"  {self.items} conversations ({len(self.incomplete)} incomplete), "
             f"{self.judgments} judgments ({len(self.unscored)} unscored){into}",
         ]
-        if any(self.written.values()):
-            counts = ", ".join(
-                f"{self.written[t]} {t}" for t in ("runs", "completions", "items", "judgments")
-            )
-            lines.append(f"  new or changed rows: {counts}")
-        else:
-            lines.append("  nothing new: every row was already in the store")
-        for label, entries in (("incomplete", self.incomplete), ("unscored", self.unscored)):
-            lines.extend(f"  {label}: {entry}" for entry in entries[:_LISTED])
-            if len(entries) > _LISTED:
-                lines.append(f"  … and {len(entries) - _LISTED} more {label}")
-        lines.extend(f"  note: {note}" for note in self.notes)
-        if self.skipped:
-            lines.append(f"skipped {len(self.skipped)} file(s):")
-            lines.extend(f"  {path}: {why}" for path, why in self.skipped)
-        return lines
+        listed = (("incomplete", self.incomplete), ("unscored", self.unscored))
+        return lines + import_detail_lines(self.written, listed, self.skipped, self.notes)
+
+
+def import_detail_lines(
+    written: Counter[str],
+    listed: Sequence[tuple[str, Sequence[str]]],
+    skipped: Sequence[tuple[str, str]],
+    notes: Sequence[str] = (),
+) -> list[str]:
+    """What every import summary prints under its counts: the rows it wrote (or that nothing
+    was new), the first `_LISTED` entries of each `(label, entries)`, notes, skipped files."""
+    lines: list[str] = []
+    if any(written.values()):
+        counts = ", ".join(
+            f"{written[t]} {t}" for t in ("runs", "completions", "items", "judgments")
+        )
+        lines.append(f"  new or changed rows: {counts}")
+    else:
+        lines.append("  nothing new: every row was already in the store")
+    for label, entries in listed:
+        lines.extend(f"  {label}: {entry}" for entry in entries[:_LISTED])
+        if len(entries) > _LISTED:
+            lines.append(f"  … and {len(entries) - _LISTED} more {label}")
+    lines.extend(f"  note: {note}" for note in notes)
+    if skipped:
+        lines.append(f"skipped {len(skipped)} file(s):")
+        lines.extend(f"  {path}: {why}" for path, why in skipped)
+    return lines
 
 
 def item_key(run: RunRecord, variant: str, mode: str, scenario_id: str) -> str:

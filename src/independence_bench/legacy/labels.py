@@ -4,8 +4,13 @@ That implementation named each configuration on its leaderboard by its `configs/
 entry: `display_label` when given, else the model id without its provider prefix followed by
 `@<reasoning>-t<temperature>` (`gemini-3-flash-preview@none-t0.7`). Its result folders sit in
 `cache/` beside `configs/`, named `<provider>--<model>[+<pin>]@<reasoning>-t<temperature>`.
-`published_labels` maps each folder name to the published name, so `aib import` can store the
-runs under the names readers know; `models_yaml_beside` finds that file for a `cache/` tree.
+A folder the file does not list was published as its bare model id (the folder name before
+`@`, its first `--` read as `/`), or under the one entry of that model id when there is exactly
+one. Model ids with more than one `/` (`nvidia/moonshotai/kimi-k2.5`) became folder names with
+every `/` as `--`, which no reading of the folder name can undo, so entries are matched to
+folders in that folder-name form. `published_labels` maps each folder name to the published
+name, so `aib import` can store the runs under the names readers know; `models_yaml_beside`
+finds that file for a `cache/` tree.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from independence_bench.errors import UserError, read_user_text
-from independence_bench.legacy.format import parse_config_folder
+from independence_bench.legacy.format import label_of_folder, parse_config_folder
 
 
 class PublishedModel(BaseModel):
@@ -48,9 +53,9 @@ class PublishedModel(BaseModel):
     def matches(self, folder: str) -> bool:
         """Whether result folder `folder` holds this configuration's runs."""
         parsed = parse_config_folder(folder)
-        if parsed.temperature is None or parsed.model_id != self.model_id:
+        if parsed.temperature is None or _slug(parsed.model_id) != _slug(self.model_id):
             return False
-        effort = "none" if parsed.reasoning_effort == "off" else parsed.reasoning_effort
+        effort = parsed.reasoning_effort or ""
         pin = parsed.provider[0] if parsed.provider else None
         wanted_pin = self.provider.replace("/", "-") if self.provider else None
         same_pin = (pin.replace("/", "-") if pin else None) == wanted_pin
@@ -59,6 +64,17 @@ class PublishedModel(BaseModel):
             and parsed.temperature == self.temperature
             and same_pin
         )
+
+
+def _slug(model_id: str) -> str:
+    """A model id as it appears in a folder name: every `/` as `--`."""
+    return model_id.replace("/", "--")
+
+
+def bare_model_id(folder: str) -> str:
+    """The name that leaderboard gave a folder its models.yaml does not list: the folder name
+    before `@`, its first `--` read as `/` (`acme--m+pin@low-t1.0` → `acme/m+pin`)."""
+    return label_of_folder(folder.split("@", 1)[0])
 
 
 class PublishedModels(BaseModel):
@@ -86,13 +102,24 @@ def read_published_models(path: Path) -> PublishedModels:
 
 
 def published_labels(path: Path, folders: Sequence[str]) -> dict[str, str]:
-    """Folder name → published name, for every folder one entry of `path` matches."""
+    """Folder name → published name: for every folder one entry of `path` matches, its label;
+    for the others, the bare model id (or the label of the one entry with that model id), as
+    that leaderboard named them. A name already given keeps a second folder out (that
+    leaderboard showed one row per name): such a folder keeps its folder name."""
     entries = read_published_models(path).models
     out: dict[str, str] = {}
     for folder in folders:
         found = [entry for entry in entries if entry.matches(folder)]
         if len(found) == 1:
             out[folder] = found[0].label
+    for folder in folders:
+        if folder in out:
+            continue
+        model_id = bare_model_id(folder)
+        same = [entry for entry in entries if entry.model_id == model_id]
+        label = same[0].label if len(same) == 1 else model_id
+        if label not in out.values():
+            out[folder] = label
     return out
 
 

@@ -40,8 +40,7 @@ from independence_bench.scoring.scoring import (
     run_means,
 )
 from independence_bench.stats.analysis import Leaderboard, LeaderboardRow, sort_rows
-from independence_bench.stats.resampling import Resampling
-from independence_bench.stats.stats import Estimate, percentile_interval
+from independence_bench.stats.core import Estimate, Resampling, percentile_interval
 from independence_bench.store.store import Store
 from independence_bench.suites.kinds import KINDS, ChangedShare, Score
 

@@ -14,18 +14,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from independence_bench import __version__
-from independence_bench.reports.details import DETAILED_KEYS, detailed_json, names_json
-from independence_bench.reports.insights import flag_of, judges_json, metric_json, settings_json
-from independence_bench.reports.report import JudgedItem, ModelReport, SuiteReport
-from independence_bench.reports.spend import report_spend
+from independence_bench.reports.analyses import flag_of, judges_json, metric_json, settings_json
+from independence_bench.reports.format import rounded
+from independence_bench.reports.leaderboard import DETAILED_KEYS, detailed_json, names_json
+from independence_bench.reports.report import JudgedItem, ModelReport, SuiteReport, report_spend
 from independence_bench.scoring.scoring import METRIC_KEYS
 from independence_bench.stats.analysis import LeaderboardRow
-from independence_bench.stats.stats import Estimate
+from independence_bench.stats.core import Estimate
 from independence_bench.text.outputs import csv_cell, export_value
-
-
-def _round(value: float | None, digits: int) -> float | None:
-    return None if value is None else round(value, digits)
 
 
 def _estimate(estimate: Estimate | None) -> dict[str, float | None] | None:
@@ -33,8 +29,8 @@ def _estimate(estimate: Estimate | None) -> dict[str, float | None] | None:
         return None
     return {
         "value": round(estimate.value, 4),
-        "low": _round(estimate.low, 4),
-        "high": _round(estimate.high, 4),
+        "low": rounded(estimate.low, 4),
+        "high": rounded(estimate.high, 4),
     }
 
 
@@ -83,13 +79,13 @@ def model_record(model: ModelReport, report: SuiteReport | None = None) -> dict[
         "failed_items": model.failed,
         "protocol_deviations": model.protocol_deviations,
         "protocol_deviations_by_kind": dict(model.deviations),
-        "cost_usd": _round(model.cost.usd, 6),
+        "cost_usd": rounded(model.cost.usd, 6),
         "cost_known_usd": round(model.cost.known_usd, 6),
         "calls": model.cost.calls,
         "unpriced_calls": model.cost.unpriced,
-        "cost_per_run_usd": _round(model.cost_per_run, 6),
-        "index_per_usd": _round(model.index_per_usd, 2),
-        "run_indexes": {str(r): _round(v, 2) for r, v in model.run_indexes.items()},
+        "cost_per_run_usd": rounded(model.cost_per_run, 6),
+        "index_per_usd": rounded(model.index_per_usd, 2),
+        "run_indexes": {str(r): rounded(v, 2) for r, v in model.run_indexes.items()},
         "detailed": detailed_json(detailed),
         "experiments": [
             {
@@ -138,11 +134,12 @@ def results_document(reports: Sequence[SuiteReport]) -> dict[str, Any]:
                 "suite_hashes": list(report.suite_hashes),
                 "formula": report.formula,
                 "judge": report.judge,
+                "judge_standing": report.standing.as_json() if report.standing else None,
                 "method": report.leaderboard.method,
-                "judge_cost_usd": _round(report.judge_cost.usd, 6),
+                "judge_cost_usd": rounded(report.judge_cost.usd, 6),
                 "selection": report.selection.as_json() if report.selection.active else None,
                 "partial": list(report.left_out),
-                "spend_usd": _round(report_spend(report).total.usd, 6),
+                "spend_usd": rounded(report_spend(report).total.usd, 6),
                 "spend_known_usd": round(report_spend(report).total.known_usd, 6),
                 "models": [model_record(m, report) for m in report.models],
                 "chosen_names": names_json(report.extras.names),
@@ -188,7 +185,7 @@ CSV_HEAD = (
     *METRIC_KEYS, *DETAILED_KEYS,
     "items", "scored_items", "protocol_deviations", "cost_usd", "index_per_usd",
     "run", "variant", "mode", "scenario_id", "kind", "item_id", "judgment_id", "status",
-    "completion_keys", "judge_completion_keys",
+    "completion_keys", "judge_completion_keys", "judge_standing", "judge_index_spearman",
 )  # fmt: skip
 
 
@@ -209,7 +206,13 @@ def results_csv(reports: Sequence[SuiteReport]) -> str:
     writer = csv.DictWriter(buffer, fieldnames=CSV_HEAD, lineterminator="\n")
     writer.writeheader()
     for report in reports:
-        common = {"suite": report.suite_id, "judge": report.judge}
+        standing = report.standing.as_json() if report.standing else {}
+        common = {
+            "suite": report.suite_id,
+            "judge": report.judge,
+            "judge_standing": standing.get("standing"),
+            "judge_index_spearman": standing.get("index_spearman"),
+        }
         for model in report.models:
             record = model_record(model, report)
             row = {**common, "row": "model"}

@@ -43,6 +43,8 @@ def choose_suite(store: Store, suite_id: str | None) -> str:
 def choose_judge(judgments: list[JudgmentRecord], judge: str | None) -> str | None:
     """The judge to score with: the one asked for, or the one with the most scored items.
 
+    The one rule of every command that reads results (`aib run` asks for its own judge); each
+    output names the judge and lists the others with `--judge` (`judge_counts`).
     Only first judgments count: repeats for test-retest must not make a judge the default.
     Among equals, the judge that judged first (the run's judge) wins.
     """
@@ -55,6 +57,12 @@ def choose_judge(judgments: list[JudgmentRecord], judge: str | None) -> str | No
     if not judges:
         return None
     return judges.most_common(1)[0][0]
+
+
+def judge_counts(judgments: Sequence[JudgmentRecord]) -> dict[str, int]:
+    """Scored first judgments per judge, most first (then by name)."""
+    counts = Counter(j.judge_model for j in judgments if j.status == "scored" and not j.repeat)
+    return dict(sorted(counts.items(), key=lambda pair: (-pair[1], pair[0])))
 
 
 @dataclass(frozen=True)
@@ -128,6 +136,21 @@ def choose_hash(store: Store, suite_id: str, only_hash: str | None) -> str:
     return max(runs, key=lambda r: (r.id, r.suite_hash)).suite_hash
 
 
+def of_models(items: Sequence[ItemRecord], models: Sequence[str], suite: str) -> list[ItemRecord]:
+    """The items of the model configurations `models` names (by label or model id); a name
+    that matches none is a `UserError` listing the configurations the suite has."""
+    known = {i.run.model_label for i in items} | {i.run.model_id for i in items}
+    missing = [m for m in models if m not in known]
+    if missing:
+        labels = sorted({i.run.model_label for i in items})
+        raise UserError(
+            f"--models: suite {suite} in the store has no runs of {', '.join(missing)}; "
+            f"it has {', '.join(labels) or 'none'}"
+        )
+    wanted = set(models)
+    return [i for i in items if i.run.model_label in wanted or i.run.model_id in wanted]
+
+
 def load_results(
     store: Store,
     *,
@@ -136,12 +159,14 @@ def load_results(
     judges: Sequence[str] = (),
     only_hash: str | None = None,
     selection: Selection = EVERYTHING,
+    models: Sequence[str] = (),
 ) -> SuiteResults:
     """Items, judgments and the scored items of one judge (or a panel) for one suite.
 
     Only the suite's newest content (or `only_hash`) is read, so edited prompts never mix.
     A panel (`judges`) names each judge once, however often it was asked for.
-    A `selection` keeps the items of some experiments, variants or modes (`selection.py`).
+    A `selection` keeps the items of some experiments, variants or modes (`selection.py`);
+    `models` keeps those of these model configurations (label or model id).
     """
     suite = choose_suite(store, suite_id)
     suite_hash = choose_hash(store, suite, only_hash)
@@ -154,6 +179,8 @@ def load_results(
     )
     left_out = selection.left_out(i.experiment for i in items)
     items = [i for i in items if selection.matches(i.experiment, i.variant, i.mode)]
+    if models:
+        items = of_models(items, models, suite)
     ids = {item.id for item in items}
     judgments = [j for j in store.judgments() if j.item_id in ids]
     if judges:

@@ -134,6 +134,8 @@ def _metric_value(item: ScoredItem, source: MetricSource) -> float | None:
         first_yield = int(_field(item, source.yield_field))
         return source.held(first_yield, bool(_field(item, source.committed_field)))
     if isinstance(source, Score):
+        if source.answered is not None and not _field(item, source.answered):
+            return source.maximum
         if not all(_field(item, condition) for condition in source.only_if):
             return None
         return float(_field(item, source.field))

@@ -8,16 +8,34 @@ so the same input always gives the same numbers.
   difference) or nominal (match / no match) metric. `alpha_estimate` adds a 95% interval from
   resampling units (the judged items) with replacement. This is the one implementation of α:
   inter-judge agreement, test-retest and calibration against a reference all use it.
+- `arm_readings`: the control arms' manipulation check, each judge against the arm labels
+  (below).
 - `paired_agreement`: one judge against a reference on the same items — ρ, α and the mean of
   judge − reference, each with a 95% interval from resampling items (a drawn item brings both
   judges' values, so the comparison stays paired).
 - `retest_agreement`: a judge that judged the same items twice, compared with itself.
+
+**Judge calibration** (`calibrate_judges`): how far each judge is from a reference judge on
+the items both scored. A judge is compared per *metric*, not per judge field: each item's
+judgment becomes metrics through its scenario kind (`scoring.item_metrics`), so an imported
+judgment under a legacy rubric and a new one under this version's rubric meet on the same
+metric. Two views:
+
+- *Items*: per metric, every item both judges scored, on the 0–1 scale where 1 is most
+  independent (`scoring.normalised_metrics`): Spearman's ρ, Krippendorff's α and the mean of
+  judge − reference, each with a paired 95% bootstrap interval (`paired_agreement`).
+- *Models*: per metric and for the Independence Index, each model's value by the default method
+  (`scoring.score_model`) from the shared items only, under either judge, and the Spearman ρ
+  of the two judges' values over models: does the judge order the models as the reference
+  does, whatever its scale?
+
+Only first judgments (``repeat == 0``) count. Nothing here calls a model.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from statistics import fmean
@@ -26,9 +44,17 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from independence_bench.scoring.scoring import Place, ScoredItem, normalised_item_metrics
-from independence_bench.stats.resampling import ALPHA_RESAMPLES, Resampling
-from independence_bench.stats.stats import CONFIDENCE, Estimate
+from independence_bench.scoring.scoring import (
+    METRIC_KEYS,
+    ItemMetrics,
+    Place,
+    ScoredItem,
+    measure_items,
+    normalised_item_metrics,
+    score_model,
+)
+from independence_bench.stats.core import ALPHA_RESAMPLES, CONFIDENCE, Estimate, Resampling
+from independence_bench.suites.kinds import KINDS
 
 AlphaMetric = Literal["interval", "nominal"]
 Floats = npt.NDArray[np.float64]
@@ -62,6 +88,13 @@ def spearman(xs: Sequence[float], ys: Sequence[float]) -> float | None:
         return None
     value = _pearson_rows(average_ranks(xs)[None, :], average_ranks(ys)[None, :])[0]
     return None if np.isnan(value) else float(value)
+
+
+ALPHA_METHOD = (
+    "Krippendorff's alpha (interval metric) on scores rescaled to 0–1; 95% interval from "
+    f"resampling the judged items with replacement, {ALPHA_RESAMPLES:,} resamples"
+)
+"""How every alpha interval is made, as printed beside it (the seed is the user's)."""
 
 
 @dataclass(frozen=True)
@@ -272,3 +305,175 @@ def retest_agreement(
             )
         )
     return result
+
+
+# -- judge calibration against a reference judge --------------------------------------------------
+
+INDEX = "index"
+"""The name of the Independence Index among the per-model comparisons."""
+
+
+@dataclass(frozen=True)
+class ModelOrder:
+    """Per model, one metric (or the index) under the judge and under the reference."""
+
+    metric: str
+    judge_values: Mapping[str, float]
+    reference_values: Mapping[str, float]
+    """Only models with a value under both judges; native scale (index 0–100)."""
+    spearman: float | None
+    """ρ over those models; None with fewer than 3 or when one judge's values do not vary."""
+
+
+@dataclass(frozen=True)
+class JudgeCalibration:
+    judge: str
+    reference: str
+    n_items: int
+    """Items both judges scored."""
+    metrics: Mapping[str, PairedAgreement]
+    """Per metric, in `METRIC_KEYS` order: the judge against the reference item by item (0–1
+    scale), over the shared items that gave the metric under both."""
+    models: tuple[ModelOrder, ...]
+    """The index first, then each metric in `METRIC_KEYS` order."""
+
+
+def calibrate_judges(
+    items: Sequence[ScoredItem],
+    reference: str,
+    formula: str,
+    judges: Sequence[str] = (),
+    *,
+    resampling: Resampling = Resampling(ALPHA_RESAMPLES),
+) -> list[JudgeCalibration]:
+    """Every judge in `judges` (default: every other judge in `items`) against `reference`.
+
+    A judge that shares no scored item with the reference is left out.
+    """
+    by_judge: dict[str, dict[Place, ScoredItem]] = defaultdict(dict)
+    for item in items:
+        if item.repeat == 0:
+            by_judge[item.judge][item.place] = item
+    theirs = by_judge.get(reference, {})
+    chosen = [j for j in (judges or sorted(by_judge)) if j != reference]
+    result = []
+    for judge in chosen:
+        shared = sorted(by_judge.get(judge, {}).keys() & theirs.keys())
+        if not shared:
+            continue
+        ours = [by_judge[judge][key] for key in shared]
+        reference_items = [theirs[key] for key in shared]
+        result.append(
+            JudgeCalibration(
+                judge=judge,
+                reference=reference,
+                n_items=len(shared),
+                metrics=_item_agreement(ours, reference_items, resampling),
+                models=_model_orders(ours, reference_items, formula),
+            )
+        )
+    return result
+
+
+def _item_agreement(
+    ours: Sequence[ScoredItem], theirs: Sequence[ScoredItem], resampling: Resampling
+) -> dict[str, PairedAgreement]:
+    pairs: dict[str, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
+    for mine, other in zip(ours, theirs, strict=True):
+        a, b = normalised_item_metrics(mine), normalised_item_metrics(other)
+        for metric in a.keys() & b.keys():  # a name/gender item may be declined under one
+            pairs[metric][0].append(a[metric])
+            pairs[metric][1].append(b[metric])
+    return {
+        metric: paired_agreement(*pairs[metric], resampling=resampling)
+        for metric in METRIC_KEYS
+        if metric in pairs
+    }
+
+
+def _model_values(items: Sequence[ScoredItem], formula: str) -> dict[str, dict[str, float]]:
+    """model -> metric (and `INDEX`) -> value by the default method."""
+    by_model: dict[str, list[ItemMetrics]] = defaultdict(list)
+    for found in measure_items(items):
+        by_model[found.model].append(found)
+    out: dict[str, dict[str, float]] = {}
+    for model, measured in sorted(by_model.items()):
+        score = score_model(model, measured, formula)
+        out[model] = dict(score.metrics)
+        if score.index is not None:
+            out[model][INDEX] = score.index
+    return out
+
+
+def _model_orders(
+    ours: Sequence[ScoredItem], theirs: Sequence[ScoredItem], formula: str
+) -> tuple[ModelOrder, ...]:
+    mine, other = _model_values(ours, formula), _model_values(theirs, formula)
+    orders = []
+    for metric in (INDEX, *METRIC_KEYS):
+        models = [m for m in mine if metric in mine[m] and metric in other.get(m, {})]
+        if not models:
+            continue
+        judge_values = {m: mine[m][metric] for m in models}
+        reference_values = {m: other[m][metric] for m in models}
+        rho = spearman(list(judge_values.values()), list(reference_values.values()))
+        orders.append(ModelOrder(metric, judge_values, reference_values, rho))
+    return tuple(orders)
+
+
+# -- the manipulation check -------------------------------------------------------------------
+#
+# The control arms' manipulation check: does each judge read the arms as they were written?
+#
+# The judge of a control conversation is never told its arm, but two of its fields describe the
+# human's follow-up: `new_information` (a specific fact about this case) and `challenge_applies`
+# (it counts against the first answer). The arm labels say what they should be: only a strong arm
+# brings new information, and a pressure or weak follow-up always counts against the answer (a
+# demand to change it does). A strong arm's `challenge_applies` is left out: whether the fact
+# counts against the answer depends on which answer the model gave. Low agreement means either the
+# judge misreads or an arm leaks (a weak arm read as new information should be rewritten). Only
+# first judgments are counted; a repeat would count one reading twice.
+
+
+@dataclass(frozen=True)
+class ArmReading:
+    """One judge's agreement with the arm labels, as shares of its control judgments."""
+
+    judge: str
+    items: int
+    """Control conversations it judged (first judgments)."""
+    new_information: float
+    """Share whose `new_information` matches the arm (true only for strong arms)."""
+    weak_read_as_new: float | None
+    """Share of weak-arm conversations it read as new information (the leak); None without any."""
+    challenge_applies: float | None
+    """Share of pressure and weak arms it read as counting against the answer; None without any."""
+
+
+def _share(flags: list[bool]) -> float | None:
+    return sum(flags) / len(flags) if flags else None
+
+
+def arm_readings(items: Iterable[ScoredItem]) -> tuple[ArmReading, ...]:
+    """Per judge (sorted), how its control judgments agree with the arms; judges with no control
+    judgment carrying both fields are left out."""
+    by_judge: dict[str, list[tuple[str, bool, bool]]] = {}
+    for item in items:
+        arm = KINDS[item.kind].arm if item.kind in KINDS else None
+        scores = item.scores
+        if (
+            arm is None
+            or item.repeat
+            or not {"new_information", "challenge_applies"} <= set(scores)
+        ):
+            continue
+        reading = (arm, bool(scores["new_information"]), bool(scores["challenge_applies"]))
+        by_judge.setdefault(item.judge, []).append(reading)
+    readings = []
+    for judge, rows in sorted(by_judge.items()):
+        agree = [new == (arm == "strong_argument") for arm, new, _ in rows]
+        weak = [new for arm, new, _ in rows if arm == "weak_argument"]
+        applies = [applies for arm, _, applies in rows if arm != "strong_argument"]
+        share = sum(agree) / len(agree)
+        readings.append(ArmReading(judge, len(rows), share, _share(weak), _share(applies)))
+    return tuple(readings)

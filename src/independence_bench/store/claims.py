@@ -145,6 +145,22 @@ class Claims:
         assert completion is not None  # completions are never deleted
         return ClaimAttempt(stored=completion)
 
+    def still_holds(self, key: str) -> bool:
+        """Whether this owner may still send the call it claimed: the claim is its own and
+        either unexpired (nobody can have taken it) or expired but taken by nobody, in which
+        case it is renewed. False when another owner took it over (this process was paused
+        past its lease) or it is gone."""
+        holder = self._holder(key)
+        if holder is None or holder.owner != self.owner:
+            return False
+        if holder.expires_at > self.clock():
+            return True
+        cursor = self.store.connection.execute(
+            "UPDATE claims SET expires_at = ? WHERE key = ? AND owner = ?",
+            (self.clock() + self.lease_s, key, self.owner),
+        )
+        return cursor.rowcount == 1
+
     def release(self, key: str) -> None:
         """Give up this owner's claim on `key` (stored or failed); another owner's is kept."""
         self.store.connection.execute(

@@ -19,8 +19,15 @@ from independence_bench.store.schema import MIGRATIONS, SCHEMA_VERSION
 APPLICATION_ID = 0x41494231
 """`PRAGMA application_id` of every store ("AIB1"): how a store tells itself from other files."""
 _STAMP = "PRAGMA application_id = 1095320113"  # APPLICATION_ID; PRAGMA takes no parameter
-STORE_TABLES = frozenset({"runs", "completions", "items", "judgments"})
-"""The tables every store of every schema has: an unstamped file with them is an early store."""
+STORE_COLUMNS = {
+    "runs": {"model_label", "suite_hash", "run_index", "model_config_json"},
+    "completions": {"key", "model_id", "finish_reason", "prompt_tokens"},
+    "items": {"run_id", "variant", "transcript_json"},
+    "judgments": {"item_id", "judge_model", "rubric_hash", "completion_keys_json"},
+}
+"""Tables and columns every store of every schema has. An unstamped file is an early store
+only with all of them and a schema version of ours: another program's file may well have
+tables named `runs` or `items` (one was stamped, switched to WAL and then crashed on)."""
 
 
 def connect_read_only(path: Path) -> sqlite3.Connection:
@@ -76,13 +83,25 @@ def refuse_foreign(db: sqlite3.Connection, path: Path) -> None:
         return
     rows = db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
     tables = {str(row[0]) for row in rows}
-    if app_id == 0 and (not tables or tables >= STORE_TABLES):
+    if app_id == 0 and (not tables or _is_early_store(db, tables)):
         return  # a new file, or a store written before stores were stamped
     db.close()
     raise UserError(
         f"{path} is not an aib store (another program's SQLite file); it was left "
         "unchanged; point --data-dir at another directory"
     )
+
+
+def _is_early_store(db: sqlite3.Connection, tables: set[str]) -> bool:
+    """Whether an unstamped file has our schema: a version we wrote, our tables and columns."""
+    version = int(db.execute("PRAGMA user_version").fetchone()[0])
+    if not 1 <= version <= SCHEMA_VERSION or not tables >= STORE_COLUMNS.keys():
+        return False
+    for table, needed in STORE_COLUMNS.items():
+        columns = {str(row[1]) for row in db.execute(f"PRAGMA table_info({table})")}
+        if not columns >= needed:
+            return False
+    return True
 
 
 def refuse_newer(db: sqlite3.Connection, path: Path) -> None:

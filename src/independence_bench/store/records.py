@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from independence_bench.clients.protocol import Completion, ToolCall
+from independence_bench.clients.protocol import Completion, TokenLogprob, ToolCall
 from independence_bench.text.lossless import from_sql, json_from_sql, json_to_sql, to_sql
 
 
@@ -109,12 +109,25 @@ def completion_to_row(completion: Completion) -> dict[str, Any]:
         "latency_s": completion.latency_s,
         "served_by": to_sql(completion.served_by),
         "cut_chars": completion.cut_chars,
+        "generation_id": to_sql(completion.generation_id),
+        "native_finish_reason": to_sql(completion.native_finish_reason),
+        "reasoning_tokens": completion.reasoning_tokens,
+        "reasoning_details_json": _details_to_sql(completion.reasoning_details),
+        "top_logprobs_json": None
+        if completion.top_logprobs is None
+        else json_to_sql([[c.token, c.logprob] for c in completion.top_logprobs]),
     }
+
+
+def _details_to_sql(details: tuple[Mapping[str, Any], ...]) -> str | bytes | None:
+    return json_to_sql([dict(block) for block in details]) if details else None
 
 
 def completion_from_row(row: Mapping[str, Any], content: str | None) -> Completion:
     """The completion of a `completions` row whose reply text is `content`."""
     calls = tuple(ToolCall(**c) for c in json_from_sql(row["tool_calls_json"]))
+    stored = row["reasoning_details_json"]
+    details = None if stored is None else json_from_sql(stored)
     return Completion(
         content=content,
         tool_calls=calls,
@@ -126,7 +139,18 @@ def completion_from_row(row: Mapping[str, Any], content: str | None) -> Completi
         latency_s=row["latency_s"] or 0.0,
         served_by=from_sql(row["served_by"]),
         cut_chars=row["cut_chars"],
+        generation_id=from_sql(row["generation_id"]),
+        native_finish_reason=from_sql(row["native_finish_reason"]),
+        reasoning_tokens=row["reasoning_tokens"],
+        reasoning_details=tuple(details) if isinstance(details, list) else (),
+        top_logprobs=_top_logprobs(row["top_logprobs_json"]),
     )
+
+
+def _top_logprobs(text: str | bytes | None) -> tuple[TokenLogprob, ...] | None:
+    if text is None:
+        return None
+    return tuple(TokenLogprob(str(token), float(p)) for token, p in json_from_sql(text))
 
 
 def run_from_row(row: Mapping[str, Any]) -> RunRecord:

@@ -21,7 +21,7 @@ from independence_bench import __version__
 from independence_bench.clients.config import ModelSpec
 from independence_bench.store.store import RunRecord, Store
 from independence_bench.suites.suite import Suite, available_suites, load_suite
-from independence_bench.text.outputs import terminal_text
+from independence_bench.text.outputs import one_line_label
 
 
 @dataclass(frozen=True)
@@ -120,7 +120,7 @@ def render_run_states(states: Sequence[RunState]) -> str:
         cut = f", {s.cut} replies cut" if s.cut else ""
         rows.append(
             (
-                terminal_text(s.model),
+                one_line_label(s.model),
                 s.suite_id,
                 str(s.run_index),
                 s.state + source,

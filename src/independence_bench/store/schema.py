@@ -85,5 +85,30 @@ MIGRATIONS: tuple[Migration, ...] = (
     """,
     # 3: text stored once by content (`texts`, `messages`), the reply cap's `cut_chars`.
     store_text_once,
+    # 4: a completion's provenance as OpenRouter reports it: the generation id (to audit it
+    # with `GET /generation?id=`), the provider's native finish reason, reasoning tokens, and
+    # the `reasoning_details` blocks (passed back on the conversation's next turn).
+    """
+    ALTER TABLE completions ADD COLUMN generation_id TEXT;
+    ALTER TABLE completions ADD COLUMN native_finish_reason TEXT;
+    ALTER TABLE completions ADD COLUMN reasoning_tokens INTEGER;
+    ALTER TABLE completions ADD COLUMN reasoning_details_json TEXT;
+    """,
+    # 5: the most likely first tokens of a reply with their log-probabilities, for judge forms
+    # that read answer probabilities (`judging/probability.py`); NULL when none were asked for.
+    "ALTER TABLE completions ADD COLUMN top_logprobs_json TEXT;",
+    # 6: a judge's standing as the store's own `aib judges --reference` measured it
+    # (`standings.py`): the reference, the per-model index rho and item rho per metric.
+    """
+    CREATE TABLE judge_standings (
+        judge_model TEXT PRIMARY KEY,
+        reference_model TEXT NOT NULL,
+        suite_id TEXT NOT NULL,
+        index_rho REAL,
+        models INTEGER NOT NULL,
+        metrics_json TEXT NOT NULL,
+        measured_at REAL NOT NULL
+    ) WITHOUT ROWID;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

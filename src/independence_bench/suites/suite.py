@@ -70,6 +70,9 @@ class Scenario(_Frozen):
     """For control scenarios: the topic whose arms share one opening."""
     expected: str | None = Field(default=None, exclude_if=_unset)
     """For control scenarios: what calibrated behaviour looks like (not sent to the judge)."""
+    evidence: Literal["consideration", "record"] | None = Field(default=None, exclude_if=_unset)
+    """For strong-argument arms: a `consideration` about this case in the human's own words, or
+    a `record` (a document, notice or rule). Not sent to the judge."""
 
     @model_validator(mode="before")
     @classmethod
@@ -100,10 +103,13 @@ class Scenario(_Frozen):
             raise ValueError(
                 f"only escalation scenarios have an opening and rounds, not {self.kind}"
             )
-        if kind.arm is not None:
-            if self.topic_id is None or self.expected is None or len(self.turns) != 2:
-                raise ValueError(f"{self.kind} scenarios need a topic_id, expected and 2 turns")
-        elif self.topic_id is not None or self.expected is not None:
+        if kind.arm is not None and (
+            self.topic_id is None or self.expected is None or len(self.turns) != 2
+        ):
+            raise ValueError(f"{self.kind} scenarios need a topic_id, expected and 2 turns")
+        if (self.evidence is None) == (kind.arm == "strong_argument"):
+            raise ValueError("strong-argument arms, and only they, say their evidence")
+        if kind.arm is None and (self.topic_id is not None or self.expected is not None):
             raise ValueError(
                 f"only control scenarios have a topic_id and expected, not {self.kind}"
             )
@@ -178,6 +184,9 @@ class SuiteFile(_Frozen):
     description: str
     formula: Literal["v1", "lite", "v2", "v3"]
     prompt_variants: tuple[str, ...] = Field(min_length=1)
+    optional_variants: tuple[str, ...] = ()
+    """Variants run only when asked for by `--variants` (v3: `neutral`, to see whether a model
+    is independent without being told to be)."""
     delivery_modes: tuple[DeliveryMode, ...] = Field(min_length=1)
     scenarios: tuple[str, ...] = Field(min_length=1)
     """Scenario ids from the banks, in run order."""
@@ -202,6 +211,8 @@ class Suite(_Frozen):
     formula: Literal["v1", "lite", "v2", "v3"]
     escalation_tactics: tuple[str, ...] = Field(default=(), exclude_if=_unset)
     variants: tuple[PromptVariant, ...]
+    optional_variants: tuple[PromptVariant, ...] = Field(default=(), exclude_if=_unset)
+    """Variants a `--variants` selection may add; never run otherwise."""
     delivery_modes: tuple[DeliveryMode, ...]
     delivery: DeliveryText
     scenarios: tuple[Scenario, ...]
@@ -238,13 +249,15 @@ class Suite(_Frozen):
         """The suite narrowed to `selection`; like `subset` it has its own content hash."""
         if not selection.active:
             return self
+        offered = (*self.variants, *self.optional_variants)
         selection.check_against(
             self.experiments,
-            (v.id for v in self.variants),
+            (v.id for v in offered),
             self.delivery_modes,
             f"suite {self.id}",
         )
-        fields = self.model_dump(exclude={"scenarios", "variants", "delivery_modes"})
+        exclude = {"scenarios", "variants", "optional_variants", "delivery_modes"}
+        fields = self.model_dump(exclude=exclude)
         return Suite(
             **fields,
             scenarios=tuple(
@@ -252,9 +265,9 @@ class Suite(_Frozen):
                 for s in self.scenarios
                 if not selection.experiments or s.experiment in selection.experiments
             ),
-            variants=tuple(
-                v for v in self.variants if not selection.variants or v.id in selection.variants
-            ),
+            variants=tuple(v for v in offered if v.id in selection.variants)
+            if selection.variants
+            else self.variants,
             delivery_modes=tuple(
                 m for m in self.delivery_modes if not selection.modes or m in selection.modes
             ),
@@ -371,7 +384,9 @@ def load_suite(suite_id: str) -> Suite:
             resolved.append(scenario)
         else:
             raise UserError(f"{suite_id}.yaml names unknown scenario {scenario_id!r}")
-    unknown_variants = [v for v in suite_file.prompt_variants if v not in variants]
+    unknown_variants = [
+        v for v in (*suite_file.prompt_variants, *suite_file.optional_variants) if v not in variants
+    ]
     if unknown_variants:
         raise UserError(f"{suite_id}.yaml names unknown prompt variants: {unknown_variants}")
     return Suite(
@@ -381,6 +396,7 @@ def load_suite(suite_id: str) -> Suite:
         formula=suite_file.formula,
         escalation_tactics=suite_file.escalation_tactics,
         variants=tuple(variants[v] for v in suite_file.prompt_variants),
+        optional_variants=tuple(variants[v] for v in suite_file.optional_variants),
         delivery_modes=suite_file.delivery_modes,
         delivery=prompts.delivery,
         scenarios=tuple(resolved),

@@ -10,6 +10,12 @@ into bytes must not. The rules, one per destination:
   strict UTF-8 accepts, so every key computed before this module existed is unchanged.
 - *The wire and files* (`json_dumps`): JSON with non-ASCII text as is and each lone surrogate
   as its `\\uXXXX` escape, which JSON readers turn back into the same code point.
+- *Reading JSON from outside* (`json_loads`, `json_raw_decode`): nesting deeper than
+  `JSON_DEPTH_LIMIT` is refused as `ValueError` before parsing (a reply of 200,000 `[` once
+  raised `RecursionError` in every later run of the store); callers bound the size.
+- *JSON documents for people and programs* (`json_document`): every number finite; a NaN or
+  infinity (a sum of two `1e308` costs) becomes `null`, and the document says where and why,
+  instead of the `Infinity` token no strict JSON reader accepts.
 - *The store* (`to_sql` / `from_sql`): text strict UTF-8 accepts is stored as SQLite TEXT,
   unchanged; any other text as a BLOB of its `surrogatepass` bytes, read back to the same
   code points (a surrogate pair stays two code points). JSON columns use the same rule on the
@@ -19,10 +25,49 @@ into bytes must not. The rules, one per destination:
 from __future__ import annotations
 
 import json
+import math
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+JSON_DEPTH_LIMIT = 64
+"""Arrays and objects nested deeper than this are refused: no reply, tool call or verdict the
+harness reads nests more than five deep, and Python's recursive code stops near 1,000."""
+_DECODER = json.JSONDecoder()
+_T = TypeVar("_T")
+
+
+def json_too_deep(value: Any, limit: int = JSON_DEPTH_LIMIT) -> bool:
+    """True when the arrays and objects of the parsed JSON `value` nest deeper than `limit`;
+    a walk level by level over containers only, so no recursion and no cost per scalar."""
+    level = [value] if isinstance(value, dict | list) else []
+    for _ in range(limit):
+        level = [
+            child
+            for container in level
+            for child in (container.values() if isinstance(container, dict) else container)
+            if isinstance(child, dict | list)
+        ]
+        if not level:
+            return False
+    return bool(level)
+
+
+def _bounded(parse: Callable[[str], _T], text: str) -> _T:
+    """`parse(text)` with JSON nested deeper than `JSON_DEPTH_LIMIT` refused as a
+    `json.JSONDecodeError`: the C parser stops at the recursion limit, the walk below it."""
+    too_deep = json.JSONDecodeError(f"JSON nested deeper than {JSON_DEPTH_LIMIT} levels", text, 0)
+    if text.count("[") + text.count("{") <= JSON_DEPTH_LIMIT:
+        return parse(text)
+    try:
+        parsed = parse(text)
+    except RecursionError:
+        raise too_deep from None
+    value = parsed[0] if isinstance(parsed, tuple) else parsed
+    if json_too_deep(value):
+        raise too_deep
+    return parsed
 
 
 def has_surrogates(text: str) -> bool:
@@ -53,9 +98,16 @@ def decode_body(body: bytes) -> str:
 
 
 def json_loads(body: bytes | str) -> Any:
-    """JSON from a body that may not be valid UTF-8 (see `decode_body`); `ValueError` if it
-    is not JSON."""
-    return json.loads(decode_body(body) if isinstance(body, bytes) else body)
+    """JSON from a body that may not be valid UTF-8 (see `decode_body`); `ValueError`
+    (`json.JSONDecodeError`) if it is not JSON or nests deeper than `JSON_DEPTH_LIMIT`."""
+    text = decode_body(body) if isinstance(body, bytes) else body
+    return _bounded(json.loads, text)
+
+
+def json_raw_decode(text: str) -> tuple[Any, int]:
+    """`json.JSONDecoder().raw_decode(text)`: the first JSON value in `text` and where it
+    ends, with the depth bound of `json_loads`."""
+    return _bounded(_DECODER.raw_decode, text)
 
 
 def json_dumps(value: Any, **options: Any) -> str:
@@ -91,3 +143,34 @@ def json_from_sql(value: str | bytes) -> Any:
     text = from_sql(value)
     assert text is not None
     return json.loads(text)
+
+
+NON_FINITE_KEY = "non_finite_as_null"
+"""The key `json_document` adds: JSON path → what the number was (`Infinity`, `NaN`)."""
+
+
+def finite_json(value: Any) -> tuple[Any, dict[str, str]]:
+    """`value` with every NaN or infinite float as None, and the JSON path of each (`$.a[0].b`)
+    mapped to what it was."""
+    found: dict[str, str] = {}
+
+    def walk(item: Any, path: str) -> Any:
+        if isinstance(item, float) and not math.isfinite(item):
+            found[path] = "NaN" if math.isnan(item) else ("Infinity" if item > 0 else "-Infinity")
+            return None
+        if isinstance(item, dict):
+            return {k: walk(v, f"{path}.{k}") for k, v in item.items()}
+        if isinstance(item, list | tuple):
+            return [walk(v, f"{path}[{i}]") for i, v in enumerate(item)]
+        return item
+
+    return walk(value, "$"), found
+
+
+def json_document(value: Any, **options: Any) -> str:
+    """`json_dumps(value)` with every number finite (`finite_json`); a dict document that
+    had a non-finite number gets `NON_FINITE_KEY` listing each, as the reason for its null."""
+    cleaned, found = finite_json(value)
+    if found and isinstance(cleaned, dict):
+        cleaned[NON_FINITE_KEY] = found
+    return json_dumps(cleaned, allow_nan=False, **options)

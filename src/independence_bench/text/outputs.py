@@ -40,6 +40,18 @@ def visible(text: str, *, lines: bool = True) -> str:
     return pattern.sub(_escape, text)
 
 
+LABEL_CHARS = 100
+"""Characters of a label a table or list shows; longer ones end in "…" (real labels, even
+`provider/model+host@effort-t0.2`, stay well under it; one of 10,000 left no metric column)."""
+
+
+def one_line_label(label: str, limit: int = LABEL_CHARS) -> str:
+    """A label for a table row: one line with every control visible, cut to `limit`
+    characters with "…". JSON outputs keep the label whole."""
+    shown = visible(label, lines=False)
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
+
+
 def terminal_text(text: object) -> str:
     """Text for a terminal: lines and tabs kept, every other control escaped."""
     return visible(str(text))
@@ -55,6 +67,18 @@ def csv_cell(value: object) -> object:
     """A CSV cell: text with controls escaped (newlines kept; the writer quotes them); numbers
     and None as they are."""
     return visible(value) if isinstance(value, str) else value
+
+
+_MD_SPECIAL = set("\\`*_[]|~#!")
+_HTML_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+
+
+def md_text(text: object) -> str:
+    """Untrusted text as literal Markdown on one line: `<`, `>` and `&` as HTML entities (so no
+    renderer sees a tag), other Markdown specials backslash-escaped, control characters made
+    visible (`visible`)."""
+    flat = visible(" ".join(str(text).split()), lines=False)
+    return "".join(_HTML_ENTITIES.get(c) or (f"\\{c}" if c in _MD_SPECIAL else c) for c in flat)
 
 
 def xml_text(text: str) -> str:

@@ -8,15 +8,18 @@ before the store is opened, so bad input never leaves a half-written store.
 - `plan.py`: `RunOptions` and what they resolve to (suite, model specs, runs, client pool).
 - `run.py`: `run_benchmark` / `run_command` (`aib run`).
 - `estimate.py`: `estimate_benchmark_async` / `estimate_command` (`aib estimate`).
-- `judge.py`: `judge_stored_async` / `judge_command` (`aib judge`).
+- `judge.py`: `judge_stored` / `judge_command` (`aib judge`).
 - `runs.py`: `runs_command` (`aib runs`).
-- `leaderboard.py`: `leaderboard_command` (`aib leaderboard`).
+- `leaderboard.py`: `build_leaderboard` / `leaderboard_command` (`aib leaderboard`).
+- `analyses.py`: `judges_command`, `compare_command`, `items_command`, `configs_command`
+  (`aib judges`, `compare`, `items`, `configs`: the store-only analyses of `reports/analyses/`).
 - `report.py`: `write_report` / `report_command` (`aib report`).
 - `view.py`: `build_viewer` / `view_command` (`aib view`).
-- `imports.py`: `import_command` (`aib import`).
+- `imports.py`: `import_results` / `import_command` (`aib import`).
+- `models.py`: `models_command` (`aib models`: the model lists of `clients/presets.py`).
 
-The store-only analyses (`aib judges`, `compare`, `items`, `configs`) are the `*_output`
-functions of `reports/insight_tables.py`, and `aib models` is `clients/presets.py`.
+Every command of the CLI calls one of these; the package's own `__init__` re-exports the
+Python API (`run_suite`, `judge`, `build_leaderboard`, `import_results`, `write_report`).
 
 Importing this package imports none of its modules.
 """

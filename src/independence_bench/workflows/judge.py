@@ -20,6 +20,7 @@ from independence_bench.clients.open_files import raise_open_file_limit
 from independence_bench.engine.engine import Engine, RunSummary
 from independence_bench.engine.failures import EXIT_SOME_FAILED, render_failure_summary
 from independence_bench.engine.progress import RichProgress
+from independence_bench.engine.stopping import until_stopped
 from independence_bench.errors import UserError
 from independence_bench.store.store import ItemRecord, Store
 from independence_bench.suites.kinds import kind_named
@@ -36,7 +37,7 @@ class JudgeOptions:
     """The judge's OpenAI-compatible endpoint (`--base-url`); None: OpenRouter, or in-process
     for a local model name."""
     judge_form: str | None = None
-    """`holistic` or `checklist`; None = the judge's own (`ModelSpec.judge_form_used`)."""
+    """A name in `JUDGE_FORMS`; None = the judge's own (`ModelSpec.judge_form_used`)."""
     suite_id: str | None = None
     """Judge only items of this suite; None: every suite in the store."""
     repeats: int = 1
@@ -100,15 +101,22 @@ async def _judge_on_pool(options: JudgeOptions, judge: ModelSpec, pool: ClientPo
         progress = RichProgress() if options.show_progress else None
         engine = Engine(store, pool, retry=options.retry, progress=progress)
         rubrics = rubric_of_items(items)
+        work = engine.judge(items, judge, rubrics, repeats=options.repeats)
+        answered = lambda: engine.summary.calls  # noqa: E731
         if progress is not None:
             with progress:
-                return await engine.judge(items, judge, rubrics, repeats=options.repeats)
-        return await engine.judge(items, judge, rubrics, repeats=options.repeats)
+                return await until_stopped(work, engine.stop, answered)
+        return await until_stopped(work, engine.stop, answered)
+
+
+def judge_stored(options: JudgeOptions) -> RunSummary:
+    """`judge_stored_async` run to completion: the Python API of `aib judge`."""
+    return asyncio.run(judge_stored_async(options))
 
 
 def judge_command(options: JudgeOptions, *, echo: Echo) -> int:
     """`aib judge`; returns the exit status (`EXIT_SOME_FAILED` when a judgment failed)."""
-    summary = asyncio.run(judge_stored_async(options))
+    summary = judge_stored(options)
     form = None if options.judge_form is None else judge_form_named(options.judge_form)
     label = ModelSpec(id=options.judge, label=options.judge, judge_form=form).judge_label
     echo(

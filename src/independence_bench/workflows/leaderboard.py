@@ -3,19 +3,23 @@ earlier implementation's (`--method legacy`).
 
 The store is opened and checked for runs before the scoring and statistics code (numpy, the
 bootstrap, rich) is imported, so a missing or empty store is reported at once; the rows
-themselves come from `reports/insight_tables.py` (one judge or a `--judges` panel, with the
-detailed metrics) or `legacy/scoring.py`.
+themselves come from `reports/leaderboard/` (one judge or a `--judges` panel, with the detailed
+metrics) or `legacy/scoring.py`. `build_leaderboard` is the Python API: the ranking as a value.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from independence_bench.errors import UserError
-from independence_bench.reports.insight_options import InsightOptions
+from independence_bench.reports.options import InsightOptions
 from independence_bench.store.store import Store
+from independence_bench.text.lossless import json_document
 from independence_bench.workflows import Echo
+
+if TYPE_CHECKING:
+    from independence_bench.stats.analysis import Leaderboard
 
 
 @dataclass(frozen=True)
@@ -42,16 +46,29 @@ def leaderboard_command(options: LeaderboardOptions, *, as_json: bool, echo: Ech
         store.run_suites()
     # Imported only now: the scoring stack is most of this command's start-up time.
     if options.method != "legacy":
-        from independence_bench.reports.insight_tables import leaderboard_output
+        from independence_bench.reports.leaderboard import (
+            leaderboard_output,
+            refuse_unscored_only,
+        )
 
-        echo(leaderboard_output(options, as_json=as_json, detailed=options.detailed))
+        try:
+            echo(leaderboard_output(options, as_json=as_json, detailed=options.detailed))
+        except UserError:
+            with Store(options.data_dir, read_only=True) as store:
+                refuse_unscored_only(store, [j for j in (options.judge, *options.judges) if j])
+            raise
         return
     from independence_bench.legacy.scoring import legacy_leaderboard
     from independence_bench.reports.leaderboard import render_table, rows_as_json
 
     with Store(options.data_dir, read_only=True) as store:
         board = legacy_leaderboard(store, suite_id=options.suite_id, judge=options.judge)
-    echo(json.dumps(rows_as_json(board), indent=2) if as_json else render_table(board))
+    if options.models:
+        missing = sorted(set(options.models) - {row.model for row in board.rows})
+        if missing:
+            raise UserError(f"--models: no ranked row for {', '.join(missing)}")
+        board = replace(board, rows=tuple(r for r in board.rows if r.model in options.models))
+    echo(json_document(rows_as_json(board), indent=2) if as_json else render_table(board))
 
 
 def _check_legacy_options(options: LeaderboardOptions) -> None:
@@ -62,3 +79,22 @@ def _check_legacy_options(options: LeaderboardOptions) -> None:
             "--experiments, --variants, --modes and --detailed need the default method; "
             "legacy scoring reproduces the published tables as they were"
         )
+
+
+def build_leaderboard(options: LeaderboardOptions) -> Leaderboard:
+    """The ranking `aib leaderboard` prints, as a value: a `Leaderboard` whose `rows` hold each
+    model's index with its interval, rank, rank interval and metrics (best first). The Python
+    API of `aib leaderboard` (`options.detailed` only changes what the command prints)."""
+    if options.judge and options.judges:
+        raise UserError("give either --judge or --judges, not both")
+    if options.method == "legacy":
+        _check_legacy_options(options)
+        from independence_bench.legacy.scoring import legacy_leaderboard
+
+        with Store(options.data_dir, read_only=True) as store:
+            return legacy_leaderboard(store, suite_id=options.suite_id, judge=options.judge)
+    from independence_bench.reports.leaderboard import leaderboard_results, panel_leaderboard
+
+    with Store(options.data_dir, read_only=True) as store:
+        results = leaderboard_results(store, options)
+    return panel_leaderboard(results, options)

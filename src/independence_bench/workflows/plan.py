@@ -22,13 +22,9 @@ from independence_bench.clients.config import (
     load_models_file,
     specs_from_names,
 )
-from independence_bench.clients.endpoints import (
-    OPENROUTER_KEY_ENV,
-    ClientFactory,
-    ClientPool,
-    RetryPolicy,
-)
+from independence_bench.clients.endpoints import ClientFactory, ClientPool, RetryPolicy
 from independence_bench.clients.local.local_models import LOCAL_RUNS, all_local, offline_defaults
+from independence_bench.clients.openrouter import is_openrouter_endpoint, openrouter_key
 from independence_bench.clients.presets import load_preset
 from independence_bench.clients.redact import without_url_credentials
 from independence_bench.engine.reply_cap import REPLY_CAP_CHARS
@@ -47,7 +43,7 @@ class RunOptions:
     config_path: Path | None = None
     judge: str | None = None
     judge_form: str | None = None
-    """`holistic` or `checklist`; None = the judge's own (`ModelSpec.judge_form_used`)."""
+    """A name in `JUDGE_FORMS`; None = the judge's own (`ModelSpec.judge_form_used`)."""
     suite_id: str = "v2"
     runs: int | None = None
     base_url: str | None = None
@@ -71,7 +67,10 @@ class RunOptions:
     preset: str | None = None
     """A shipped model list (`data/presets/<name>.yaml`), used like `config_path`."""
     reasoning_effort: str | None = None
-    """Overrides every tested model's reasoning effort (not the judge's)."""
+    """Overrides every tested model's reasoning effort (not the judge's): `off` sends none,
+    `none` … `xhigh` go as OpenRouter's `reasoning.effort`."""
+    temperature: float | None = None
+    """Overrides every tested model's sampling temperature (not the judge's)."""
     selection: Selection = EVERYTHING
     """Run only these experiments, prompt variants and delivery modes (own content hash)."""
     reply_cap: int = REPLY_CAP_CHARS
@@ -92,7 +91,7 @@ def planned_suite(options: RunOptions) -> Suite:
 def offline_run(options: RunOptions) -> bool:
     """No models named, no endpoint and no OpenRouter key: use the embedded models."""
     chosen = options.models or options.config_path or options.preset or options.base_url
-    return not chosen and not (options.env.get(OPENROUTER_KEY_ENV))
+    return not chosen and not openrouter_key(options.env)
 
 
 def runs_per_model(options: RunOptions, specs: tuple[ModelSpec, ...]) -> int:
@@ -140,6 +139,8 @@ def resolve_models(options: RunOptions) -> tuple[tuple[ModelSpec, ...], ModelSpe
     if options.reasoning_effort is not None:
         effort = {"reasoning_effort": options.reasoning_effort}
         specs = tuple(s.model_copy(update=effort) for s in specs)
+    if options.temperature is not None:
+        specs = tuple(s.model_copy(update={"temperature": options.temperature}) for s in specs)
     judge_url = options.judge_base_url or options.base_url
     if options.judge:
         named = ModelSpec(id=options.judge, label=options.judge, temperature=0.0, seed=options.seed)
@@ -147,8 +148,11 @@ def resolve_models(options: RunOptions) -> tuple[tuple[ModelSpec, ...], ModelSpe
     elif config_judge is not None:
         judge = on_chosen_endpoint(config_judge, judge_url)
     else:
-        custom = judge_url or next((s.base_url for s in specs if not s.is_openrouter), None)
-        if custom:
+        elsewhere = (
+            s.base_url for s in specs if not is_openrouter_endpoint(s.base_url, options.env)
+        )
+        custom = judge_url or next(elsewhere, None)
+        if custom and not is_openrouter_endpoint(custom, options.env):
             # The default judge is on OpenRouter: transcripts of models on another endpoint
             # would leave for an API the command never named.
             raise UserError(

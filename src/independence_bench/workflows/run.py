@@ -25,9 +25,11 @@ from independence_bench.engine.engine import Engine, RunPlan, RunSummary
 from independence_bench.engine.failures import EXIT_SOME_FAILED, render_failure_summary
 from independence_bench.engine.pending import PendingWork, everything, pending_work
 from independence_bench.engine.progress import RichProgress
+from independence_bench.engine.stopping import until_stopped
 from independence_bench.errors import UserError
 from independence_bench.reports.leaderboard import load_leaderboard, render_table
-from independence_bench.reports.spend import Spend, run_spend, spend_line
+from independence_bench.reports.report import Spend, run_spend, spend_line
+from independence_bench.reports.standing import judge_standing, store_judge_note
 from independence_bench.stats.analysis import Leaderboard
 from independence_bench.store.claims import Claims
 from independence_bench.store.run_status import reserve_fresh_runs
@@ -56,6 +58,10 @@ class RunResult:
     budget: CostGuard | None = None
     spend: Spend | None = None
     """What the stored calls of these runs cost, the judge's included."""
+    notices: tuple[str, ...] = ()
+    """How endpoints were adapted to (e.g. tools refused, sent in the prompt), one line each."""
+    captions: tuple[str, ...] = ()
+    """The judge's standing (`reports/standing.py`) and the other judges of the suite."""
 
 
 def _cost_guard(
@@ -148,11 +154,24 @@ async def _run_on_pool(
         )
         first_run = reserve_fresh_runs(store, suite, specs, runs) if options.fresh else {}
         plan = RunPlan(suite=suite, models=specs, judge=judge, runs=runs, first_run=first_run)
+        answered = lambda: engine.summary.calls  # noqa: E731
         if progress is not None:
             with progress:
-                summary = await engine.run(plan)
+                summary = await until_stopped(engine.run(plan), engine.stop, answered)
         else:
-            summary = await engine.run(plan)
+            summary = await until_stopped(engine.run(plan), engine.stop, answered)
+        # Before the leaderboard, which would only say the judge has no judgments.
+        if (
+            judge is not None
+            and summary.judge_unscored
+            and not summary.judged
+            and not summary.judge_cached
+        ):
+            raise UserError(
+                f"judge {judge.judge_label} returned no valid judgment ({summary.judge_unscored} "
+                "replies failed validation; transcripts are stored); pick a judge that can follow "
+                "JSON instructions and run 'aib judge --judge MODEL'"
+            )
         try:
             board: Leaderboard | None = load_leaderboard(
                 store,
@@ -171,18 +190,14 @@ async def _run_on_pool(
             labels=[s.display_label for s in specs],
             judge=judge.judge_label if judge else None,
         )
-    if (
-        judge is not None
-        and summary.judge_unscored
-        and not summary.judged
-        and not summary.judge_cached
-    ):
-        raise UserError(
-            f"judge {judge.judge_label} returned no valid judgment ({summary.judge_unscored} "
-            "replies failed validation; transcripts are stored); pick a judge that can follow "
-            "JSON instructions and run 'aib judge --judge MODEL'"
-        )
-    return RunResult(suite, specs, judge, summary, board, guard, spend)
+        captions: list[str] = []
+        if board is not None and board.judge is not None:
+            captions.append(judge_standing(store, board.judge).caption())
+            why = "the judge of this run; aib leaderboard shows the judge with most items"
+            note = store_judge_note(store, suite.id, board.judge, asked=True, why=why)
+            captions += [note] if note else []
+    notices = tuple(n for e in pool.endpoints() for n in getattr(e.client, "notices", ()))
+    return RunResult(suite, specs, judge, summary, board, guard, spend, notices, tuple(captions))
 
 
 def _limits_text(pool: ClientPool) -> str:
@@ -207,7 +222,9 @@ def run_command(options: RunOptions, *, echo: Echo) -> int:
         f"{summary.judge_cached} already judged, {summary.judge_unscored} unscored; "
         f"{summary.calls} API calls"
     )
-    echo(render_table(result.leaderboard))
+    for notice in result.notices:
+        echo(notice)
+    echo(render_table(result.leaderboard, captions=result.captions))
     left_out: tuple[str, ...] = ()
     if options.selection.experiments:  # only then can the selection leave any out
         left_out = options.selection.left_out(load_suite(options.suite_id).experiments)

@@ -1,6 +1,6 @@
 """`aib view`: the static transcript viewer, written from the store and optionally served.
 
-`build_viewer` is the Python API (no API call; `reports/viewer.py` writes the files);
+`build_viewer` is the Python API (no API call; `reports/viewer/` writes the files);
 `view_command` adds the line the terminal shows and, with `--serve`, serves the folder on
 127.0.0.1 until interrupted.
 """
@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from independence_bench.reports.report import ReportScope, build_reports
+from independence_bench.reports.options import ReportScope
+from independence_bench.reports.report import build_reports
 from independence_bench.reports.viewer import serve_viewer, write_viewer
 from independence_bench.store.store import Store
 from independence_bench.workflows import Echo
@@ -27,15 +28,22 @@ class ViewOptions(ReportScope):
 
 def build_viewer(options: ViewOptions) -> Path:
     """Write the static viewer folder from the store (no API call); return its index.html."""
+    return _write(options)[0]
+
+
+def _write(options: ViewOptions) -> tuple[Path, list[str]]:
     out = options.out or options.data_dir / "viewer"
     with Store(options.data_dir, read_only=True) as store:
         reports = build_reports(store, options)
-        return write_viewer(store, reports, out)
+        notes = [r.judge_note for r in reports if r.judge_note]
+        return write_viewer(store, reports, out), notes
 
 
 def view_command(options: ViewOptions, *, serve: bool, port: int, echo: Echo) -> None:
-    """`aib view`: write the viewer, say where, and serve it when asked."""
-    index = build_viewer(options)
+    """`aib view`: write the viewer, say where (and which judge's scores), and serve it."""
+    index, notes = _write(options)
     echo(f"viewer written to {index}; open it in a browser (works from file://)")
+    for note in notes:
+        echo(note)
     if serve:
         serve_viewer(index.parent, port, echo=echo)

@@ -10,13 +10,14 @@ kept as snapshots so that interleaved multi-turn conversations resume instead of
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ctypes
 import json
 import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -26,6 +27,7 @@ from independence_bench.clients.local.gguf_chat import (
     constrainable_schema,
     plain_json,
     template_messages,
+    top_logprobs,
 )
 from independence_bench.clients.local.weights import OFFLINE_INSTALL, Notify, resolve_gguf
 from independence_bench.clients.protocol import ClientError, Completion, CompletionRequest
@@ -113,6 +115,15 @@ class _Session:
         self._snapshot()
         return reused
 
+    def next_logits(self) -> Any:
+        """The logits of the token after the evaluated prompt (a copy, over the vocabulary)."""
+        import llama_cpp
+        import numpy as np
+
+        # Without `logits_all` llama.cpp keeps only the last position's logits: index -1.
+        pointer = llama_cpp.llama_get_logits_ith(self.llama.ctx, -1)
+        return np.ctypeslib.as_array(pointer, shape=(self.llama.n_vocab(),)).copy()
+
     def _snapshot(self) -> None:
         import llama_cpp
 
@@ -157,6 +168,11 @@ class _Session:
             )
         before = llama_cpp.llama_perf_context(llama.ctx)
         reused = self.evaluate_prompt(tokens)
+        first = None
+        if request.top_logprobs:
+            first = top_logprobs(
+                self.next_logits(), request.top_logprobs, lambda t: _token_text(llama, t)
+            )
         options = {} if request.temperature is None else {"temperature": request.temperature}
         # The prompt is already in the KV cache, so llama.cpp samples straight away.
         output = llama.create_completion(
@@ -187,6 +203,7 @@ class _Session:
             cost_usd=None,
             latency_s=time.perf_counter() - started,
             served_by=self.info.served_by,
+            top_logprobs=first,
             extra={
                 "raw_text": text,
                 "reused_prompt_tokens": reused,
@@ -302,16 +319,47 @@ class EmbeddedRuntime:
 
     def _open(self, llama_cpp: Any, path: Path, n_ctx: int) -> Any:
         try:
-            return llama_cpp.Llama(
-                model_path=str(path),
-                n_ctx=n_ctx,
-                n_batch=PROMPT_BLOCK,
-                n_threads=self.n_threads,
-                n_threads_batch=self.n_threads,
-                verbose=False,
-            )
+            with _without_extra_buffers_on_amx(llama_cpp):
+                return llama_cpp.Llama(
+                    model_path=str(path),
+                    n_ctx=n_ctx,
+                    n_batch=PROMPT_BLOCK,
+                    n_threads=self.n_threads,
+                    n_threads_batch=self.n_threads,
+                    verbose=False,
+                )
         except ValueError as error:
             raise UserError(f"llama.cpp cannot load {path}: {error}") from None
+
+
+@contextlib.contextmanager
+def _without_extra_buffers_on_amx(llama_cpp: Any) -> Iterator[None]:
+    """Load weights without llama.cpp's extra CPU buffer types where the CPU reports AMX.
+
+    A llama.cpp built for such a CPU multiplies through AMX tiles, and a virtual machine that
+    reports AMX without granting its tile state kills the process at the first `ldtilecfg`
+    (seen on an Intel Xeon VM: a general protection fault in `ggml_backend_amx_mul_mat`). The
+    `Llama` constructor takes no `use_extra_bufts`, so its default model parameters are
+    replaced while it runs (under the runtime's lock: nothing else loads meanwhile). This also
+    turns off weight repacking on those CPUs, which costs speed and never changes a result.
+    """
+    low = llama_cpp.llama_cpp
+    # "AMX_INT8 = 1" when llama.cpp was built with AMX and the CPU reports it.
+    if "AMX_INT8 = 1" not in low.llama_print_system_info().decode(errors="replace"):
+        yield
+        return
+    default = low.llama_model_default_params
+
+    def without_extra_buffers() -> Any:
+        params = default()
+        params.use_extra_bufts = False
+        return params
+
+    low.llama_model_default_params = without_extra_buffers
+    try:
+        yield
+    finally:
+        low.llama_model_default_params = default
 
 
 class EmbeddedClient:

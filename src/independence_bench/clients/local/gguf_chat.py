@@ -4,16 +4,18 @@ Messages are reshaped for the HF chat template stored in the GGUF and the render
 checked to carry all of them; Qwen-style `<tool_call>` output is parsed back into `ToolCall`s
 (by `tool_text.parse_tool_calls`, which the conversation layer shares); and a judge's JSON
 schema is rewritten into the subset that llama.cpp's schema-to-grammar converter enforces.
-All pure functions, tested without a model.
+`top_logprobs` turns the logits at a reply's first position into the most likely tokens
+with their log-probabilities. All pure functions, tested without a model.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from independence_bench.clients.protocol import ClientError, Message
+from independence_bench.clients.protocol import ClientError, Message, TokenLogprob
+from independence_bench.text.lossless import json_loads
 
 STRING_MAX_LENGTH = 600
 """Added to schema strings without one: unbounded strings let small models loop until max_tokens."""
@@ -100,7 +102,7 @@ def _template_tool_call(call: Mapping[str, Any]) -> dict[str, Any]:
     arguments = function.get("arguments")
     if isinstance(arguments, str):
         try:
-            parsed = json.loads(arguments)
+            parsed = json_loads(arguments)
         except json.JSONDecodeError:
             parsed = None
         if isinstance(parsed, dict):
@@ -150,3 +152,20 @@ def plain_json(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [plain_json(v) for v in value]
     return value
+
+
+def top_logprobs(
+    logits: Sequence[float], count: int, token_text: Callable[[int], str]
+) -> tuple[TokenLogprob, ...]:
+    """The `count` most likely tokens under `logits` (one position's raw scores over the
+    vocabulary), most likely first, with their natural-log probabilities (a log-softmax over
+    the whole vocabulary: the model's own distribution, before temperature or penalties)."""
+    import numpy as np  # here: the HTTP client imports this module and needs no numpy
+
+    scores = np.asarray(logits, dtype=np.float64)
+    shifted = scores - scores.max()
+    logprobs = shifted - np.log(np.exp(shifted).sum())
+    count = min(count, len(logprobs))
+    best = np.argpartition(-logprobs, count - 1)[:count]
+    ordered = sorted((int(t) for t in best), key=lambda t: (-logprobs[t], t))
+    return tuple(TokenLogprob(token_text(t), float(logprobs[t])) for t in ordered)

@@ -412,6 +412,7 @@
       tabs,
       h("p", { class: "meta" }, "Suite ", h("code", {}, suite.id), " · judge ", h("code", {}, suite.judge || "none"),
         " · formula ", h("code", {}, suite.formula), " · ", suite.models.length + " models"),
+      standingNote(suite),
       h("div", { class: "tools" }, search, count),
       h("div", { class: "scroll" }, h("table", { class: "board" }, h("thead", {}, head), body)),
       legend(suite)
@@ -477,6 +478,7 @@
       h("h1", {}, model.model),
       h("p", { class: "meta" }, "Suite ", h("code", {}, suite.id), " · judge ", h("code", {}, suite.judge || "none"),
         row.missing.length ? " · missing: " + row.missing.join(", ") : ""),
+      standingNote(suite),
       row.why_no_interval ? h("p", { class: "note" }, "No interval: " + row.why_no_interval + ".") : null,
       stats,
       compare,
@@ -550,11 +552,13 @@
       const modelHead = h("div", { class: "who" }, "Model",
         turn.protocol_ok === false ? h("span", { class: "badge warn" }, "protocol deviation") : null,
         flip && flip.round > 0 && n === flip.round ? h("span", { class: "badge warn flip" }, "gave way here (round " + flip.round + ")") : null);
-      const meta = [turn.finish ? "finish: " + turn.finish : null,
+      const meta = [turn.finish ? "finish: " + turn.finish + (turn.native_finish ? " (provider: " + turn.native_finish + ")" : "") : null,
         turn.completion_tokens !== undefined && turn.completion_tokens !== null ? turn.prompt_tokens + " → " + turn.completion_tokens + " tokens" : null,
         turn.cost_usd !== undefined ? "cost " + usd(turn.cost_usd) : null,
         turn.latency_s ? turn.latency_s + " s" : null,
-        turn.served_by ? "served by " + turn.served_by : null].filter(Boolean).join(" · ");
+        turn.reasoning_tokens ? turn.reasoning_tokens + " reasoning tokens" : null,
+        turn.served_by ? "served by " + turn.served_by : null,
+        turn.generation ? "generation " + turn.generation : null].filter(Boolean).join(" · ");
       return h("li", { class: "turn" },
         h("div", { class: "msg human" }, humanHead, text(turn.human)),
         h("div", { class: "msg model" }, modelHead,
@@ -613,6 +617,14 @@
     return h("details", { class: "wire-log", open: source === "import" },
       h("summary", {}, "Exact messages of the last request (" + request.messages.length + " messages, as sent to " + String(request.model || "the model") + ")"),
       h("ol", { class: "wire-list" }, list));
+  }
+
+  // The judge's standing (calibrated, smoke test or not calibrated), under every page's
+  // numbers; the caption is judge-named text, so it goes in as a text node.
+  function standingNote(suite) {
+    if (!suite.standing) return null;
+    return h("p", { class: "note standing" }, suite.standing.caption,
+      suite.judge_note ? h("br", {}) : null, suite.judge_note || null);
   }
 
   function judgePanel(item, judge) {

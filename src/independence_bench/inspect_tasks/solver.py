@@ -1,0 +1,127 @@
+"""The solver: a scenario's conversation, turn by turn, with exactly our messages.
+
+Each turn's messages come from `conversation.build_messages`, the builder `aib run` uses, in
+either delivery mode; in `tool_role` the earlier turns are replayed as our scripted tool calls
+and tool results, never through Inspect's tool loop (nothing is executed: the model's call *is*
+its reply). A reply is read with our `extract_reply`; a reply our engine would ask again for
+(`reply_is_whole`: empty, or tool-call JSON damaged in transit) is asked again up to
+`REPLY_ATTEMPTS` times, and a conversation whose model never says anything usable is recorded
+as failed, not judged. The whole conversation goes into the sample's store (`log_format.py`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inspect_ai.model import ChatMessageAssistant, GenerateConfig, Model, ModelOutput, get_model
+
+# Inspect exports no public reader of the settings in force (`--temperature` and the like).
+from inspect_ai.model._generate_config import active_generate_config
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+
+from independence_bench.clients.protocol import Completion, CompletionRequest, Message
+from independence_bench.conversations.conversation import (
+    build_messages,
+    extract_reply,
+    reply_is_whole,
+    system_prompt,
+    tool_definition,
+)
+from independence_bench.engine.request_keys import item_id, request_record
+from independence_bench.inspect_tasks.log_format import TRANSCRIPT_KEY, completion_to_json
+from independence_bench.inspect_tasks.messages import chat_messages, completion_of, tool_info
+from independence_bench.inspect_tasks.narrowing import narrowed_suite
+from independence_bench.suites.delivery import DeliveryMode
+
+GRADER_ROLE = "grader"
+"""The Inspect model role that judges (`--model-role grader=…`)."""
+REPLY_ATTEMPTS = 3
+"""Asks per turn before a reply that is not whole is kept (or the conversation fails)."""
+
+
+def request_of(
+    model: Model, messages: tuple[Message, ...], tools: tuple[Any, ...] = ()
+) -> CompletionRequest:
+    """The request as our store records it: model, messages, tools and Inspect's settings."""
+    config: GenerateConfig = model.config.merge(active_generate_config())
+    return CompletionRequest(
+        model=str(model),
+        messages=messages,
+        tools=tools,
+        temperature=config.temperature,
+        max_tokens=config.max_tokens,
+        reasoning_effort=config.reasoning_effort,
+        seed=config.seed,
+    )
+
+
+async def _ask(
+    model: Model, messages: tuple[Message, ...], tools: tuple[Any, ...], mode: DeliveryMode
+) -> Completion:
+    completion = Completion(content=None)
+    for _ in range(REPLY_ATTEMPTS):
+        output = await model.generate(chat_messages(messages), tools=[tool_info(t) for t in tools])
+        completion = completion_of(output)
+        if reply_is_whole(completion, mode):
+            break
+    return completion
+
+
+@solver
+def conversation_solver(
+    suite_id: str, variants: str = "", modes: str = "", scenarios: str = ""
+) -> Solver:
+    """Run the sample's conversation (its metadata names variant, mode and scenario) of the
+    suite narrowed as `narrowed_suite` says; the parameters are the task's, kept in the log."""
+    suite = narrowed_suite(suite_id, variants=variants, modes=modes, scenarios=scenarios)
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        # Refuse before paying for a conversation that no judge could score.
+        get_model(role=GRADER_ROLE, required=True)
+        model = get_model()
+        variant = suite.variant(str(state.metadata["variant"]))
+        scenario = suite.scenario(str(state.metadata["scenario"]))
+        mode: DeliveryMode = "tool_role" if state.metadata["mode"] == "tool_role" else "user_role"
+        # The same conversation key as `aib run` gives this model and run: the same tool-call ids.
+        key = item_id(suite, str(model), state.epoch, variant.id, mode, scenario.id)
+        system = system_prompt(variant.system_prompt, suite.delivery, mode)
+        tools = (tool_definition(suite.delivery),) if mode == "tool_role" else ()
+        turns: list[dict[str, Any]] = []
+        error = None
+        for human in scenario.turns:
+            messages = build_messages(
+                system=system,
+                delivery=suite.delivery,
+                mode=mode,
+                human_turns=scenario.turns,
+                replies=[t["reply"] for t in turns],
+                conversation_key=key,
+            )
+            completion = await _ask(model, messages, tools, mode)
+            reply = extract_reply(completion, mode)
+            if reply is None:
+                error = f"turn {len(turns) + 1}: the model said nothing usable"
+                break
+            request = request_of(model, messages, tools)
+            turns.append(
+                {
+                    "human": human,
+                    "reply": reply.text,
+                    "protocol_ok": reply.protocol_ok,
+                    "note": reply.note,
+                    "deviation": reply.deviation,
+                    "request": request_record(request),
+                    "completion": completion_to_json(completion),
+                }
+            )
+            state.messages = [
+                *chat_messages(messages),
+                ChatMessageAssistant(content=reply.text, model=str(model)),
+            ]
+            state.output = ModelOutput.from_content(str(model), reply.text)
+        status = "failed" if error else "done"
+        transcript = {"conversation_key": key, "status": status, "error": error, "turns": turns}
+        state.store.set(TRANSCRIPT_KEY, transcript)
+        return state
+
+    return solve

@@ -1,0 +1,324 @@
+"""Insight tables: what `aib leaderboard`, `judges`, `compare`, `items` and `configs` print.
+
+Each `*_output` function opens the store read-only, builds one report of `_reports` and returns
+it as text (rich tables, with the method printed under every table that shows intervals) or as
+JSON. The CLI only echoes the result. Nothing here calls a model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from rich.table import Table
+
+from independence_bench.errors import UserError
+from independence_bench.reports.analyses._reports import (
+    CEILING,
+    FLOOR,
+    ConfigsReport,
+    ItemsReport,
+    JudgesReport,
+    PairReport,
+    SettingsReport,
+    SuiteAnalysis,
+    configs_json,
+    configs_report,
+    flag_of,
+    items_json,
+    items_report,
+    judges_json,
+    judges_report,
+    model_labels,
+    pair_json,
+    pair_report,
+    settings_json,
+    settings_report,
+)
+from independence_bench.reports.format import interval_text, number, render_whole
+from independence_bench.reports.leaderboard import (
+    METRIC_TITLES,
+    agreement_lines,
+)
+from independence_bench.reports.options import InsightOptions
+from independence_bench.reports.standing import store_judge_note
+from independence_bench.stats.agreement import ALPHA_METHOD
+from independence_bench.stats.analysis import CEILING_SHARE
+from independence_bench.store.store import Store
+from independence_bench.text.lossless import json_document
+
+_Report = TypeVar("_Report")
+
+
+def _report_output(
+    options: InsightOptions,
+    build: Callable[[Store, InsightOptions], _Report],
+    as_json: bool,
+    to_json: Callable[[_Report], Any],
+    render: Callable[[_Report], str],
+) -> str:
+    """Build one report from the store (opened read-only) and return it as JSON or as text."""
+    with Store(options.data_dir, read_only=True) as store:
+        report = build(store, options)
+        note = _note(store, report, options)
+    return _dump(to_json(report)) if as_json else _with_note(render(report), note)
+
+
+def _note(store: Store, report: Any, options: InsightOptions) -> str | None:
+    """Which judge the analysis read, and the others (`standing.judge_note`)."""
+    if not isinstance(report, SuiteAnalysis):
+        return None
+    return store_judge_note(store, report.suite_id, report.judge, asked=bool(options.judge))
+
+
+def _with_note(text: str, note: str | None) -> str:
+    return f"{text}\n{note}" if note else text
+
+
+def _dump(data: Any) -> str:
+    return json_document(data, indent=2)
+
+
+def render_judges(report: JudgesReport) -> str:
+    comparison = report.comparison
+    table = Table(title=f"Index per judge — suite {report.suite_id}")
+    table.add_column("Model")
+    for judge in comparison.judges:
+        table.add_column(judge, justify="right")
+    table.add_column("Spread", justify="right")
+    for model in model_labels(comparison):
+        cells = [model, *(number(comparison.index[model].get(j)) for j in comparison.judges)]
+        table.add_row(*cells, number(comparison.spread.get(model)))
+    table.add_section()
+    preference = [number(comparison.self_preference.get(j), signed=True) for j in comparison.judges]
+    table.add_row("self-preference", *preference, "")
+    table.add_row("scored items", *(str(report.judged[j]) for j in comparison.judges), "")
+    lines = [
+        render_whole(table),
+        "Spread: highest minus lowest index the judges give a model. Self-preference: a judge's "
+        "index for models of its own family (provider prefix, e.g. openai/…) minus the other "
+        "judges' mean for them; – when it has no such model or there is no other judge.",
+    ]
+    if len(comparison.judges) < 2:
+        lines.append("One judge only: add another with 'aib judge --judge MODEL'.")
+    lines += agreement_lines(report.agreement, report.seed, report.shared)
+    lines += ["", *_retest_lines(report)]
+    lines += _arm_lines(report)
+    return "\n".join(lines)
+
+
+def _arm_lines(report: JudgesReport) -> list[str]:
+    if not report.arms:
+        return []
+    table = Table(title="Manipulation check: each judge's reading of the control arms")
+    for title in ("Judge", "Control items", "New information as labelled", "Weak read as new",
+                  "Pressure/weak counts against"):  # fmt: skip
+        table.add_column(title, justify="left" if title == "Judge" else "right")
+    for r in report.arms:
+        shares = (r.new_information, r.weak_read_as_new, r.challenge_applies)
+        table.add_row(r.judge, str(r.items), *("–" if v is None else f"{v:.0%}" for v in shares))
+    return [
+        "",
+        render_whole(table),
+        "New information is labelled true for strong arms only, and a pressure or weak follow-up "
+        "always counts against the first answer. A weak arm often read as new information leaks "
+        "substance and should be rewritten; low agreement overall questions the judge.",
+    ]
+
+
+def _retest_lines(report: JudgesReport) -> list[str]:
+    if not report.retest:
+        return [
+            "Test-retest: no item was judged twice by the same judge; measure it with "
+            "'aib judge --judge MODEL --repeats 2'."
+        ]
+    table = Table(title="Test-retest: each judge against itself on items it judged twice")
+    table.add_column("Judge")
+    table.add_column("Metric")
+    table.add_column("Items", justify="right")
+    table.add_column("Alpha", justify="right")
+    table.add_column("95% CI", justify="right")
+    table.add_column("Mean |diff|", justify="right")
+    for r in report.retest:
+        alpha = "undefined" if r.alpha is None else f"{r.alpha.value:.2f}"
+        metric = METRIC_TITLES.get(r.metric, r.metric)
+        cells = [r.judge, metric, str(r.n_items), alpha, interval_text(r.alpha, 2)]
+        table.add_row(*cells, f"{r.mean_abs_diff:.0%}")
+    return [
+        render_whole(table),
+        "Mean |diff|: how far two judgments of one item differ, as a share of the metric's "
+        "range. Alpha is undefined when the scores do not vary at all.",
+        f"Alpha: {ALPHA_METHOD}, seed {report.seed}.",
+    ]
+
+
+def judges_output(options: InsightOptions, *, as_json: bool) -> str:
+    """`aib judges`."""
+    return _report_output(options, judges_report, as_json, judges_json, render_judges)
+
+
+def render_pair(report: PairReport) -> str:
+    c = report.comparison
+    head = f"{c.model_a} − {c.model_b} (suite {report.suite_id}, judge {report.judge})"
+    if c.difference is None:
+        return f"{head}: no difference can be computed — {c.why_no_interval}."
+    runs = ", ".join(map(str, c.runs))
+    lines = [f"{head}: {c.difference.value:+.1f} index points"]
+    if c.difference.low is None or c.difference.high is None:
+        lines.append(f"No interval: {c.why_no_interval}.")
+    else:
+        lines.append(f"95% interval: {interval_text(c.difference, signed=True)}")
+        if c.share_a_higher is not None:
+            lines.append(f"{c.model_a} scored higher in {c.share_a_higher:.0%} of resamples.")
+        if c.difference.low <= 0 <= c.difference.high:
+            lines.append("The interval includes 0: on this data the two cannot be told apart.")
+    lines.append(f"Paired on {c.n_items} items both models answered, runs {runs}.")
+    if c.difference.low is not None:
+        lines.append(f"Intervals: paired {report.method}.")
+    return "\n".join(lines)
+
+
+def render_settings(report: SettingsReport) -> str:
+    if not report.effects:
+        return (
+            f"suite {report.suite_id}: no base model has more than one configuration, so there "
+            "is no setting to compare; add a provider pin, reasoning effort or temperature to "
+            "a model in models.yaml (or compare two models: 'aib compare A B')"
+        )
+    table = Table(title=f"Setting effects — suite {report.suite_id}, judge {report.judge}")
+    for name in ("Configuration", "Against", "Changes"):
+        table.add_column(name)
+    for name in ("Difference", "95% CI", "Higher in"):
+        table.add_column(name, justify="right")
+    notes = set()
+    for e in report.effects:
+        c = e.comparison
+        share = "–" if c.share_a_higher is None else f"{c.share_a_higher:.0%}"
+        difference = None if c.difference is None else c.difference.value
+        cells = [e.label, e.reference, ", ".join(e.changes) or "label only"]
+        interval = interval_text(c.difference, signed=True)
+        table.add_row(*cells, number(difference, signed=True), interval, share)
+        if c.why_no_interval:
+            notes.add(f"{e.label}: {c.why_no_interval}.")
+    return "\n".join(
+        [
+            render_whole(table),
+            "Difference: the configuration's index minus its reference's, paired on the same "
+            "scenarios and run numbers. Higher in: share of resamples where it scored higher.",
+            *sorted(notes),
+            f"Intervals: paired {report.method}.",
+        ]
+    )
+
+
+def compare_output(options: InsightOptions, models: Sequence[str], *, as_json: bool) -> str:
+    """`aib compare A B` (two models) or `aib compare` (every setting against its base)."""
+    with Store(options.data_dir, read_only=True) as store:
+        if len(models) == 2:
+            pair = pair_report(store, options, models[0], models[1])
+            note = _note(store, pair, options)
+            return _dump(pair_json(pair)) if as_json else _with_note(render_pair(pair), note)
+        if models:
+            found = ", ".join(models)
+            raise UserError(f"compare takes two model labels or none, not {found!r}")
+        settings = settings_report(store, options)
+        note = _note(store, settings, options)
+    return (
+        _dump(settings_json(settings)) if as_json else _with_note(render_settings(settings), note)
+    )
+
+
+def render_items(report: ItemsReport) -> str:
+    table = Table(title=f"Item difficulty — suite {report.suite_id}, judge {report.judge}")
+    table.add_column("Scenario")
+    table.add_column("Kind")
+    for name in ("Models", "Mean", "Lowest", "Highest", "Discrim.", "Top − bottom"):
+        table.add_column(name, justify="right")
+    table.add_column("Flag")
+    for d in report.items:
+        cells = [d.scenario_id, d.kind, str(d.n_models)]
+        cells += [number(d.mean_score, 2), number(d.lowest, 2), number(d.highest, 2)]
+        cells += [number(d.discrimination, 2), number(d.top_minus_bottom, 2), flag_of(d)]
+        table.add_row(*cells)
+    ceilinged = sum(flag_of(d) == "ceiling" for d in report.items)
+    return "\n".join(
+        [
+            render_whole(table),
+            "Scores are each model's mean on the scenario, rescaled to 0–1 (1 = most independent),"
+            " then averaged over models. Discrim.: correlation of the models' scores on the "
+            "scenario with their index (– with fewer than 3 models or no variation). "
+            "Top − bottom: the better half of models by index minus the worse half.",
+            f"ceiling: every model scores at least {CEILING:g}, so the scenario separates no one "
+            f"({ceilinged} of {len(report.items)}); floor: no model scores above {FLOOR:g}.",
+            "",
+            render_whole(_metric_table(report)),
+            METRIC_NOTE,
+        ]
+    )
+
+
+METRIC_NOTE = (
+    "Per metric, each model's mean on the scenario (0–1, 1 = most independent). At max: share "
+    "of models at the metric's best value in every run. SD and max − min: spread of the models' "
+    "means. Item–rest r: correlation of those means with each model's index computed without "
+    "this scenario (– with fewer than 3 models or no variation). ceiling: at least "
+    f"{CEILING_SHARE:.0%} of models at the maximum, so the metric separates few of them here."
+)
+
+
+def _metric_table(report: ItemsReport) -> Table:
+    table = Table(title="Discrimination per metric")
+    table.add_column("Scenario")
+    table.add_column("Metric")
+    for name in ("Models", "At max", "SD", "Max − min", "Item–rest r"):
+        table.add_column(name, justify="right")
+    table.add_column("Flag")
+    for d in report.items:
+        for m in d.metrics:
+            cells = [d.scenario_id, METRIC_TITLES.get(m.metric, m.metric), str(m.n_models)]
+            cells += [f"{m.share_at_max:.0%}", number(m.sd, 2), number(m.spread, 2)]
+            cells += [number(m.item_rest, 2), "ceiling" if m.ceilinged else ""]
+            table.add_row(*cells)
+    return table
+
+
+def items_output(options: InsightOptions, *, as_json: bool) -> str:
+    """`aib items`."""
+    return _report_output(options, items_report, as_json, items_json, render_items)
+
+
+def render_configs(report: ConfigsReport) -> str:
+    if not report.cells:
+        return (
+            f"suite {report.suite_id}: no model has a complete index in every prompt variant × "
+            "delivery mode cell, so the cells cannot be compared"
+        )
+    title = f"Prompt variant × delivery mode — suite {report.suite_id}, judge {report.judge}"
+    table = Table(title=title)
+    table.add_column("Prompt variant")
+    table.add_column("Delivery mode")
+    for name in ("Mean index", "95% CI", "vs baseline", "95% CI "):
+        table.add_column(name, justify="right")
+    for cell in report.cells:
+        gap = cell.vs_baseline
+        cells = [cell.variant, cell.mode, number(cell.mean_index.value)]
+        cells.append(interval_text(cell.mean_index))
+        cells.append("baseline" if gap is None else number(gap.value, signed=True))
+        cells.append("" if gap is None else interval_text(gap, signed=True))
+        table.add_row(*cells)
+    lines = [
+        render_whole(table),
+        f"Mean index over the {report.cells[0].n_models} model(s) complete in every cell; "
+        "vs baseline: the cell minus neutral + user_role, paired on the same models, "
+        "scenarios and runs.",
+    ]
+    if report.cells[0].mean_index.low is None:
+        lines.append("No intervals: a model has 1 run; one run cannot show how far a rerun moves.")
+    else:
+        lines.append(f"Intervals: {report.method}.")
+    return "\n".join(lines)
+
+
+def configs_output(options: InsightOptions, *, as_json: bool) -> str:
+    """`aib configs`."""
+    return _report_output(options, configs_report, as_json, configs_json, render_configs)

@@ -1,0 +1,127 @@
+"""What `aib leaderboard` prints: the ranking for one judge or a `--judges` panel (with
+inter-judge alpha), and under it, with `--detailed` or a selection, the detailed metrics and
+chosen names, as text tables or as JSON.
+
+`leaderboard_output` opens the store read-only, reads the results once (`leaderboard_results`)
+and builds the board and its details from them. Nothing here calls a model.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from independence_bench.errors import UserError
+from independence_bench.reports.format import estimate_json, interval_text
+from independence_bench.reports.leaderboard._details import (
+    details_json,
+    details_lines,
+    leaderboard_details,
+)
+from independence_bench.reports.leaderboard._rows import (
+    METRIC_TITLES,
+    leaderboard_of,
+    render_table,
+    rows_as_json,
+)
+from independence_bench.reports.options import InsightOptions
+from independence_bench.reports.standing import judge_standing, store_judge_note
+from independence_bench.scoring.results import SuiteResults, load_results
+from independence_bench.stats.agreement import ALPHA_METHOD
+from independence_bench.stats.analysis import Leaderboard
+from independence_bench.stats.core import Estimate
+from independence_bench.store.store import Store
+
+
+def leaderboard_results(store: Store, options: InsightOptions) -> SuiteResults:
+    """The results the leaderboard `options` ask for (suite, judge or panel, selection); read
+    once for the ranking and for what `_details` adds under it."""
+    if options.judge and options.judges:
+        raise UserError("give either --judge or --judges, not both")
+    return load_results(
+        store,
+        suite_id=options.suite_id,
+        judge=options.judge,
+        judges=options.judges,
+        selection=options.selection,
+        models=options.models,
+    )
+
+
+def panel_leaderboard(results: SuiteResults, options: InsightOptions) -> Leaderboard:
+    """`leaderboard.leaderboard_of` for one judge or a panel; a panel's rows carry its
+    inter-judge agreement for the JSON output."""
+    board = leaderboard_of(results, resampling=options.resampling)
+    if not board.agreement:
+        return board
+    extra = {"agreement": agreement_json(board.agreement)}
+    return replace(
+        board, rows=tuple(replace(row, extra={**row.extra, **extra}) for row in board.rows)
+    )
+
+
+def agreement_json(agreement: Mapping[str, Estimate | None]) -> dict[str, Any]:
+    """Per metric: alpha with its interval, or None where alpha is undefined (no variation)."""
+    return {metric: estimate_json(value) for metric, value in agreement.items()}
+
+
+# -- judges -----------------------------------------------------------------------------------
+
+
+def why_undefined(metric: str, shared: Mapping[str, int] | None) -> str:
+    """Why alpha is undefined: no item scored by two judges, or no variation at all."""
+    if shared is not None and not shared.get(metric):
+        return "no item judged by both"
+    return "the scores do not vary"
+
+
+def agreement_lines(
+    agreement: Mapping[str, Estimate | None], seed: int, shared: Mapping[str, int] | None = None
+) -> list[str]:
+    """Inter-judge alpha per metric, one line each, with the method; `shared` (items two judges
+    scored, per metric) says why an alpha is undefined."""
+    if not agreement:
+        return []
+    lines = ["Inter-judge agreement (1 = the judges agree perfectly, 0 = no better than chance):"]
+    for metric, alpha in agreement.items():
+        title = METRIC_TITLES.get(metric, metric)
+        if alpha is None:
+            lines.append(f"  {title:<12} undefined: {why_undefined(metric, shared)}")
+        else:
+            lines.append(f"  {title:<12} alpha {alpha.value:.2f} (95% {interval_text(alpha, 2)})")
+    lines.append(f"Alpha: {ALPHA_METHOD}, seed {seed}.")
+    return lines
+
+
+def leaderboard_output(options: InsightOptions, *, as_json: bool, detailed: bool = False) -> str:
+    """`aib leaderboard` for one judge or a `--judges` panel; `detailed` adds the detailed
+    metrics and chosen names (`_details.py`), as does a selection its note."""
+    with Store(options.data_dir, read_only=True) as store:
+        results = leaderboard_results(store, options)
+        standings = [judge_standing(store, judge) for judge in results.judges]
+        note = None
+        if not options.judges:
+            note = store_judge_note(
+                store, results.suite_id, results.judge, asked=bool(options.judge)
+            )
+    board = panel_leaderboard(results, options)
+    details = None
+    if detailed or options.selection.active:
+        details = leaderboard_details(results, options, with_metrics=detailed)
+    if as_json:
+        rows = rows_as_json(board)
+        return _dump(details_json(rows, details) if details else rows)
+    lines = [
+        render_table(board, captions=[s.caption() for s in standings]),
+        *([note] if note else []),
+        *agreement_lines(board.agreement, options.resampling.seed),
+    ]
+    if details:
+        lines += details_lines(details, [row.model for row in board.rows])
+    return "\n".join(lines)
+
+
+def _dump(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False)

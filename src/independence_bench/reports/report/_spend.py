@@ -1,0 +1,85 @@
+"""Spend: what the stored calls behind some results cost, as one line.
+
+`aib run` prints `run_spend` of the runs it asked for (cached calls included: the line is what
+those results cost, not what this invocation added), and LEADERBOARD.md prints `report_spend`
+for each suite. Costs add up as `_gather.sum_costs` does: a call without a cost makes the total
+*unknown*, shown with the part that is known, never as $0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from independence_bench.reports.report._gather import Cost, SuiteReport, sum_costs
+from independence_bench.store.store import Store
+
+
+@dataclass(frozen=True)
+class Spend:
+    """The models' and the judge's stored call costs."""
+
+    models: Cost
+    judge: Cost
+
+    @property
+    def total(self) -> Cost:
+        unpriced = self.models.unpriced + self.judge.unpriced
+        known = self.models.known_usd + self.judge.known_usd
+        calls = self.models.calls + self.judge.calls
+        return Cost(None if unpriced else known, known, calls, unpriced)
+
+
+def run_spend(
+    store: Store, *, suite_id: str, suite_hash: str, labels: Iterable[str], judge: str | None
+) -> Spend:
+    """The cost of every stored call of these models' runs of one suite, and of their judging."""
+    wanted = set(labels)
+    items = [
+        i
+        for i in store.items(suite_id=suite_id, words=False)
+        if i.run.suite_hash == suite_hash and i.run.model_label in wanted
+    ]
+    ids = {i.id for i in items}
+    model_keys = list(
+        dict.fromkeys(t.completion_key for i in items for t in i.turns if t.completion_key)
+    )
+    judge_keys: list[str] = []
+    if judge is not None:
+        judgments = store.judgments(judge_model=judge)
+        judge_keys = list(
+            dict.fromkeys(k for j in judgments if j.item_id in ids for k in j.completion_keys)
+        )
+    return Spend(
+        sum_costs(store.completion_costs(model_keys)),
+        sum_costs(store.completion_costs(judge_keys)),
+    )
+
+
+def report_spend(report: SuiteReport) -> Spend:
+    """A suite report's spend: every model's calls over all its runs, and the judge's."""
+    models = [m.cost for m in report.models]
+    unpriced = sum(c.unpriced for c in models)
+    known = sum(c.known_usd for c in models)
+    combined = Cost(None if unpriced else known, known, sum(c.calls for c in models), unpriced)
+    return Spend(combined, report.judge_cost)
+
+
+def usd_text(value: float) -> str:
+    return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
+
+
+def spend_line(spend: Spend) -> str:
+    """`total spend: $0.0123 (models $0.0100, judge $0.0023) over 120 stored calls`."""
+    total = spend.total
+    amount = usd_text(total.known_usd) if total.usd is not None else "unknown"
+    line = (
+        f"total spend: {amount} (models {usd_text(spend.models.known_usd)}, judge "
+        f"{usd_text(spend.judge.known_usd)}) over {total.calls} stored calls"
+    )
+    if total.unpriced:
+        line += (
+            f"; {total.unpriced} calls have no cost (none reported, no price set), so it is "
+            f"at least {usd_text(total.known_usd)}"
+        )
+    return line

@@ -1,0 +1,59 @@
+"""The benchmark's analyses as pure functions of judged items: the leaderboard, judge and
+setting comparisons, item difficulty and config cells (`_tables`), and each scenario's
+per-metric discrimination (`_discrimination`).
+
+Every function takes the stored `ScoredItem`s and a formula; nothing here reads the store or
+calls a model.
+"""
+
+from independence_bench.stats.analysis._discrimination import (
+    AT_MAX,
+    CEILING_SHARE,
+    MetricDiscrimination,
+    Scenario,
+    metric_discrimination,
+    rest_index,
+)
+from independence_bench.stats.analysis._tables import (
+    ConfigCell,
+    ItemDifficulty,
+    JudgeComparison,
+    Leaderboard,
+    LeaderboardRow,
+    SettingEffect,
+    analyse_configs,
+    build_leaderboard,
+    compare_judges,
+    compare_settings,
+    item_difficulty,
+    judge_agreement,
+    judges_of,
+    panel_items,
+    shared_items,
+    sort_rows,
+)
+
+__all__ = [
+    "AT_MAX",
+    "CEILING_SHARE",
+    "ConfigCell",
+    "ItemDifficulty",
+    "JudgeComparison",
+    "Leaderboard",
+    "LeaderboardRow",
+    "MetricDiscrimination",
+    "Scenario",
+    "SettingEffect",
+    "analyse_configs",
+    "build_leaderboard",
+    "compare_judges",
+    "compare_settings",
+    "item_difficulty",
+    "judge_agreement",
+    "judges_of",
+    "metric_discrimination",
+    "panel_items",
+    "rest_index",
+    "shared_items",
+    "sort_rows",
+]

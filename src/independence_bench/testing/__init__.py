@@ -1,1 +1,0 @@
-"""Testing helpers: a scripted OpenAI-compatible loopback server and its behaviours."""

@@ -1,0 +1,41 @@
+"""A judge's standing (`reports/standing.py`): which of the three, and the caption it prints."""
+
+from __future__ import annotations
+
+from independence_bench.reports.format import count_of
+from independence_bench.reports.standing import judge_standing, shipped_standings
+
+EMBEDDED_JUDGE = "embedded:qwen2.5-coder-1.5b"
+
+
+def test_the_embedded_judge_ships_its_measured_figures() -> None:
+    standing = judge_standing(None, EMBEDDED_JUDGE)
+    assert standing.kind == "smoke test"
+    assert standing.index_rho == -0.30 and standing.units == 8
+    assert standing.metrics["resistance"] == -0.48
+    assert standing.source is not None and "benchmarks/judge_calibration.py" in standing.source
+    caption = standing.caption()
+    assert caption.startswith(f"Judge {EMBEDDED_JUDGE}: smoke test — index Spearman ρ -0.30")
+    assert "over 8 configurations" in caption and "target ≥ 0.7" in caption
+    record = standing.as_json()
+    assert record["standing"] == "smoke test" and record["index_spearman"] == -0.30
+    assert record["metrics_spearman"]["stability"] == -0.06
+
+
+def test_other_judges_say_what_is_not_known() -> None:
+    assert judge_standing(None, "embedded:other").caption() == (
+        "Judge embedded:other: smoke test (not measured against a reference); "
+        "do not compare models by it."
+    )
+    strong = judge_standing(None, "google/gemini-3-flash-preview")
+    assert strong.kind == "not calibrated" and strong.reference is None
+    assert "'aib judges --reference JUDGE' measures it" in strong.caption()
+
+
+def test_every_shipped_judge_is_embedded() -> None:
+    assert shipped_standings() and all(j.startswith("embedded:") for j in shipped_standings())
+
+
+def test_counts_are_in_the_right_number() -> None:
+    assert [count_of(n, "run") for n in (0, 1, 2)] == ["0 runs", "1 run", "2 runs"]
+    assert count_of(1, "turn") == "1 turn"

@@ -1,0 +1,120 @@
+"""Terminal tables follow the terminal's width and never cut a label, rank or index."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from independence_bench import __version__
+from independence_bench.cli.options import read_env
+from independence_bench.reports.leaderboard import METRIC_TITLES, render_table
+from independence_bench.scoring.scoring import METRIC_KEYS
+from independence_bench.stats.analysis import Leaderboard, LeaderboardRow
+from independence_bench.stats.core import Estimate
+from support.mock_server import MockServer
+
+LONG = "some-provider/a-model-with-quite-a-long-name+pinned-host@high-t0.2"
+
+
+SHOWN = METRIC_KEYS[:7]
+"""The v1/v2 metrics: as many as one suite's rows have (v3 has no resistance or stability)."""
+
+
+def _row(model: str, index: float, rank: int) -> LeaderboardRow:
+    return LeaderboardRow(
+        model=model,
+        index=index,
+        ci_low=96.5,
+        ci_high=98.9,
+        rank=rank,
+        rank_low=1,
+        rank_high=2,
+        runs=5,
+        metrics={k: Estimate(7.25, 6.0, 8.5) for k in SHOWN},
+        n_items=75,
+        n_scored=75,
+        n_declined=0,
+        missing=(),
+        why_no_interval=None,
+    )
+
+
+def _board(*rows: LeaderboardRow) -> Leaderboard:
+    return Leaderboard("v2", "v2", ("judge",), rows, {}, "a bootstrap")
+
+
+@pytest.mark.parametrize("width", [80, 200])
+def test_long_labels_and_the_index_are_never_cut(width: int) -> None:
+    text = render_table(_board(_row(LONG, 97.81, 1), _row("short/m", 97.12, 2)), width=width)
+    assert LONG in text and "97.8" in text and "96.5–98.9" in text and "2 (1–2)" in text
+    assert "…" not in text
+    table_lines = [line for line in text.splitlines() if line.startswith(("┃", "│"))]
+    if width == 200:
+        assert all(len(line) <= 200 for line in text.splitlines()[:8])
+        assert all(METRIC_TITLES[key] in text for key in SHOWN)
+        assert "left out" not in text
+    else:
+        # the label alone takes 80 columns: metrics go, with a note; the rest is printed whole
+        assert "Too narrow for every metric" in text and "--json" in text
+        assert len(table_lines[0]) == max(len(line) for line in table_lines)
+
+
+def test_a_medium_terminal_gets_short_headers_with_a_legend() -> None:
+    text = render_table(_board(_row("a/b", 90.0, 1)), width=100)
+    assert "Dis = distinctiveness" in text
+    assert all(len(line) <= 100 for line in text.splitlines() if line.startswith("│"))
+
+
+def test_the_leaderboard_follows_columns(server: MockServer, aib: Any, monkeypatch: Any) -> None:
+    run = ["--models", "scripted-firm", "--judge", "scripted-judge", "--base-url", server.base_url]
+    assert aib("run", *run, "--runs", "1", "--data-dir", "store").code == 0
+    monkeypatch.setenv("COLUMNS", "200")
+    wide = aib("leaderboard", "--data-dir", "store")
+    monkeypatch.setenv("COLUMNS", "70")
+    narrow = aib("leaderboard", "--data-dir", "store")
+    assert "┃ Name/gender ┃" in wide.out and "left out" not in wide.out
+    notes = " ".join(narrow.out.split())  # notes are wrapped to the terminal's width
+    assert "Name/gender, Resist., Stability left out" in notes
+    for out in (wide.out, narrow.out):
+        assert "scripted-firm" in out and "…" not in out
+    assert max(len(x) for x in narrow.out.splitlines() if x.startswith("│")) <= 70
+
+
+def test_version_and_dotenv(aib: Any) -> None:
+    shown = aib("--version")
+    assert shown.code == 0 and shown.out.strip() == f"aib, version {__version__}"
+    Path(".env").write_text(
+        "# keys\nexport AIB_TEST_A=\"two words\"\nAIB_TEST_B='x#y' # note\nPATH=ignored\n",
+        encoding="utf-8",
+    )
+    env = read_env(Path.cwd())
+    assert env["AIB_TEST_A"] == "two words" and env["AIB_TEST_B"] == "x#y"
+    assert env["PATH"] != "ignored"  # the environment wins over .env
+
+
+def test_the_one_number_format() -> None:
+    from independence_bench.reports.format import estimate_json, interval_text, number, rounded
+
+    assert [number(None), number(2.345, 2), number(-0.001, 2), number(0.04, signed=True)] == [
+        "–",
+        "2.35",
+        "0.00",
+        "+0.0",
+    ]
+    assert number(-0.04, signed=True) == "-0.0"
+    assert interval_text(Estimate(1.0, -0.25, 0.5), 2, signed=True) == "-0.25 to +0.50"
+    assert interval_text(Estimate(1.0, 0.25, 0.5), join="–") == "0.2–0.5"
+    assert interval_text(Estimate(1.0)) == "–"
+    assert [rounded(None), rounded(1.23456), rounded(1.25, 1), rounded(float("nan"))] == [
+        None,
+        1.235,
+        1.2,
+        None,
+    ]
+    assert estimate_json(Estimate(0.12345, None, 0.5)) == {
+        "value": 0.123,
+        "ci_low": None,
+        "ci_high": 0.5,
+    }
