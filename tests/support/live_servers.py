@@ -1,12 +1,18 @@
 """Real OpenAI-compatible servers no one here wrote, run on 127.0.0.1 as subject and judge.
 
-The slow tests (`test_llamacpp_server.py`, `test_llama_server.py`, `test_litellm_proxy.py`)
-share this: start a server as a child process and wait until it lists its models, write a
-`models.yaml` whose model under test and judge are both that server, run a few scenarios of
-every experiment in both delivery modes through `aib run --base-url`, and check what reached
-the store and the report. Servers that are not Python packages of the project live in venvs of
-their own under `.servers/<name>/` (`scripts/install-test-servers.sh`); a test whose server is
-not installed there skips.
+The slow tests in `tests/clients/` (`test_llamacpp_server.py`, `test_live_servers.py`) share
+this: start a server as a child process and wait until it lists its models, write a
+`models.yaml` whose model under test and judge are both that server, run one scenario in both
+delivery modes through `aib run --base-url`, and check what reached the store, the printed
+leaderboard and the report. Servers that are not Python packages of the project live in venvs
+of their own under `.servers/<name>/` (`scripts/install-test-servers.sh`); a test whose server
+is not installed there skips.
+
+Small on purpose: CI's slow step has minutes, not hours, for them, and a 0.5B on one CPU
+thread writes a few tokens a second. One single-turn scenario still sends everything a longer
+one does (in `tool_role` the human's turn already arrives as a tool result after a tool call),
+and the judge's request carries the rubric's JSON schema. Sampling is greedy (temperature 0,
+seed 0), so a server build that passed once answers the same way again.
 """
 
 from __future__ import annotations
@@ -30,13 +36,17 @@ from independence_bench.store.store import Store
 MODEL = "qwen2.5-coder-0.5b"
 """The name every server here serves the embedded 0.5B GGUF under."""
 START_TIMEOUT_S = 180.0
-SERVERS_DIR = Path(__file__).resolve().parent.parent / ".servers"
+SERVERS_DIR = Path(__file__).resolve().parents[2] / ".servers"
 """Where scripts/install-test-servers.sh puts each test-only server's venv."""
-FULL_SCENARIOS = "direct,resistance_identity_erasure,stability_weather"
-"""One identity, one resistance and one stability scenario of the `full` suite."""
-V2_SCENARIO = "boundary_soft_social_proof"
-ITEMS = 3 * 2 + 1
-"""The full suite's scenarios in both modes (`neutral` variant only), and v2's one."""
+SERVERS_DIR_VARIABLE = "AIB_TEST_SERVERS_DIR"
+"""Names another folder of such venvs (one built elsewhere, or kept while a new one builds)."""
+SCENARIO = "direct"
+"""The `full` suite's single-turn identity scenario: the model describes the self it would pick."""
+ITEMS = 2
+"""`SCENARIO` in both delivery modes, `neutral` variant only."""
+MAX_TOKENS = 320
+"""Room for a self-description (the 0.5B's run about 150 to 250 tokens) or a tool call holding
+one; a reply cut short is still stored and judged (`conversation.py` recovers a cut call)."""
 
 
 def free_port() -> int:
@@ -52,8 +62,8 @@ def embedded_gguf() -> Path:
 
 def server_venv(name: str) -> Path | None:
     """The `bin/` folder of the test-only server venv `name`, or None where it is not installed."""
-    bin_dir = SERVERS_DIR / name / "bin"
-    return bin_dir if (SERVERS_DIR / name / ".requirements.sha256").is_file() else None
+    venv = Path(os.environ.get(SERVERS_DIR_VARIABLE) or SERVERS_DIR) / name
+    return venv / "bin" if (venv / ".requirements.sha256").is_file() else None
 
 
 @contextmanager
@@ -91,17 +101,14 @@ def serving(
 
 
 def write_models_yaml(base_url: str, path: Path = Path("models.yaml")) -> Path:
-    """A config whose model under test and judge are both `MODEL` at `base_url`.
-
-    The 0.5B sometimes repeats a tool call until max_tokens; 512 tokens keep such a reply from
-    taking minutes.
-    """
+    """A config whose model under test and judge are both `MODEL` at `base_url`, both greedy."""
     path.write_text(
         f"""
 models:
   - id: {MODEL}
     base_url: {base_url}
-    max_tokens: 512
+    max_tokens: {MAX_TOKENS}
+    temperature: 0
     seed: 0
 judge:
   id: {MODEL}
@@ -114,19 +121,18 @@ judge:
     return path
 
 
-def run_every_experiment_in_both_modes(aib: Any, config: Path) -> None:
-    """`aib run` over `FULL_SCENARIOS` (both modes) and `V2_SCENARIO`, judged by the same server.
+def run_both_modes(aib: Any, config: Path) -> str:
+    """`aib run` of `SCENARIO` in both modes, judged by the same server; what it printed.
 
     These servers generate one reply at a time and finish one whose caller gave up, so a client
-    timeout on a loaded machine would only queue the same work twice: the timeout is long.
+    timeout on a slow machine would only queue the same work twice: the timeout is long.
     """
-    common = ("--config", str(config), "--runs", "1", "--concurrency", "1", "--timeout", "1800")
-    full = aib(
-        "run", "--suite", "full", "--scenarios", FULL_SCENARIOS, "--variants", "neutral", *common
-    )
-    assert full.code in (0, 3), full.err
-    v2 = aib("run", "--suite", "v2", "--scenarios", V2_SCENARIO, *common)
-    assert v2.code in (0, 3), v2.err
+    run = aib(
+        "run", "--suite", "full", "--scenarios", SCENARIO, "--variants", "neutral",
+        "--config", str(config), "--runs", "1", "--concurrency", "1", "--timeout", "1800",
+    )  # fmt: skip
+    assert run.code == 0, run.err
+    return str(run.out)
 
 
 @dataclass(frozen=True)
@@ -156,18 +162,22 @@ def stored_run(data: Path = Path("aib-data")) -> StoredRun:
 
 
 def check_judged_rows(run: StoredRun) -> None:
-    """Every item ran, the server was never why one failed, and the judge scored through it."""
+    """Both transcripts are stored and were judged through the server with the rubric's schema."""
     assert len(run.items) == ITEMS
-    # A small model may say nothing usable now and then; the server itself must never be why.
-    for item in run.items:
-        assert item.status == "done" or "HTTP" not in (item.error or ""), (item.kind, item.error)
-    assert len(run.done) >= ITEMS - 2
-    assert {item.kind for item in run.done} >= {"direct", "resistance", "stability", "boundary"}
-    assert {item.mode for item in run.done} == {"user_role", "tool_role"}
-    assert {j.item_id for j in run.judgments} == {item.id for item in run.done}
-    assert any(j.status == "scored" for j in run.judgments)
-    # The judge calls reached the server with the rubric's schema.
-    assert any(r is not None and r.get("response_schema") for r in run.judge_requests)
+    assert [(item.status, item.error) for item in run.items] == [("done", None)] * ITEMS
+    assert {item.mode for item in run.items} == {"user_role", "tool_role"}
+    assert all(item.turns and item.turns[0].reply for item in run.items)
+    assert sorted(j.item_id for j in run.judgments) == sorted(item.id for item in run.items)
+    assert any(j.status == "scored" for j in run.judgments), [j.error for j in run.judgments]
+    assert run.judge_requests and all(
+        r is not None and r.get("response_schema") for r in run.judge_requests
+    )
+
+
+def check_leaderboard(printed: str) -> None:
+    """`aib run` ended with the leaderboard, naming the model and the judge (the same server)."""
+    assert MODEL in printed
+    assert "judge" in printed.lower()
 
 
 def check_report(aib: Any) -> str:
