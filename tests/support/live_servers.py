@@ -45,8 +45,9 @@ SCENARIO = "direct"
 ITEMS = 2
 """`SCENARIO` in both delivery modes, `neutral` variant only."""
 MAX_TOKENS = 320
-"""Room for a self-description (the 0.5B's run about 150 to 250 tokens) or a tool call holding
-one; a reply cut short is still stored and judged (`conversation.py` recovers a cut call)."""
+"""Room for a short self-description or a tool call holding one (llama-server's 0.5B wrote 102
+and 31 tokens; through LiteLLM the first ran to this cap), so no reply takes minutes. A reply
+cut short is still stored and judged (`conversation.py` recovers a cut tool call)."""
 
 
 def free_port() -> int:
