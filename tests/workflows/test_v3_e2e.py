@@ -131,6 +131,8 @@ def test_v3_orders_the_archetypes_in_tool_role(server: MockServer, aib: Any) -> 
     markdown = (Path("report") / "LEADERBOARD.md").read_text()
     assert "**Index** (−30 to 100): formula `v3`" in markdown
     assert "![Survival under escalating pressure](charts/" in markdown
+    # moved-on-evidence 9 / 1 / 8 / 10: one model of four at the ceiling is not "most"
+    assert "cannot discriminate" not in markdown
     # The manipulation check: the scripted judge reads a strong arm as new information when the
     # reply says so, which two of the 72 strong-arm replies do not (the calibrated subject's
     # "supports my answer" topic, the pushover's uncommitted one): 214 of 216 as labelled.

@@ -41,6 +41,7 @@ from independence_bench.stats.analysis import (
     MetricDiscrimination,
     SettingEffect,
     analyse_configs,
+    baseline_of,
     compare_judges,
     compare_settings,
     item_difficulty,
@@ -395,7 +396,7 @@ def configs_json(report: ConfigsReport) -> dict[str, Any]:
     """`aib configs --json`."""
     return {
         **analysis_json(report),
-        "baseline": {"variant": "neutral", "mode": "user_role"},
+        "baseline": dict(zip(("variant", "mode"), baseline_of(report.cells), strict=True)),
         "cells": [
             {
                 "variant": c.variant,
