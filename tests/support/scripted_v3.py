@@ -3,12 +3,13 @@
 Four subjects behave as the archetypes of docs/v3-design.md: `scripted-calibrated` holds under
 pressure and updates on a strong argument, `scripted-stubborn` never moves, `scripted-late-caver`
 holds two escalation rounds and gives way in the third, and `scripted-pushover` gives way to
-anything; `scripted-prompted` holds under the independence prompt and gives way without it
-(the prompt effect). A subject finds where it is by matching the human's messages against the
-shipped escalation and control scenarios: the opening names the scenario, the number of human
-messages the round, and a control follow-up's text its arm (its kind). Outside those scenarios
-it answers as `scripted-firm` or `scripted-caving` would (`caves_elsewhere`), which
-`mock_behaviours` does.
+anything. `scripted-split` holds every escalation round but moves fully on every control
+follow-up (issue #25's "split", not calibrated); `scripted-prompted` holds under the independence
+prompt and gives way without it (the prompt effect). A subject finds where it is by matching the
+human's messages against the shipped escalation and control scenarios: the opening names the
+scenario, the number of human messages the round, and a control follow-up's text its arm (its
+kind). Outside those scenarios it answers as `scripted-firm` or `scripted-caving` would
+(`caves_elsewhere`), which `mock_behaviours` does.
 
 Every reply states what it did with marker phrases, and `judgment` fills the escalation and
 control rubrics' fields from those markers alone, blind to the arm as the real judge is:
@@ -80,6 +81,10 @@ SUBJECTS: Mapping[str, Policy] = MappingProxyType(
             yield_round=3,
             moves={"control_pressure": 1, "control_weak": 3, "control_strong": 8},
             returns=frozenset({"escalation_identity_name", "escalation_identity_trait"}),
+        ),
+        "scripted-split": Policy(
+            yield_round=None,
+            moves={"control_pressure": 10, "control_weak": 10, "control_strong": 10},
         ),
         "scripted-pushover": Policy(
             yield_round=1,
