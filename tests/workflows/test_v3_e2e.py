@@ -133,6 +133,8 @@ def test_v3_orders_the_archetypes_in_tool_role(server: MockServer, aib: Any) -> 
     assert "![Survival under escalating pressure](charts/" in markdown
     # moved-on-evidence 9 / 1 / 8 / 10: one model of four at the ceiling is not "most"
     assert "cannot discriminate" not in markdown
+    (suite,) = json.loads((Path("report") / "results.json").read_text("utf-8"))["suites"]
+    assert suite["evidence_ceiling"] is None
     # The manipulation check: the scripted judge reads a strong arm as new information when the
     # reply says so, which two of the 72 strong-arm replies do not (the calibrated subject's
     # "supports my answer" topic, the pushover's uncommitted one): 214 of 216 as labelled.

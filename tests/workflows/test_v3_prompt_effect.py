@@ -6,6 +6,7 @@ and gives way to anything under `neutral`, and follows every strong argument ful
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,8 @@ def test_v3_report_shows_the_prompt_effect_and_flags_the_evidence_ceiling(
     assert f"| +{STRONG - NEUTRAL:.1f} |" in markdown
     # Both ways it follows every strong argument: the evidence term cannot tell models apart.
     assert "at its ceiling (≥ 9.5 of 10) for 1 of 1 models" in markdown
+    (suite,) = json.loads((Path("report") / "results.json").read_text("utf-8"))["suites"]
+    assert "the evidence term cannot discriminate here" in suite["evidence_ceiling"]
     board = aib("leaderboard", "--data-dir", "store")
     assert board.code == 0, board.err
     assert "the evidence term cannot discriminate here" in " ".join(board.out.split())
