@@ -43,7 +43,7 @@ from independence_bench.reports.leaderboard import (
 from independence_bench.reports.options import InsightOptions
 from independence_bench.reports.standing import store_judge_note
 from independence_bench.stats.agreement import ALPHA_METHOD
-from independence_bench.stats.analysis import CEILING_SHARE, baseline_of
+from independence_bench.stats.analysis import CEILING_SHARE
 from independence_bench.store.store import Store
 from independence_bench.text.lossless import json_document
 
@@ -309,7 +309,7 @@ def render_configs(report: ConfigsReport) -> str:
     lines = [
         render_whole(table),
         f"Mean index over the {report.cells[0].n_models} model(s) complete in every cell; "
-        f"vs baseline: the cell minus {' + '.join(baseline_of(report.cells))}, paired on the "
+        f"vs baseline: the cell minus {' + '.join(report.baseline)}, paired on the "
         "same models, "
         "scenarios and runs.",
     ]
