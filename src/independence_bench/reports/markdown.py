@@ -26,6 +26,7 @@ from independence_bench.reports.leaderboard import (
     METRIC_TITLES,
     RANK_NOTE,
     counted_text,
+    evidence_ceiling_note,
     format_detailed,
     leaders_note,
     rank_text,
@@ -40,7 +41,7 @@ from independence_bench.reports.report import (
 )
 from independence_bench.scoring.scoring import LOWER_IS_MORE_INDEPENDENT, Formula, get_formula
 from independence_bench.stats.agreement import ALPHA_METHOD
-from independence_bench.stats.analysis import CEILING_SHARE
+from independence_bench.stats.analysis import CEILING_SHARE, baseline_of
 from independence_bench.text.outputs import md_text
 
 METRIC_MEANINGS = {
@@ -117,6 +118,9 @@ def _ranking(report: SuiteReport) -> list[str]:
     leaders = leaders_note(report.leaderboard.rows)
     if leaders:
         lines[-1] += f" {leaders}"
+    ceiling = evidence_ceiling_note(report.leaderboard)
+    if ceiling:
+        lines += ["", f"**Reading the evidence term.** {ceiling}"]
     if starred:
         lines += ["", "\\* Ranked by point index only: no rank interval (see the model's detail)."]
     return lines
@@ -270,7 +274,10 @@ def _configs(report: SuiteReport) -> list[str]:
     models = report.configs[0].n_models
     lines = [
         f"Mean index over the {models} model(s) complete in every cell, and each cell's "
-        "difference from the `neutral` + `user_role` baseline (paired, 95% interval).",
+        "difference from the "
+        + " + ".join(f"`{md_text(part)}`" for part in baseline_of(report.configs))
+        + " baseline (paired, 95% interval); with one delivery mode that difference is the "
+        "prompt effect.",
         "",
         "| Prompt variant | Delivery mode | Mean index | Interval | vs baseline | Interval |",
         "|---|---|---:|---:|---:|---:|",

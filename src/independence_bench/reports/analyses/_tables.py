@@ -309,7 +309,8 @@ def render_configs(report: ConfigsReport) -> str:
     lines = [
         render_whole(table),
         f"Mean index over the {report.cells[0].n_models} model(s) complete in every cell; "
-        "vs baseline: the cell minus neutral + user_role, paired on the same models, "
+        f"vs baseline: the cell minus {' + '.join(report.baseline)}, paired on the "
+        "same models, "
         "scenarios and runs.",
     ]
     if report.cells[0].mean_index.low is None:

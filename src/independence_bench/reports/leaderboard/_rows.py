@@ -18,6 +18,7 @@ from rich.text import Text
 
 from independence_bench.errors import UserError
 from independence_bench.reports.format import fit_table, plain_label, rounded, terminal_width
+from independence_bench.reports.leaderboard._evidence_ceiling import evidence_ceiling_note
 from independence_bench.scoring.results import SuiteResults, load_results
 from independence_bench.scoring.scoring import METRIC_KEYS
 from independence_bench.stats.analysis import (
@@ -256,6 +257,9 @@ def render_table(
             f"Too narrow for every metric: {left} left out; widen the terminal "
             "(or set COLUMNS) or use --json."
         )
+    ceiling = evidence_ceiling_note(board)
+    if ceiling:
+        notes.append(ceiling)
     leaders = leaders_note(rows)
     if leaders:
         notes.append(f"{RANK_NOTE} {leaders}")
