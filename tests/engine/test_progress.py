@@ -12,7 +12,8 @@ import io
 import pytest
 from rich.console import Console
 
-from independence_bench.engine.progress import PLAIN_INTERVAL_S, RichProgress
+from independence_bench.clients.ratelimit import AdaptiveLimiter, describe_limits
+from independence_bench.engine.progress import BAR_WIDTH, PLAIN_INTERVAL_S, RichProgress
 
 
 class Clock:
@@ -76,12 +77,52 @@ def test_a_terminal_shows_every_outcome_count_the_pending_calls_and_the_eta() ->
     _play(_console(out, terminal=True), Clock())
     # 40 s for 1 answered call; 10 planned - 1 answered - 2 cached = 7 left: 280 s
     assert _last_frame(out.getvalue()) == [
-        "calls 3/10 1 pending 1 answered 2 cached 2 failed ETA 4:40",
+        "calls 3/10 ETA 4:40 1 pending 1 answered 2 cached 2 failed",
         "conversations 5/5 cached 1 done 2 failed 1 skipped 1 limit 3/4",
         "judgments 2/3 done 1 unscored 1",
     ]
     # the conversations are all done: theirs is the one full bar
-    assert out.getvalue().rsplit("\x1b[2K", 1)[-1].count("━" * 40) == 1
+    assert out.getvalue().rsplit("\x1b[2K", 1)[-1].count("━" * BAR_WIDTH) == 1
+
+
+def _frame_at(width: int, limits: str) -> list[str]:
+    """The last frame's lines, as drawn, of a long run with every kind of count."""
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=width, color_system=None)
+    clock = Clock()
+    with RichProgress(console, limits=lambda: limits, clock=clock) as progress:
+        progress.planned(1200, 1200, 10800)
+        for event in ("call_started",) * 130 + ("call_done",) * 100 + ("call_failed",) * 12:
+            progress.advance(event)
+        for event in ("call_cached",) * 1000 + ("item_done",) * 110 + ("item_failed",) * 12:
+            progress.advance(event)
+        for event in ("judged",) * 100 + ("judge_unscored",) * 10 + ("judge_failed",) * 3:
+            progress.advance(event)
+        clock.now += 4000.0
+        progress.advance("item_cached")
+    frame = out.getvalue().rsplit("\x1b[2K", 1)[-1].replace("\x1b[?25h", "")
+    return [line for line in frame.splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("width", [100, 140])
+def test_no_row_wraps_on_a_100_column_terminal_and_the_eta_stays_in_sight(width: int) -> None:
+    """Two adaptive endpoints make the longest limits text; local ones (`1/1`) show none."""
+    limiter = AdaptiveLimiter(16)
+    local = AdaptiveLimiter(1)
+    limits = describe_limits(
+        [
+            ("https://openrouter.ai/api/v1", limiter),
+            ("http://127.0.0.1:11434/v1", limiter),
+            ("local embedded:qwen2.5-coder-1.5b", local),
+        ]
+    )
+    lines = _frame_at(width, limits)
+    assert len(lines) == 3, lines  # one line per row: calls, conversations, judgments
+    assert all(len(line) <= width for line in lines), lines
+    assert [line.split()[0] for line in lines] == ["calls", "conversations", "judgments"]
+    # 4000 s for 100 answered; 10800 - 100 - 1000 = 9700 left: 388000 s
+    assert "ETA 107:46:40  18 pending  100 answered" in lines[0]
+    assert "local" not in limits and "qwen" not in limits
 
 
 def test_before_any_event_a_terminal_shows_the_totals_and_nothing_counted() -> None:
@@ -90,7 +131,7 @@ def test_before_any_event_a_terminal_shows_the_totals_and_nothing_counted() -> N
     with RichProgress(console, limits=lambda: "limit 3/4", clock=Clock()) as progress:
         progress.planned(5, 3, 10)
     assert _last_frame(out.getvalue()) == [
-        "calls 0/10 0 pending 0 answered 0 cached ETA after the first call",
+        "calls 0/10 ETA after the first call 0 pending 0 answered 0 cached",
         "conversations 0/5 limit 3/4",
         "judgments 0/3",
     ]
@@ -145,12 +186,12 @@ def test_a_log_gets_a_line_at_the_first_event_every_interval_and_at_the_end() ->
     out = io.StringIO()
     _play(_console(out, terminal=False), Clock())
     assert out.getvalue().splitlines() == [
-        "progress: calls: 1 pending  0 answered  0 cached  ETA after the first call; "
+        "progress: calls: ETA after the first call  1 pending  0 answered  0 cached; "
         "conversations 0/5; judgments 0/3",
-        "progress: calls: 1 pending  1 answered  2 cached  2 failed  ETA 4:40; "
+        "progress: calls: ETA 4:40  1 pending  1 answered  2 cached  2 failed; "
         "conversations 5/5 (cached 1, done 2, failed 1, skipped 1); "
         "judgments 2/3 (done 1, unscored 1)",
-        "progress: calls: 1 pending  1 answered  2 cached  2 failed  ETA 4:40; "
+        "progress: calls: ETA 4:40  1 pending  1 answered  2 cached  2 failed; "
         "conversations 5/5 (cached 1, done 2, failed 1, skipped 1); "
         "judgments 2/3 (done 1, unscored 1)",
     ]
@@ -192,5 +233,5 @@ def test_the_eta_counts_from_the_first_call_sent_and_cached_calls_are_not_left()
         progress.advance("call_done")
     # 20 s since the first call was sent, 2 answered: 10 s a call; 6 - 2 - 1 = 3 left
     assert out.getvalue().splitlines()[-1] == (
-        "progress: calls: 0 pending  2 answered  1 cached  ETA 0:30"
+        "progress: calls: ETA 0:30  0 pending  2 answered  1 cached"
     )

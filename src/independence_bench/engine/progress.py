@@ -30,6 +30,7 @@ from rich.progress import (
     TextColumn,
     TimeElapsedColumn,
 )
+from rich.table import Column
 from rich.text import Text
 
 _ITEM_EVENTS = {
@@ -64,17 +65,31 @@ def format_eta(seconds: float | None) -> str:
     return f"ETA {hours}:{minutes:02d}:{secs:02d}" if hours else f"ETA {minutes}:{secs:02d}"
 
 
-class LimitColumn(ProgressColumn):
-    """The endpoints' current concurrency limits, on the conversations row only."""
+class CountsColumn(ProgressColumn):
+    """A row's counts and, on the conversations row, the endpoints' current concurrency limits
+    (read at every redraw: a limit backs off inside a retried call, with no event).
+
+    The only cell that gives way on a narrow terminal, and it never wraps: past the width it
+    ends in "…" instead of pushing a row onto several lines (the ETA comes first, so it stays)."""
 
     def __init__(self, limits: Callable[[], str]) -> None:
-        super().__init__()
+        # The one column rich may narrow (the others are no_wrap); the text itself never wraps.
+        super().__init__(table_column=Column(overflow="ellipsis"))
         self._limits = limits
 
     def render(self, task: Task) -> Text:
-        return Text(self._limits() if task.fields.get("limits") else "", style="cyan")
+        counts = Text(str(task.fields.get("counts", "")))
+        limits = self._limits() if task.fields.get("limits") else ""
+        if limits:
+            counts.append(("  " if counts else "") + limits, style="cyan")
+        counts.no_wrap = True
+        counts.overflow = "ellipsis"
+        return counts
 
 
+BAR_WIDTH = 20
+"""Columns of each bar: with the name, count and elapsed time it leaves a 100-column terminal
+about 45 for the counts."""
 PLAIN_INTERVAL_S = 30.0
 """On a non-terminal (a log, a pipe), seconds between plain progress lines."""
 RENDER_INTERVAL_S = 0.1
@@ -100,11 +115,10 @@ class RichProgress:
         """Seconds, for the ETA and the intervals between updates (tests pass a fake one)."""
         self._console = console or Console(stderr=True)
         self._progress = Progress(
-            TextColumn("{task.description:<14}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[counts]}"),
-            LimitColumn(limits or str),
+            TextColumn("{task.description:<13}", table_column=Column(no_wrap=True)),
+            BarColumn(bar_width=BAR_WIDTH, table_column=Column(no_wrap=True)),
+            MofNCompleteColumn(table_column=Column(no_wrap=True)),
+            CountsColumn(limits or str),
             TimeElapsedColumn(),
             console=self._console,
             transient=False,
@@ -204,14 +218,16 @@ class RichProgress:
             else:
                 self._failed += 1
 
-    def _call_text(self) -> str:
+    def eta(self) -> float | None:
+        """Seconds the calls still to make will take, as the calls row shows it now."""
         elapsed = self._clock() - self._started if self._started is not None else 0.0
         remaining = self._planned_calls - self._answered - self._cached
-        eta = call_eta(elapsed, self._answered, remaining)
-        text = f"{self._in_flight} pending  {self._answered} answered  {self._cached} cached"
-        if self._failed:
-            text += f"  {self._failed} failed"
-        return f"{text}  {format_eta(eta)}"
+        return call_eta(elapsed, self._answered, remaining)
+
+    def _call_text(self) -> str:
+        text = f"{format_eta(self.eta())}  {self._in_flight} pending  {self._answered} answered"
+        text += f"  {self._cached} cached"
+        return text + (f"  {self._failed} failed" if self._failed else "")
 
     def _bump(self, group: str, outcome: str) -> None:
         counts = self._counts[group]
