@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO
 
 from independence_bench.clients.config import (
     DEFAULT_JUDGE,
@@ -24,6 +25,7 @@ from independence_bench.clients.config import (
 )
 from independence_bench.clients.endpoints import ClientFactory, ClientPool, RetryPolicy
 from independence_bench.clients.local.local_models import LOCAL_RUNS, all_local, offline_defaults
+from independence_bench.clients.local.weights import INTERIM
 from independence_bench.clients.openrouter import is_openrouter_endpoint, openrouter_key
 from independence_bench.clients.presets import load_preset
 from independence_bench.clients.redact import without_url_credentials
@@ -179,8 +181,35 @@ def make_pool(
     return ClientPool(env=env, concurrency=concurrency, factories=factories, timeout_s=timeout_s)
 
 
+class StatusLines:
+    """Status lines on a stream before the progress bars (model loading, weight assembly).
+
+    A line ending in `INTERIM` is a step of work still going on. On a terminal the next line
+    is drawn over it, so the ten steps of a weight file's assembly end as the one line saying
+    it is assembled; in a log, where nothing can be drawn over, a series of steps of one piece
+    of work (the same text before the last ": ") shows only its first step.
+    """
+
+    def __init__(self, stream: TextIO, *, terminal: bool) -> None:
+        self._stream = stream
+        self._terminal = terminal
+        self._interim: str | None = None
+        """The series of the interim line printed last; None: the last line was final."""
+
+    def __call__(self, text: str) -> None:
+        series = text.rsplit(": ", 1)[0] if text.endswith(INTERIM) else None
+        if self._interim is not None:
+            if self._terminal:
+                self._stream.write("\x1b[1A\x1b[2K")  # up one line and clear it
+            elif series == self._interim:
+                return
+        self._stream.write(text + "\n")
+        self._stream.flush()
+        self._interim = series
+
+
 def status_lines(show: bool) -> Callable[[str], None] | None:
     """Where status lines before the progress bars go (model loading, weight assembly)."""
     if not show:
         return None
-    return lambda text: print(text, file=sys.stderr, flush=True)
+    return StatusLines(sys.stderr, terminal=sys.stderr.isatty())
