@@ -47,6 +47,7 @@ from independence_bench.clients.ratelimit import (
 from independence_bench.clients.redact import without_url_credentials
 from independence_bench.clients.send_guard import check_before_send
 from independence_bench.errors import UserError
+from independence_bench.text.counts import count_of
 
 OPENROUTER_KEY_ENV = KEY_ENV
 GENERIC_KEY_ENV = "AIB_API_KEY"
@@ -281,7 +282,7 @@ async def call_with_retry(
         return kept
     assert last_error is not None
     raise ClientError(
-        f"gave up after {policy.max_attempts} attempts: {last_error}",
+        f"gave up after {count_of(policy.max_attempts, 'attempt')}: {last_error}",
         retryable=False,
         status=last_error.status,
     )

@@ -61,11 +61,6 @@ def estimate_json(estimate: Estimate | None, digits: int = 3) -> dict[str, float
     }
 
 
-def count_of(n: int, noun: str) -> str:
-    """`n` with `noun` in the right number: "1 run", "3 runs" (nouns that take an s)."""
-    return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
 def number(value: float | None, digits: int = 1, *, signed: bool = False) -> str:
     """`value` with `digits` decimals (`+` first when `signed`); `–` for None. Rounded first
     and `+ 0.0` added, so that -0.001 prints as `0.00`, never `-0.00`."""

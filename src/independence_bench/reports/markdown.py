@@ -20,7 +20,7 @@ from pathlib import Path
 
 from independence_bench import __version__
 from independence_bench.reports.analyses import flag_of, model_labels
-from independence_bench.reports.format import count_of, interval_text, number
+from independence_bench.reports.format import interval_text, number
 from independence_bench.reports.leaderboard import (
     DETAILED,
     METRIC_TITLES,
@@ -41,6 +41,7 @@ from independence_bench.reports.report import (
 from independence_bench.scoring.scoring import LOWER_IS_MORE_INDEPENDENT, Formula, get_formula
 from independence_bench.stats.agreement import ALPHA_METHOD
 from independence_bench.stats.analysis import CEILING_SHARE
+from independence_bench.text.counts import count_of
 from independence_bench.text.outputs import md_text
 
 METRIC_MEANINGS = {
@@ -173,14 +174,16 @@ def _model_detail(report: SuiteReport, model: ModelReport) -> list[str]:
     row = model.row
     lines = [f"### {md_text(model.model)}", ""]
     if row is None:
-        lines.append(f"No scored items ({model.items} items, {model.failed} failed).")
+        lines.append(f"No scored items ({count_of(model.items, 'item')}, {model.failed} failed).")
         return lines
     summary = "incomplete" if row.index is None else f"index **{row.index:.1f}**"
     if row.ci_low is not None and row.ci_high is not None:
         summary += f" (95% interval {row.ci_low:.1f}–{row.ci_high:.1f})"
     if row.rank_low is not None:
         summary += f", rank {row.rank} (rank interval {row.rank_low}–{row.rank_high})"
-    summary += f"; {count_of(model.runs, 'run')}; {model.scored}/{model.items} items scored"
+    summary += (
+        f"; {count_of(model.runs, 'run')}; {model.scored}/{count_of(model.items, 'item')} scored"
+    )
     if model.unscored or model.failed:
         summary += f" ({model.unscored} unscored, {model.failed} failed)"
     lines.append(summary + ".")
@@ -194,7 +197,7 @@ def _model_detail(report: SuiteReport, model: ModelReport) -> list[str]:
         lines.append(f"No interval: {md_text(row.why_no_interval)}.")
     if row.missing:
         lines.append(f"Missing metrics: {', '.join(row.missing)}.")
-    cost = f"Cost: {_cost_cell(model)} over {model.cost.calls} calls"
+    cost = f"Cost: {_cost_cell(model)} over {count_of(model.cost.calls, 'call')}"
     if model.cost.unpriced:
         cost += f" ({model.cost.unpriced} without a cost)"
     if model.cost_per_run is not None:
@@ -269,7 +272,7 @@ def _metric_discrimination(report: SuiteReport) -> list[str]:
 def _configs(report: SuiteReport) -> list[str]:
     models = report.configs[0].n_models
     lines = [
-        f"Mean index over the {models} model(s) complete in every cell, and each cell's "
+        f"Mean index over the {count_of(models, 'model')} complete in every cell, and each cell's "
         "difference from the `neutral` + `user_role` baseline (paired, 95% interval).",
         "",
         "| Prompt variant | Delivery mode | Mean index | Interval | vs baseline | Interval |",
@@ -305,7 +308,7 @@ def _suite_section(report: SuiteReport, charts: Sequence[Path]) -> list[str]:
         f"## Suite {md_text(report.suite_id)}",
         "",
         f"Judge: {judge} · formula `{report.formula}` · suite hash {hashes} · "
-        f"{len(report.models)} model(s).",
+        f"{count_of(len(report.models), 'model')}.",
         "",
         *summary_lines(report),
         *_ranking(report),
@@ -455,7 +458,7 @@ def _judges(report: SuiteReport) -> list[str]:
         metric = METRIC_TITLES.get(retest.metric, retest.metric)
         lines.append(
             f"- Test-retest, {md_text(retest.judge)}, {metric}: alpha {retest_alpha} over "
-            f"{retest.n_items} items, mean |diff| {retest.mean_abs_diff:.0%}"
+            f"{count_of(retest.n_items, 'item')}, mean |diff| {retest.mean_abs_diff:.0%}"
         )
     return [*lines, "", f"Alpha: {ALPHA_METHOD}.", ""]
 

@@ -14,6 +14,7 @@ from independence_bench.clients.local.local_models import LocalModels
 from independence_bench.engine.estimate import estimate_run, render_estimate
 from independence_bench.store.run_status import next_run_numbers
 from independence_bench.store.store import STORE_FILENAME, Store
+from independence_bench.text.counts import count_of
 from independence_bench.workflows import Echo
 from independence_bench.workflows.plan import (
     RunOptions,
@@ -58,7 +59,7 @@ async def estimate_benchmark_async(options: RunOptions) -> str:
         first = first_run.get(spec.display_label, 1)
         runs[spec.display_label] = range(first, first + count)
     lines = estimate_run(suite, specs, judge, runs, prices, done_items=done, judged_items=judged)
-    runs_text = f"{count} run{'s' if count > 1 else ''} per model"
+    runs_text = f"{count_of(count, 'run')} per model"
     return render_estimate(suite, lines, runs_text)
 
 

@@ -35,6 +35,7 @@ from independence_bench.store.claims import Claims
 from independence_bench.store.run_status import reserve_fresh_runs
 from independence_bench.store.store import STORE_FILENAME, Store
 from independence_bench.suites.suite import Suite, load_suite
+from independence_bench.text.counts import count_of
 from independence_bench.workflows import Echo
 from independence_bench.workflows.plan import (
     RunOptions,
@@ -217,10 +218,10 @@ def run_command(options: RunOptions, *, echo: Echo) -> int:
     summary = result.summary
     echo(
         f"suite {result.suite.id} ({result.suite.content_hash[:12]}): "
-        f"{summary.items_done} conversations run, {summary.items_cached} cached, "
+        f"{count_of(summary.items_done, 'conversation')} run, {summary.items_cached} cached, "
         f"{summary.items_failed} failed; {summary.judged} judged, "
         f"{summary.judge_cached} already judged, {summary.judge_unscored} unscored; "
-        f"{summary.calls} API calls"
+        f"{count_of(summary.calls, 'API call')}"
     )
     for notice in result.notices:
         echo(notice)
@@ -240,8 +241,9 @@ def run_command(options: RunOptions, *, echo: Echo) -> int:
     if result.budget is not None and result.budget.stopped:
         echo(
             f"stopped at the --max-cost cap: ${result.budget.spent_usd:.4f} of "
-            f"${result.budget.cap_usd:.4f} spent; {summary.items_skipped} conversations and "
-            f"{summary.judge_skipped} judgments not started — run the same command again "
-            "(with a higher or no --max-cost) to resume"
+            f"${result.budget.cap_usd:.4f} spent; "
+            f"{count_of(summary.items_skipped, 'conversation')} and "
+            f"{count_of(summary.judge_skipped, 'judgment')} not started — run the same command "
+            "again (with a higher or no --max-cost) to resume"
         )
     return EXIT_SOME_FAILED if summary.failures else 0

@@ -42,6 +42,7 @@ from independence_bench.reports.charts._layout import (
 from independence_bench.reports.report import ChartData, index_terms, pressure_levels
 from independence_bench.scoring.scoring import get_formula
 from independence_bench.suites.kinds import PRESSURE_METRICS
+from independence_bench.text.counts import count_of
 from independence_bench.text.lossless import utf8
 from independence_bench.text.outputs import xml_text
 
@@ -183,7 +184,7 @@ def draw_index(report: ChartData) -> Any:
     ax.grid(axis="x", color="#dddddd", linewidth=0.6)
     ax.set_axisbelow(True)
     hidden = len(report.models) - len(rows)
-    note = f" · {hidden} incomplete model(s) not shown" if hidden else ""
+    note = f" · {count_of(hidden, 'incomplete model')} not shown" if hidden else ""
     _title(figure, "Independence Index", report, note)
     return figure
 
