@@ -41,6 +41,7 @@ from independence_bench.reports.report import (
 from independence_bench.scoring.scoring import LOWER_IS_MORE_INDEPENDENT, Formula, get_formula
 from independence_bench.stats.agreement import ALPHA_METHOD
 from independence_bench.stats.analysis import CEILING_SHARE
+from independence_bench.suites.suite import SUITE_HASH_CHARS
 from independence_bench.text.counts import count_of
 from independence_bench.text.outputs import md_text
 
@@ -300,7 +301,7 @@ CHART_CAPTIONS = {
 
 
 def _suite_section(report: SuiteReport, charts: Sequence[Path]) -> list[str]:
-    hashes = ", ".join(h[:12] for h in report.suite_hashes)
+    hashes = ", ".join(h[:SUITE_HASH_CHARS] for h in report.suite_hashes)
     judge = "none yet: judge the transcripts with `aib judge --judge MODEL`"
     if report.judge is not None:
         judge = f"{md_text(report.judge)} (its calls cost {_usd(report.judge_cost.usd)})"

@@ -217,7 +217,7 @@ def run_command(options: RunOptions, *, echo: Echo) -> int:
     result = run_benchmark(options)
     summary = result.summary
     echo(
-        f"suite {result.suite.id} ({result.suite.content_hash[:12]}): "
+        f"suite {result.suite.id} ({result.suite.short_hash}): "
         f"{count_of(summary.items_done, 'conversation')} run, {summary.items_cached} cached, "
         f"{summary.items_failed} failed; {summary.judged} judged, "
         f"{summary.judge_cached} already judged, {summary.judge_unscored} unscored; "

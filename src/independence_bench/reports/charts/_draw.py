@@ -42,6 +42,7 @@ from independence_bench.reports.charts._layout import (
 from independence_bench.reports.report import ChartData, index_terms, pressure_levels
 from independence_bench.scoring.scoring import get_formula
 from independence_bench.suites.kinds import PRESSURE_METRICS
+from independence_bench.suites.suite import SUITE_HASH_CHARS
 from independence_bench.text.counts import count_of
 from independence_bench.text.lossless import utf8
 from independence_bench.text.outputs import xml_text
@@ -81,10 +82,23 @@ def require_matplotlib() -> None:
         ) from None
 
 
+def _stem(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40] or "x"
+
+
 def safe_name(text: str) -> str:
     """A file name for untrusted text: lowercase letters, digits and dashes, plus a hash."""
-    stem = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40] or "x"
-    return f"{stem}-{hashlib.sha256(utf8(text)).hexdigest()[:8]}"
+    return f"{_stem(text)}-{hashlib.sha256(utf8(text)).hexdigest()[:8]}"
+
+
+def chart_folder_name(data: ChartData) -> str:
+    """`v2-3f1c0a9e2b7d`: the suite id and the suite hash as `aib run` and the report print it
+    (`SUITE_HASH_CHARS`), one per stored version of the suite; a name from the id alone when
+    no hash is known."""
+    hashes = [_stem(h)[:SUITE_HASH_CHARS] for h in data.suite_hashes]
+    if not hashes:
+        return safe_name(data.suite_id)
+    return "-".join([_stem(data.suite_id), *hashes])
 
 
 @dataclass(frozen=True)
