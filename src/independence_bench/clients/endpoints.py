@@ -122,8 +122,12 @@ class ClientPool:
         factories: tuple[ClientFactory, ...] = (),
         timeout_s: float = 300.0,
         connections: int | None = None,
+        missing_key_hint: str = "",
     ) -> None:
+        """`missing_key_hint` ends the error for a missing OpenRouter key: what else the
+        command can be given (the pool does not know the command's options)."""
         self._env = env
+        self._missing_key_hint = missing_key_hint
         self._concurrency = concurrency
         self.connections = ConnectionBudget(connections or connection_budget())
         self._factories = factories
@@ -205,10 +209,9 @@ class ClientPool:
             key = openrouter_key(self._env)
             if not key:
                 raise UserError(
-                    f"${OPENROUTER_KEY_ENV} (or ${KEY_ALIAS_ENV}) is not set; export your "
-                    "OpenRouter key, or use "
-                    "--base-url for a local OpenAI-compatible server (or no --models for the "
-                    "offline embedded model)"
+                    f"{spec.id} is reached through OpenRouter, but ${OPENROUTER_KEY_ENV} (or "
+                    f"${KEY_ALIAS_ENV}) is not set; export your OpenRouter key or put it in "
+                    f".env{self._missing_key_hint}"
                 )
             return key
         if spec.base_url and without_url_credentials(spec.base_url) != spec.base_url:

@@ -19,6 +19,7 @@ from independence_bench.workflows import Echo
 from independence_bench.workflows.plan import (
     RunOptions,
     make_pool,
+    missing_key_hint,
     planned_suite,
     resolve_models,
     runs_per_model,
@@ -37,7 +38,8 @@ async def estimate_benchmark_async(options: RunOptions) -> str:
     everyone = specs + ((judge,) if judge else ())
     async with LocalModels(everyone, options.env) as local:
         factories = options.factories + local.factories()
-        pool = make_pool(options.env, options.concurrency, factories, options.timeout_s)
+        hint = missing_key_hint(options)
+        pool = make_pool(options.env, options.concurrency, factories, options.timeout_s, hint)
         try:
             listings = await survey_endpoints(pool, everyone, require_answer=False)
             prices = resolve_prices(everyone, listings, pool)

@@ -40,6 +40,7 @@ from independence_bench.workflows import Echo
 from independence_bench.workflows.plan import (
     RunOptions,
     make_pool,
+    missing_key_hint,
     offline_run,
     planned_suite,
     resolve_models,
@@ -77,9 +78,10 @@ def _cost_guard(
     prices = resolve_prices(specs, listings, pool)
     unknown = sorted(label for label, price in prices.items() if price is None)
     if unknown:
+        where = options.config_path or "a models.yaml passed as --config"
         raise UserError(
             f"--max-cost needs a price for every model, unknown for {unknown}; set "
-            "price_prompt_per_mtok and price_completion_per_mtok in models.yaml"
+            f"price_prompt_per_mtok and price_completion_per_mtok in {where}, or drop --max-cost"
         )
     known: dict[str, Price] = {k: v for k, v in prices.items() if v is not None}
     return CostGuard(options.max_cost, known)
@@ -95,7 +97,8 @@ async def run_benchmark_async(options: RunOptions) -> RunResult:
     notify = status_lines(options.show_progress)
     async with LocalModels(reached, options.env, notify) as local:
         factories = options.factories + local.factories()
-        pool = make_pool(options.env, options.concurrency, factories, options.timeout_s)
+        hint = missing_key_hint(options)
+        pool = make_pool(options.env, options.concurrency, factories, options.timeout_s, hint)
         try:
             await local.load_all(reached)
             return await _run_on_pool(options, suite, specs, judge, runs, pool, reached)
