@@ -175,6 +175,9 @@ def test_failed_unscored_and_single_run_models_are_explained(tmp_path: Path) -> 
     assert "; 1 run; 13/15 items scored (1 unscored, 1 failed)" in markdown
     assert "No interval: 1 run" in markdown
     assert "| 1\\* | steady |" in markdown
+    # one model: the item tables (spreads and correlations across models) are left out, said once
+    assert "### Item difficulty" not in markdown and "| Scenario | Metric |" not in markdown
+    assert "Item difficulty is left out: it compares models, and one is scored." in markdown
 
 
 def test_full_suite_report_has_config_analysis(tmp_path: Path) -> None:

@@ -327,8 +327,11 @@ def _suite_section(report: SuiteReport, charts: Sequence[Path]) -> list[str]:
     lines += ["### Models", ""]
     for model in report.models:
         lines += [*_model_detail(report, model), ""]
-    if report.difficulty:
+    compared = sum(model.row is not None for model in report.models)
+    if report.difficulty and compared > 1:
         lines += ["### Item difficulty", "", *_difficulty(report), ""]
+    elif report.difficulty:  # one model: every spread and correlation would read "–"
+        lines += ["Item difficulty is left out: it compares models, and one is scored.", ""]
     if report.configs:
         lines += ["### Prompt variant × delivery mode", "", *_configs(report), ""]
     return [*lines, *extra_sections(report)]
