@@ -4,9 +4,16 @@ It implements the engine's `ProgressSink`; the engine itself never prints. The c
 row also shows each endpoint's current adaptive concurrency limit (`limit 12/16`), read at
 every refresh, so a limit backing off under 429s is visible while it happens. The calls row
 shows the model calls pending (waiting for the endpoint or sent), answered and read from the
-store, and an ETA: the calls still to make times the mean wall time per answered call so far
-(`call_eta`), so on a slow local model something moves with every call, not only when a whole
-conversation ends.
+store, and an ETA: the calls still to make times the wall time per call answered after the
+first one (`call_eta`, `RichProgress.eta`), so on a slow local model something moves with every
+call, not only when a whole conversation ends.
+
+The first answered call is left out of the rate: on a local model it alone reads the shared
+system prompt cold (on the README's offline run it took 376 s where the next took 9 s, under
+load), and counting it made the first ETA four times too long. The rate is shown once it spans
+at least as long as that first call took (so a burst of concurrent answers arriving together
+does not pass for the rate) and, when the run judges, once a judgment has finished (a judge call
+on the 1.5B takes ten subject calls' time): `benchmarks/eta_accuracy.py` measures the result.
 
 Events only count; the bars are brought up to date at most every `RENDER_INTERVAL_S` (rich
 redraws ten times a second anyway) and once more at the end, and not at all off a terminal.
@@ -59,7 +66,7 @@ def call_eta(elapsed_s: float, answered: int, remaining: int) -> float | None:
 
 def format_eta(seconds: float | None) -> str:
     if seconds is None:
-        return "ETA after the first call"
+        return "ETA after the first calls"
     minutes, secs = divmod(round(seconds), 60)
     hours, minutes = divmod(minutes, 60)
     return f"ETA {hours}:{minutes:02d}:{secs:02d}" if hours else f"ETA {minutes}:{secs:02d}"
@@ -138,6 +145,9 @@ class RichProgress:
         self._cached = 0
         self._failed = 0
         self._started: float | None = None
+        self._first_answer: float | None = None
+        self._judging = False
+        """Whether judgments are planned and none has finished yet (the ETA waits for one)."""
 
     def __enter__(self) -> RichProgress:
         self._progress.start()
@@ -186,6 +196,7 @@ class RichProgress:
 
     def planned(self, items: int, judgments: int, calls: int = 0) -> None:
         self._planned_calls = calls
+        self._judging = judgments > 0
         if calls:
             self._calls = self._progress.add_task("calls", total=calls, counts=self._call_text())
         if items:
@@ -202,6 +213,7 @@ class RichProgress:
             self._bump("items", _ITEM_EVENTS[event])
         elif event in _JUDGE_EVENTS:
             self._bump("judgments", _JUDGE_EVENTS[event])
+            self._judging = False
         self._maybe_show()
 
     def _call_event(self, event: str) -> None:
@@ -215,14 +227,22 @@ class RichProgress:
             self._in_flight -= 1
             if event == "call_done":
                 self._answered += 1
+                if self._first_answer is None:
+                    self._first_answer = self._clock()
             else:
                 self._failed += 1
 
     def eta(self) -> float | None:
-        """Seconds the calls still to make will take, as the calls row shows it now."""
-        elapsed = self._clock() - self._started if self._started is not None else 0.0
+        """Seconds the calls still to make will take, as the calls row shows it now: at the
+        rate of the calls answered after the first, once that rate spans as long as the first
+        call took and (when the run judges) includes a finished judgment; None until then."""
+        if self._first_answer is None or self._started is None or self._judging:
+            return None
+        since = self._clock() - self._first_answer
+        if since < self._first_answer - self._started:
+            return None
         remaining = self._planned_calls - self._answered - self._cached
-        return call_eta(elapsed, self._answered, remaining)
+        return call_eta(since, self._answered - 1, remaining)
 
     def _call_text(self) -> str:
         text = f"{format_eta(self.eta())}  {self._in_flight} pending  {self._answered} answered"
