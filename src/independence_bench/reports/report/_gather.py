@@ -137,6 +137,8 @@ class ChartData:
     models: tuple[RankedModel, ...]
     standing: str = ""
     """The judge's standing (`reports/standing.py`), each chart's footer."""
+    suite_hashes: tuple[str, ...] = ()
+    """The content hashes of the suite's stored runs: with the id they name the charts' folder."""
 
 
 @dataclass(frozen=True)
@@ -267,7 +269,10 @@ def build_suite_report(
     if on_chart_data is not None:
         ranked = tuple(RankedModel(model, rows.get(model)) for model in order)
         caption = judge_standing(store, results.judge).caption() if results.judge else ""
-        on_chart_data(ChartData(results.suite_id, results.judge, results.formula, ranked, caption))
+        hashes = tuple(sorted({item.run.suite_hash for item in results.items}))
+        on_chart_data(
+            ChartData(results.suite_id, results.judge, results.formula, ranked, caption, hashes)
+        )
     by_id = {item.id: item for item in results.items}
     chosen = {
         j.item_id: j
