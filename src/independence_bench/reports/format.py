@@ -66,37 +66,25 @@ def count_of(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-def number(
-    value: float | None, digits: int = 1, *, signed: bool = False, keep_negative_zero: bool = False
-) -> str:
+def number(value: float | None, digits: int = 1, *, signed: bool = False) -> str:
     """`value` with `digits` decimals (`+` first when `signed`); `–` for None. Rounded first
-    and `+ 0.0` added, so that -0.001 prints as `0.00`, never `-0.00`; with
-    `keep_negative_zero` it prints `-0.00`, as the terminal tables and the report's intervals
-    did before issue 26 merged their number texts into this one."""
+    and `+ 0.0` added, so that -0.001 prints as `0.00`, never `-0.00`."""
     if value is None:
         return NO_VALUE
     if signed:
         return f"{value:+.{digits}f}"
-    if keep_negative_zero:
-        return f"{value:.{digits}f}"
     return f"{round(value, digits) + 0.0:.{digits}f}"
 
 
 def interval_text(
-    estimate: Estimate | None,
-    digits: int = 1,
-    *,
-    signed: bool = False,
-    join: str = " to ",
-    keep_negative_zero: bool = False,
+    estimate: Estimate | None, digits: int = 1, *, signed: bool = False, join: str = " to "
 ) -> str:
     """An estimate's interval, `low to high` (or `low–high` with `join="–"`); `–` when there
     is none."""
     if estimate is None or estimate.low is None or estimate.high is None:
         return NO_VALUE
-    keep = keep_negative_zero
-    low = number(estimate.low, digits, signed=signed, keep_negative_zero=keep)
-    return f"{low}{join}{number(estimate.high, digits, signed=signed, keep_negative_zero=keep)}"
+    low = number(estimate.low, digits, signed=signed)
+    return f"{low}{join}{number(estimate.high, digits, signed=signed)}"
 
 
 PIPE_WIDTH = 140

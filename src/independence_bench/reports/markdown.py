@@ -214,8 +214,7 @@ def _model_detail(report: SuiteReport, model: ModelReport) -> list[str]:
     runs = ", ".join(f"run {r}: {number(v)}" for r, v in sorted(model.run_indexes.items()))
     lines += ["", f"Index per run: {runs}." if runs else "No run has an index."]
     metrics = [
-        f"{METRIC_TITLES.get(k, k)} {number(v.value, 2)} "
-        f"({interval_text(v, 2, join='–', keep_negative_zero=True)})"
+        f"{METRIC_TITLES.get(k, k)} {number(v.value, 2)} ({interval_text(v, 2, join='–')})"
         for k, v in row.metrics.items()
     ]
     if metrics:
@@ -280,10 +279,10 @@ def _configs(report: SuiteReport) -> list[str]:
         gap = cell.vs_baseline
         cells = [md_text(cell.variant), md_text(cell.mode), number(cell.mean_index.value)]
         cells += [
-            interval_text(cell.mean_index, join="–", keep_negative_zero=True),
+            interval_text(cell.mean_index, join="–"),
             "baseline" if gap is None else f"{gap.value:+.1f}",
         ]
-        cells.append(interval_text(gap, join="–", keep_negative_zero=True))
+        cells.append(interval_text(gap, join="–"))
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -439,16 +438,9 @@ def _judges(report: SuiteReport) -> list[str]:
     for model in model_labels(comparison):
         cells = [
             md_text(model),
-            *(
-                number(comparison.index[model].get(j), keep_negative_zero=True)
-                for j in comparison.judges
-            ),
+            *(number(comparison.index[model].get(j)) for j in comparison.judges),
         ]
-        lines.append(
-            "| "
-            + " | ".join([*cells, number(comparison.spread.get(model), keep_negative_zero=True)])
-            + " |"
-        )
+        lines.append("| " + " | ".join([*cells, number(comparison.spread.get(model))]) + " |")
     preference = [number(comparison.self_preference.get(j), signed=True) for j in comparison.judges]
     lines.append("| self-preference | " + " | ".join(preference) + " | |")
     if found.agreement:

@@ -131,24 +131,12 @@ def _items_table(c: JudgeCalibration) -> Table:
     for name in ("Spearman ρ", "95% CI", "Alpha", "95% CI ", "Judge − ref.", "95% CI  "):
         table.add_column(name, justify="right")
     for metric, a in c.metrics.items():
-        rho = (
-            "undefined"
-            if a.spearman is None
-            else number(a.spearman.value, 2, keep_negative_zero=True)
-        )
-        alpha = (
-            "undefined" if a.alpha is None else number(a.alpha.value, 2, keep_negative_zero=True)
-        )
+        rho = "undefined" if a.spearman is None else number(a.spearman.value, 2)
+        alpha = "undefined" if a.alpha is None else number(a.alpha.value, 2)
         difference = number(a.mean_difference.value, 2, signed=True)
-        cells = [
-            _title(metric),
-            str(a.n_items),
-            rho,
-            interval_text(a.spearman, 2, keep_negative_zero=True),
-            alpha,
-        ]
+        cells = [_title(metric), str(a.n_items), rho, interval_text(a.spearman, 2), alpha]
         cells += [
-            interval_text(a.alpha, 2, keep_negative_zero=True),
+            interval_text(a.alpha, 2),
             difference,
             interval_text(a.mean_difference, 2, signed=True),
         ]
@@ -167,25 +155,21 @@ def _models_table(c: JudgeCalibration) -> Table:
     for model in models:
         cells = [model]
         for o in shown:
-            cells.append(number(o.judge_values.get(model), 1, keep_negative_zero=True))
-            cells.append(number(o.reference_values.get(model), 1, keep_negative_zero=True))
+            cells.append(number(o.judge_values.get(model), 1))
+            cells.append(number(o.reference_values.get(model), 1))
         table.add_row(*cells)
     table.add_section()
     rho_cells = ["Spearman ρ"]
     for o in shown:
         count = len(o.judge_values)
-        rho_cells += [
-            number(o.spearman, 2, keep_negative_zero=True),
-            f"{count} model{'' if count == 1 else 's'}",
-        ]
+        rho_cells += [number(o.spearman, 2), f"{count} model{'' if count == 1 else 's'}"]
     table.add_row(*rho_cells)
     return table
 
 
 def _orders_line(c: JudgeCalibration) -> str:
     parts = [
-        f"{_title(o.metric)} {number(o.spearman, 2, keep_negative_zero=True)} "
-        f"({len(o.judge_values)})"
+        f"{_title(o.metric)} {number(o.spearman, 2)} ({len(o.judge_values)})"
         for o in c.models
         if o.metric not in (INDEX, *PRESSURE_METRICS)
     ]

@@ -87,14 +87,8 @@ def render_judges(report: JudgesReport) -> str:
         table.add_column(judge, justify="right")
     table.add_column("Spread", justify="right")
     for model in model_labels(comparison):
-        cells = [
-            model,
-            *(
-                number(comparison.index[model].get(j), keep_negative_zero=True)
-                for j in comparison.judges
-            ),
-        ]
-        table.add_row(*cells, number(comparison.spread.get(model), keep_negative_zero=True))
+        cells = [model, *(number(comparison.index[model].get(j)) for j in comparison.judges)]
+        table.add_row(*cells, number(comparison.spread.get(model)))
     table.add_section()
     preference = [number(comparison.self_preference.get(j), signed=True) for j in comparison.judges]
     table.add_row("self-preference", *preference, "")
@@ -148,13 +142,7 @@ def _retest_lines(report: JudgesReport) -> list[str]:
     for r in report.retest:
         alpha = "undefined" if r.alpha is None else f"{r.alpha.value:.2f}"
         metric = METRIC_TITLES.get(r.metric, r.metric)
-        cells = [
-            r.judge,
-            metric,
-            str(r.n_items),
-            alpha,
-            interval_text(r.alpha, 2, keep_negative_zero=True),
-        ]
+        cells = [r.judge, metric, str(r.n_items), alpha, interval_text(r.alpha, 2)]
         table.add_row(*cells, f"{r.mean_abs_diff:.0%}")
     return [
         render_whole(table),
@@ -249,16 +237,8 @@ def render_items(report: ItemsReport) -> str:
     table.add_column("Flag")
     for d in report.items:
         cells = [d.scenario_id, d.kind, str(d.n_models)]
-        cells += [
-            number(d.mean_score, 2, keep_negative_zero=True),
-            number(d.lowest, 2, keep_negative_zero=True),
-            number(d.highest, 2, keep_negative_zero=True),
-        ]
-        cells += [
-            number(d.discrimination, 2, keep_negative_zero=True),
-            number(d.top_minus_bottom, 2, keep_negative_zero=True),
-            flag_of(d),
-        ]
+        cells += [number(d.mean_score, 2), number(d.lowest, 2), number(d.highest, 2)]
+        cells += [number(d.discrimination, 2), number(d.top_minus_bottom, 2), flag_of(d)]
         table.add_row(*cells)
     ceilinged = sum(flag_of(d) == "ceiling" for d in report.items)
     return "\n".join(
@@ -296,15 +276,8 @@ def _metric_table(report: ItemsReport) -> Table:
     for d in report.items:
         for m in d.metrics:
             cells = [d.scenario_id, METRIC_TITLES.get(m.metric, m.metric), str(m.n_models)]
-            cells += [
-                f"{m.share_at_max:.0%}",
-                number(m.sd, 2, keep_negative_zero=True),
-                number(m.spread, 2, keep_negative_zero=True),
-            ]
-            cells += [
-                number(m.item_rest, 2, keep_negative_zero=True),
-                "ceiling" if m.ceilinged else "",
-            ]
+            cells += [f"{m.share_at_max:.0%}", number(m.sd, 2), number(m.spread, 2)]
+            cells += [number(m.item_rest, 2), "ceiling" if m.ceilinged else ""]
             table.add_row(*cells)
     return table
 
@@ -328,8 +301,8 @@ def render_configs(report: ConfigsReport) -> str:
         table.add_column(name, justify="right")
     for cell in report.cells:
         gap = cell.vs_baseline
-        cells = [cell.variant, cell.mode, number(cell.mean_index.value, keep_negative_zero=True)]
-        cells.append(interval_text(cell.mean_index, keep_negative_zero=True))
+        cells = [cell.variant, cell.mode, number(cell.mean_index.value)]
+        cells.append(interval_text(cell.mean_index))
         cells.append("baseline" if gap is None else number(gap.value, signed=True))
         cells.append("" if gap is None else interval_text(gap, signed=True))
         table.add_row(*cells)

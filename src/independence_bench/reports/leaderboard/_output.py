@@ -90,8 +90,7 @@ def agreement_lines(
         if alpha is None:
             lines.append(f"  {title:<12} undefined: {why_undefined(metric, shared)}")
         else:
-            interval = interval_text(alpha, 2, keep_negative_zero=True)
-            lines.append(f"  {title:<12} alpha {alpha.value:.2f} (95% {interval})")
+            lines.append(f"  {title:<12} alpha {alpha.value:.2f} (95% {interval_text(alpha, 2)})")
     lines.append(f"Alpha: {ALPHA_METHOD}, seed {seed}.")
     return lines
 
