@@ -159,6 +159,23 @@ def test_the_default_judge_has_most_scored_first_judgments(tmp_path: Path) -> No
     assert choose_judge([j for j in judgments if j.judge_model == "j3"], None) is None
 
 
+def test_judge_counts_list_the_most_scored_judge_first_then_by_name(tmp_path: Path) -> None:
+    with Store(tmp_path) as store:
+        run = _run(store, "m")
+        for item_id in ("a", "b", "c"):
+            _item(store, run, item_id)
+        # zed judged first but least; "mid" and "alpha" tie, and "mid" is seen first.
+        _judge(store, "a", "zed", {"consistency_score": 5})
+        for item_id in ("a", "b"):
+            _judge(store, item_id, "mid", {"consistency_score": 5})
+            _judge(store, item_id, "alpha", {"consistency_score": 5})
+        for item_id in ("a", "b", "c"):
+            _judge(store, item_id, "top", {"consistency_score": 5})
+        counts = judge_counts(store.judgments())
+    # A dict compares equal in any order: the order is what an output lists.
+    assert list(counts.items()) == [("top", 3), ("alpha", 2), ("mid", 2), ("zed", 1)]
+
+
 def test_scored_items_skip_unscored_unknown_and_other_judges(tmp_path: Path) -> None:
     with Store(tmp_path) as store:
         run = _run(store, "m")
