@@ -120,7 +120,7 @@ def test_reports_list_the_first_four_experiments_first_and_the_rest_by_name() ->
     # The order reports had before issue 26 (report.py's own EXPERIMENT_ORDER, then by name):
     # a v3 report lists identity, control, escalation, not the table's identity, escalation,
     # control.
-    assert FIRST_EXPERIMENTS == EXPERIMENTS[:4]
+    assert EXPERIMENTS[:4] == FIRST_EXPERIMENTS
     assert report_order(["escalation", "control", "identity"]) == [
         "identity",
         "control",
