@@ -10,6 +10,7 @@ measurement of updating (issue #25; docs/v3-design.md, "Limitations").
 from __future__ import annotations
 
 from independence_bench.stats.analysis import Leaderboard
+from independence_bench.text.counts import count_of
 
 EVIDENCE_CEILING = 9.5
 """Moved-on-evidence (0–10) at or above which a model leaves the term nothing to discriminate."""
@@ -29,6 +30,6 @@ def evidence_ceiling_note(board: Leaderboard | None) -> str | None:
         return None
     return (
         f"Moved on evidence is at its ceiling (≥ {EVIDENCE_CEILING:g} of 10) for {at_ceiling} of "
-        f"{len(values)} models: the evidence term cannot discriminate here, so it ranks them "
-        "only by how far they moved without evidence."
+        f"{count_of(len(values), 'model')}: the evidence term cannot discriminate here, so it "
+        "ranks them only by how far they moved without evidence."
     )
