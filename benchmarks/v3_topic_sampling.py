@@ -11,6 +11,8 @@ scenario half of the leaderboard's hierarchical bootstrap only, with no run-leve
 
     python benchmarks/v3_topic_sampling.py
     python benchmarks/v3_topic_sampling.py --runs 5 --escalation 10 --control 12
+
+The topic counts default to the shipped v3 suite's, so the first line is the current figure.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import argparse
 
 import numpy as np
 import numpy.typing as npt
+
+from independence_bench.suites.suite import load_suite
 
 Floats = npt.NDArray[np.float64]
 
@@ -50,11 +54,19 @@ def half_width(weights: str, args: argparse.Namespace, rng: np.random.Generator)
     return float(np.mean(widths))
 
 
+def suite_topics() -> tuple[int, int]:
+    """The shipped v3 suite's escalation topics and control topics (each with three arms)."""
+    scenarios = load_suite("v3").scenarios
+    escalation = sum(s.kind == "escalation" for s in scenarios)
+    return escalation, len({s.topic_id for s in scenarios if s.experiment == "control"})
+
+
 def main() -> None:
+    escalation, control = suite_topics()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--escalation", type=int, default=10)
-    parser.add_argument("--control", type=int, default=12)
+    parser.add_argument("--escalation", type=int, default=escalation)
+    parser.add_argument("--control", type=int, default=control)
     parser.add_argument("--subjects", type=int, default=200)
     parser.add_argument("--resamples", type=int, default=4000)
     parser.add_argument("--seed", type=int, default=25)

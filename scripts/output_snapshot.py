@@ -20,6 +20,7 @@ The store is copied first, so nothing a command does can touch the store the oth
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import shutil
 import subprocess
@@ -98,11 +99,19 @@ UPSTREAM_COMMANDS: dict[str, tuple[str, ...]] = {
 
 
 def _mock_server() -> Any:
-    """The scripted server's module, from the test doubles in `tests/support/`."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-    from support import mock_server
+    """The scripted server's module of the version under test: from `tests/support/` beside the
+    `src/` the package is imported from (`PYTHONPATH=/old/src`), else beside this script; from
+    the package's `testing/` in versions before issue 26 moved the test doubles out of it."""
+    import independence_bench
 
-    return mock_server
+    try:
+        return importlib.import_module("independence_bench.testing.mock_server")
+    except ImportError:
+        pass
+    beside = Path(independence_bench.__file__).resolve().parents[2] / "tests"
+    here = Path(__file__).resolve().parents[1] / "tests"
+    sys.path.insert(0, str(beside if (beside / "support").is_dir() else here))
+    return importlib.import_module("support.mock_server")
 
 
 def _aib(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

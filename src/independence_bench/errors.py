@@ -9,6 +9,7 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
+from independence_bench.text.counts import count_of
 from independence_bench.text.outputs import terminal_text
 
 
@@ -31,8 +32,8 @@ class Interrupted(UserError):
         name = "Ctrl-C" if signum == signal.SIGINT else "SIGTERM"
         super().__init__(
             f"interrupted by {name}: no call was started after it, the calls in flight were "
-            f"finished and stored ({answered} calls answered in all); run the command again "
-            "to resume"
+            f"finished and stored ({count_of(answered, 'call')} answered in all); run the command "
+            "again to resume"
         )
         self.exit_code = 128 + signum  # the shells' convention: 130 for SIGINT, 143 for SIGTERM
 

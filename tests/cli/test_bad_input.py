@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import json
+import re
 import sqlite3
 from collections.abc import Iterator
 from contextlib import closing
@@ -181,7 +182,7 @@ def test_a_404_in_the_middle_of_a_run_stops_it_with_one_line_not_a_pile_of_faile
         (("run", "--max-cost", "0"), ("--max-cost",)),
         (("run", "--timeout", "0"), ("--timeout",)),
         (("run", "--bogus"), ("--bogus",)),
-        (("run", "--models", "a", "--config", "models.yaml"), ("one of --models, --config",)),
+        (("run", "--models", "a", "--config", "models.yaml"), ("one of --models or --config",)),
         (("run", "--models", " , "), ("--models", "names nothing")),
         (("run", "--models", "a", "--suite", "nope"), ("nope",)),
         (("run", "--base-url", "http://127.0.0.1:9/v1"), ("no models",)),
@@ -337,3 +338,33 @@ def test_every_sql_statement_is_parameterised() -> None:
                 if isinstance(part, ast.FormattedValue):
                     names = {n.id for n in ast.walk(part.value) if isinstance(n, ast.Name)}
                     assert names <= allowed, f"{path.name}:{node.lineno} splices {names} into SQL"
+
+
+@pytest.mark.parametrize(
+    ("command", "given", "offline_by"),
+    [
+        ("estimate", ("--preset", "budget"), "drop --preset"),
+        ("run", ("--preset", "budget"), "drop --preset"),
+        ("estimate", ("--models", "openai/gpt-4o-mini"), "drop --models"),
+        ("run", ("--models", "openai/gpt-4o-mini"), "drop --models"),
+        # (`run` would load the embedded subject first: llama-cpp-python is not in the fast suite)
+        ("estimate", ("--judge", "google/gemini-3-flash-preview"), "drop --judge"),
+    ],
+)
+def test_a_missing_key_names_only_options_the_user_gave_or_can_give(
+    command: str, given: tuple[str, ...], offline_by: str, aib: Any
+) -> None:
+    result = aib(command, *given, "--data-dir", "d")
+    assert result.code == 2
+    (line,) = result.err.strip().splitlines()
+    assert "$OPENROUTER_API_KEY (or $OPENROUTER_KEY) is not set" in line
+    assert "--base-url" in line and offline_by in line
+    flags = set(re.findall(r"--[a-z-]+", line))
+    assert flags == {"--base-url", given[0]}, line  # nothing the user did not give but --base-url
+    assert not Path("d").exists()
+
+
+def test_conflicting_model_sources_name_the_two_given(aib: Any) -> None:
+    result = aib("estimate", "--models", "a", "--preset", "budget")
+    assert result.err.strip() == "aib: error: give one of --models or --preset, not several"
+    assert result.code == 2

@@ -37,7 +37,7 @@ def test_aib_models_lists_presets_and_shows_one(aib: Any) -> None:
         assert f"  {name} " in listed.out
     shown = aib("models", "--preset", "budget")
     assert shown.code == 0
-    assert shown.out.startswith("preset budget: 7 model(s)")
+    assert shown.out.startswith("preset budget: 7 models\n")
     assert "moonshotai/kimi-k2.5+fireworks" in shown.out
     assert "judge: google/gemini-3-flash-preview" in shown.out
 
@@ -60,7 +60,7 @@ def test_bad_preset_use_is_one_line(aib: Any) -> None:
         unknown.err.strip() == "aib: error: unknown preset 'cheap'; choose one of: budget, frontier"
     )
     both = aib("run", "--preset", "budget", "--models", "x")
-    assert both.code == 2 and "give one of --models, --config or --preset" in both.err
+    assert both.code == 2 and "give one of --models or --preset, not several" in both.err
     yaml_only = aib("models", "--yaml")
     assert yaml_only.code == 2 and "--yaml prints a preset; add --preset NAME" in yaml_only.err
 

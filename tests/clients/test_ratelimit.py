@@ -130,7 +130,7 @@ def test_a_log_gets_plain_progress_lines_not_a_cut_frame() -> None:
     lines = buffer.getvalue().splitlines()
     assert all(line.startswith("progress: ") for line in lines), lines
     assert "━" not in buffer.getvalue() and "…" not in buffer.getvalue()
-    assert lines[0].startswith("progress: calls: 1 pending  0 answered  0 cached")
+    assert lines[0].startswith("progress: calls: ETA after the first calls  1 pending  0 answered")
     final = lines[-1]
     assert "1 answered" in final and "conversations 2/3" in final and "judgments 1/3" in final
     assert len(lines) == 2, "a line at the first event and one at the end, none in between"

@@ -7,6 +7,7 @@ them), so these tests never need the real 1.6 GB of weights.
 from __future__ import annotations
 
 import hashlib
+import io
 import sys
 import tomllib
 import types
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from independence_bench.clients.local.weights import (
+    INTERIM,
     OFFLINE_INSTALL,
     PartedWeights,
     assemble_weights,
@@ -24,6 +26,7 @@ from independence_bench.clients.local.weights import (
     weights_cache_dir,
 )
 from independence_bench.errors import UserError
+from independence_bench.workflows.plan import StatusLines
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
@@ -243,21 +246,65 @@ def test_cache_dir_override(tmp_path: Path) -> None:
     assert weights_cache_dir(None).name == "weights"
 
 
-def test_assembly_reports_each_tenth_once_and_a_built_file_reports_nothing(
+def test_assembly_reports_each_tenth_once_then_done_and_a_built_file_reports_nothing(
     tmp_path: Path, eleven_parts: tuple[Path, list[bytes], PartedWeights]
 ) -> None:
     site, _, weights = eleven_parts
     lines: list[str] = []
     cache = tmp_path / "cache"
     assemble_weights(weights, cache, search_path=[str(site)], notify=lines.append)
-    percents = [int(line.split(": ")[1].split("%")[0]) for line in lines]
+    *steps, done = lines
+    percents = [int(line.split(": ")[1].split("%")[0]) for line in steps]
     assert percents == sorted(set(percents)) and percents[-1] == 100
     assert all(
-        line.startswith("assembling fake.gguf from its 11 installed parts: ") for line in lines
+        line.startswith("assembling fake.gguf from its 11 installed parts: ")
+        and line.endswith(INTERIM)
+        for line in steps
     )
+    assert done.startswith("assembled fake.gguf (") and "from its 11 installed parts in " in done
+    assert not done.endswith(INTERIM)
     again: list[str] = []
     assemble_weights(weights, cache, search_path=[str(site)], notify=again.append)
     assert again == []
+
+
+def test_a_terminal_ends_the_assembly_as_one_line_and_a_log_as_two(
+    tmp_path: Path, eleven_parts: tuple[Path, list[bytes], PartedWeights]
+) -> None:
+    """The lines a person reads: cursor-up-and-clear draws each step over the one before."""
+    site, _, weights = eleven_parts
+    terminal, log = io.StringIO(), io.StringIO()
+    to_terminal = StatusLines(terminal, terminal=True)
+    to_log = StatusLines(log, terminal=False)
+
+    def both(text: str) -> None:
+        to_terminal(text)
+        to_log(text)
+
+    both(f"loading embedded:fake{INTERIM}")
+    assemble_weights(weights, tmp_path / "cache", search_path=[str(site)], notify=both)
+    both(f"loading embedded:other{INTERIM}")
+    shown = _screen(terminal.getvalue())
+    assert len(shown) == 2, shown
+    assert shown[0].startswith("assembled fake.gguf (") and shown[1] == "loading embedded:other …"
+    logged = log.getvalue().splitlines()
+    assert [line.split(" (")[0].split(":")[0] for line in logged] == [
+        "loading embedded",
+        "assembling fake.gguf from its 11 installed parts",
+        "assembled fake.gguf",
+        "loading embedded",
+    ]
+
+
+def _screen(output: str) -> list[str]:
+    """The lines left on a terminal after `output`, honouring cursor-up and clear-line."""
+    lines: list[str] = []
+    for chunk in output.split("\n")[:-1]:
+        while chunk.startswith("\x1b[1A\x1b[2K"):
+            lines.pop()
+            chunk = chunk[len("\x1b[1A\x1b[2K") :]
+        lines.append(chunk)
+    return lines
 
 
 def test_the_readme_frees_exactly_the_weight_part_packages() -> None:

@@ -12,7 +12,8 @@ import io
 import pytest
 from rich.console import Console
 
-from independence_bench.engine.progress import PLAIN_INTERVAL_S, RichProgress
+from independence_bench.clients.ratelimit import AdaptiveLimiter, describe_limits
+from independence_bench.engine.progress import BAR_WIDTH, PLAIN_INTERVAL_S, RichProgress
 
 
 class Clock:
@@ -74,14 +75,54 @@ def _last_frame(output: str) -> list[str]:
 def test_a_terminal_shows_every_outcome_count_the_pending_calls_and_the_eta() -> None:
     out = io.StringIO()
     _play(_console(out, terminal=True), Clock())
-    # 40 s for 1 answered call; 10 planned - 1 answered - 2 cached = 7 left: 280 s
+    # one call answered: no rate yet (the first answer is left out of it)
     assert _last_frame(out.getvalue()) == [
-        "calls 3/10 1 pending 1 answered 2 cached 2 failed ETA 4:40",
+        "calls 3/10 ETA after the first calls 1 pending 1 answered 2 cached 2 failed",
         "conversations 5/5 cached 1 done 2 failed 1 skipped 1 limit 3/4",
         "judgments 2/3 done 1 unscored 1",
     ]
     # the conversations are all done: theirs is the one full bar
-    assert out.getvalue().rsplit("\x1b[2K", 1)[-1].count("━" * 40) == 1
+    assert out.getvalue().rsplit("\x1b[2K", 1)[-1].count("━" * BAR_WIDTH) == 1
+
+
+def _frame_at(width: int, limits: str) -> list[str]:
+    """The last frame's lines, as drawn, of a long run with every kind of count."""
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=width, color_system=None)
+    clock = Clock()
+    with RichProgress(console, limits=lambda: limits, clock=clock) as progress:
+        progress.planned(1200, 1200, 10800)
+        for event in ("call_started",) * 130 + ("call_done",) * 100 + ("call_failed",) * 12:
+            progress.advance(event)
+        for event in ("call_cached",) * 1000 + ("item_done",) * 110 + ("item_failed",) * 12:
+            progress.advance(event)
+        for event in ("judged",) * 100 + ("judge_unscored",) * 10 + ("judge_failed",) * 3:
+            progress.advance(event)
+        clock.now += 4000.0
+        progress.advance("item_cached")
+    frame = out.getvalue().rsplit("\x1b[2K", 1)[-1].replace("\x1b[?25h", "")
+    return [line for line in frame.splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("width", [100, 140])
+def test_no_row_wraps_on_a_100_column_terminal_and_the_eta_stays_in_sight(width: int) -> None:
+    """Two adaptive endpoints make the longest limits text; local ones (`1/1`) show none."""
+    limiter = AdaptiveLimiter(16)
+    local = AdaptiveLimiter(1)
+    limits = describe_limits(
+        [
+            ("https://openrouter.ai/api/v1", limiter),
+            ("http://127.0.0.1:11434/v1", limiter),
+            ("local embedded:qwen2.5-coder-1.5b", local),
+        ]
+    )
+    lines = _frame_at(width, limits)
+    assert len(lines) == 3, lines  # one line per row: calls, conversations, judgments
+    assert all(len(line) <= width for line in lines), lines
+    assert [line.split()[0] for line in lines] == ["calls", "conversations", "judgments"]
+    # 4000 s for the 99 answered after the first; 10800 - 100 - 1000 = 9700 left: 391919 s
+    assert "ETA 108:51:59  18 pending  100 answered" in lines[0]
+    assert "local" not in limits and "qwen" not in limits
 
 
 def test_before_any_event_a_terminal_shows_the_totals_and_nothing_counted() -> None:
@@ -90,7 +131,7 @@ def test_before_any_event_a_terminal_shows_the_totals_and_nothing_counted() -> N
     with RichProgress(console, limits=lambda: "limit 3/4", clock=Clock()) as progress:
         progress.planned(5, 3, 10)
     assert _last_frame(out.getvalue()) == [
-        "calls 0/10 0 pending 0 answered 0 cached ETA after the first call",
+        "calls 0/10 ETA after the first calls 0 pending 0 answered 0 cached",
         "conversations 0/5 limit 3/4",
         "judgments 0/3",
     ]
@@ -145,12 +186,12 @@ def test_a_log_gets_a_line_at_the_first_event_every_interval_and_at_the_end() ->
     out = io.StringIO()
     _play(_console(out, terminal=False), Clock())
     assert out.getvalue().splitlines() == [
-        "progress: calls: 1 pending  0 answered  0 cached  ETA after the first call; "
+        "progress: calls: ETA after the first calls  1 pending  0 answered  0 cached; "
         "conversations 0/5; judgments 0/3",
-        "progress: calls: 1 pending  1 answered  2 cached  2 failed  ETA 4:40; "
+        "progress: calls: ETA after the first calls  1 pending  1 answered  2 cached  2 failed; "
         "conversations 5/5 (cached 1, done 2, failed 1, skipped 1); "
         "judgments 2/3 (done 1, unscored 1)",
-        "progress: calls: 1 pending  1 answered  2 cached  2 failed  ETA 4:40; "
+        "progress: calls: ETA after the first calls  1 pending  1 answered  2 cached  2 failed; "
         "conversations 5/5 (cached 1, done 2, failed 1, skipped 1); "
         "judgments 2/3 (done 1, unscored 1)",
     ]
@@ -176,21 +217,68 @@ def test_a_log_line_waits_for_the_interval() -> None:
     ]
 
 
-def test_the_eta_counts_from_the_first_call_sent_and_cached_calls_are_not_left() -> None:
-    out = io.StringIO()
+def _eta_after(events: list[tuple[float, str]], plan: tuple[int, int, int]) -> list[float | None]:
+    """The ETA `RichProgress` gives after each event of a timed event list."""
     clock = Clock(0.0)  # a clock that starts at zero still marks the first call
-    console = _console(out, terminal=False)
-    with RichProgress(console, clock=clock) as progress:
-        progress.planned(0, 0, 6)
-        clock.now = 100.0
-        progress.advance("call_cached")
-        clock.now = 110.0
-        progress.advance("call_started")
-        progress.advance("call_started")
-        clock.now = 130.0
-        progress.advance("call_done")
-        progress.advance("call_done")
-    # 20 s since the first call was sent, 2 answered: 10 s a call; 6 - 2 - 1 = 3 left
-    assert out.getvalue().splitlines()[-1] == (
-        "progress: calls: 0 pending  2 answered  1 cached  ETA 0:30"
-    )
+    shown = []
+    with RichProgress(_console(io.StringIO(), terminal=False), clock=clock) as progress:
+        progress.planned(*plan)
+        for at, event in events:
+            clock.now = at
+            progress.advance(event)
+            shown.append(progress.eta())
+    return shown
+
+
+def test_the_eta_leaves_out_the_first_answer_and_cached_calls_are_not_left() -> None:
+    events = [(100.0, "call_cached"), (110.0, "call_started"), (110.0, "call_started")]
+    events += [(130.0, "call_done"), (140.0, "call_done"), (150.0, "call_done")]
+    # the first answer took 20 s: the rate waits until 20 s have passed since (at 150 s),
+    # then is 20 s for the 2 answered after it: 10 s a call; 6 - 3 answered - 1 cached = 2 left
+    assert _eta_after(events, (0, 0, 6))[-2:] == [None, 20.0]
+
+
+# The README's offline run (v2: 31 subject turns, 15 judge calls), as recorded by
+# benchmarks/eta_accuracy.py on 2 loaded CPUs: seconds from the first call sent to each answer.
+# The first subject call reads the shared system prompt cold (376 s); a judge call (the 1.5B,
+# after every third conversation) takes ten subject calls' time.
+_SUBJECT_GAPS = (376.6, 8.7, 10.9, 13.5, 10.8, 18.9)
+_PATTERN = ("judge", 25.8, 7.2, "judge", 27.9, 8.3, "judge", 8.3, 9.8)
+
+
+def _offline_run() -> list[tuple[float, str]]:
+    """Every event of a run shaped like the recorded one: subject turns, judge calls."""
+    now, events = 0.0, [(0.0, "call_started")] * 46
+    gaps: list[float | str] = [*_SUBJECT_GAPS, *_PATTERN]
+    judged = subject = 0
+    while judged < 15 or subject < 31:
+        if gaps:
+            gap = gaps.pop(0)
+        else:  # then a judge call after every third subject call, while both kinds are left
+            judge_next = subject >= 31 or (
+                judged < 15 and subject % 3 == 0 and events[-1][1] != "judged"
+            )
+            gap = "judge" if judge_next else 11.0
+        if gap == "judge":
+            now += 120.0
+            events += [(now, "call_done"), (now, "judged")]
+            judged += 1
+        else:
+            now += float(gap)
+            events.append((now, "call_done"))
+            subject += 1
+    return events
+
+
+def test_the_first_eta_of_the_offline_run_is_within_twice_the_truth() -> None:
+    events = _offline_run()
+    end = events[-1][0]
+    shown = _eta_after(events, (15, 15, 46))
+    at, first = next((at, eta) for (at, _), eta in zip(events, shown, strict=True) if eta)
+    truth = end - at
+    assert 0.5 <= first / truth <= 2.0, (first, truth)
+    # what it said before (mean wall time per call from the first call sent, the judge not yet
+    # seen) was off by more than 2x at its first figure:
+    answered_at = [at for at, event in events if event == "call_done"]
+    old = answered_at[0] / 1 * (46 - 1)
+    assert not 0.5 <= old / (end - answered_at[0]) <= 2.0

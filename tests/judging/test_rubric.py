@@ -334,7 +334,7 @@ def test_the_answer_probability_forms_have_their_prompts_and_hashes_that_name_th
     [
         (TINY_EXTRACTION.replace("kept_it: same", "gone: same"), "answers 'gone', not a checklist"),
         (TINY_EXTRACTION.replace("same(one, two)", "same(one, three)"), "names no span ['three']"),
-        (TINY_EXTRACTION.replace("same(one, two)", "same(one)"), "same takes 2 span(s)"),
+        (TINY_EXTRACTION.replace("same(one, two)", "same(one)"), "same takes 2 spans"),
         (TINY_EXTRACTION.replace("same(one, two)", "text(one)"), "text(a) answers exactly"),
         (TINY_EXTRACTION.replace("spans:", "spanz:"), "spans: Field required"),
         ("spans: [", "while parsing"),

@@ -371,7 +371,7 @@ def test_corrupt_files_are_reported_and_the_rest_is_kept(tmp_path: Path, aib: An
     (run_dir / "identity/strong_independence/tool_role/mystery.json").write_text("{}")
     result = aib("import", str(root), "--data-dir", "store")
     assert result.code == 0, result.err
-    assert "skipped 3 file(s):" in result.out
+    assert "skipped 3 files:" in result.out
     assert (
         f"{FOLDER}/run_1/stability/strong_independence/tool_role/pt02_turn2.json: not valid JSON"
         in result.out

@@ -63,7 +63,7 @@ def test_rank_column_shows_each_models_own_interval(store: Path) -> None:
     top, fourth = ranked[0], ranked[3]
     assert f"1 ({top['rank_low']}–{top['rank_high']})" in table.output
     assert f"4 ({fourth['rank_low']}–{fourth['rank_high']})" in table.output
-    assert "3 model(s) have a rank interval that includes 1." in " ".join(table.output.split())
+    assert "3 models have a rank interval that includes 1." in " ".join(table.output.split())
 
 
 def test_report_shows_rank_intervals(store: Path, tmp_path: Path) -> None:

@@ -124,7 +124,7 @@ def test_leaderboard_intervals_ranks_and_rank_intervals(stores: Stores, aib: Any
     assert table.code == 0, table.err
     assert "1 (1–1)" in table.out and FIRM_T1 in table.out and "100.0–100.0" in table.out
     assert "tied" not in table.out
-    assert "2 model(s) have a rank interval that includes 1." in table.out
+    assert "2 models have a rank interval that includes 1." in table.out
     assert "1 run: an interval needs at least 2 runs" in table.out
     assert "Intervals: hierarchical bootstrap: runs, and scenarios" in table.out
 

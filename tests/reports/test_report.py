@@ -6,6 +6,7 @@ import csv
 import html
 import io
 import json
+import re
 import sqlite3
 import sys
 from pathlib import Path
@@ -13,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from independence_bench.reports.charts import safe_name
 from independence_bench.reports.markdown import md_text, render_leaderboard
 from independence_bench.reports.options import ReportScope
 from independence_bench.reports.report import build_reports, sum_costs
@@ -107,13 +107,19 @@ def test_report_of_a_loopback_run(server: MockServer, aib: Any) -> None:
     # two models: a correlation needs three, so it is undefined (null, "–"), never NaN
     assert all(m["models"] == 2 and m["item_rest_correlation"] is None for m in per_metric)
     assert "Prompt variant × delivery mode" not in markdown  # v2 has one cell
-    charts = out / "charts" / safe_name("v2")
+    # the folder is named by the suite hash the report (and `aib run`) prints, same length
+    printed = re.search(r"suite hash ([0-9a-f]+)", markdown)
+    assert printed is not None and len(printed[1]) == 12
+    assert printed[1] == load_suite("v2").content_hash[:12]
+    folder = f"v2-{printed[1]}"
+    charts = out / "charts" / folder
+    assert [p.name for p in (out / "charts").iterdir()] == [folder]
     for name in ("index", "profile", "pressure"):
         assert (charts / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         svg = (charts / f"{name}.svg").read_text("utf-8")
         assert "scripted-caving" in svg
         assert "Judge scripted-judge: not calibrated" in html.unescape(svg)  # the footer
-        assert f"(charts/{safe_name('v2')}/{name}.png)" in markdown
+        assert f"(charts/{folder}/{name}.png)" in markdown
 
 
 def test_report_makes_no_api_call(server: MockServer, aib: Any) -> None:
@@ -169,6 +175,9 @@ def test_failed_unscored_and_single_run_models_are_explained(tmp_path: Path) -> 
     assert "; 1 run; 13/15 items scored (1 unscored, 1 failed)" in markdown
     assert "No interval: 1 run" in markdown
     assert "| 1\\* | steady |" in markdown
+    # one model: the item tables (spreads and correlations across models) are left out, said once
+    assert "### Item difficulty" not in markdown and "| Scenario | Metric |" not in markdown
+    assert "Item difficulty is left out: it compares models, and one is scored." in markdown
 
 
 def test_full_suite_report_has_config_analysis(tmp_path: Path) -> None:
@@ -212,7 +221,7 @@ def test_untrusted_labels_stay_literal(tmp_path: Path) -> None:
     assert any(c[3].startswith("'=HYPERLINK") for c in cells[1:])
     document = json.loads((out / "results.json").read_text())
     assert label in {m["model"] for m in document["suites"][0]["models"]}
-    svg = (out / "charts" / safe_name("v2") / "index.svg").read_text()
+    svg = (_only_folder(out / "charts") / "index.svg").read_text()
     assert "<script" not in svg and "<img" not in svg and 'href="javascript' not in svg
     assert label[:40] in html.unescape(svg)  # drawn as text, shortened to fit
 
@@ -273,3 +282,9 @@ def test_a_store_without_judgments_still_reports(tmp_path: Path) -> None:
     assert "Judge: none yet" in markdown and "| – | a | incomplete |" in markdown
     assert len(charts) == 3 and all(path.stat().st_size for path in charts)
     assert json.loads((out / "results.json").read_text())["suites"][0]["items"] == []
+
+
+def _only_folder(charts: Path) -> Path:
+    """The one suite's chart folder (named by the suite id and the stored suite hash)."""
+    (folder,) = charts.iterdir()
+    return folder

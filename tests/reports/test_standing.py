@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from independence_bench.reports.format import count_of
 from independence_bench.reports.standing import judge_standing, shipped_standings
+from independence_bench.text.counts import count_of
 
 EMBEDDED_JUDGE = "embedded:qwen2.5-coder-1.5b"
 

@@ -17,6 +17,7 @@ from independence_bench.scoring.results import (
     formula_of_suite,
     judge_counts,
     load_results,
+    of_models,
     scored_items,
 )
 from independence_bench.scoring.scoring import ScoredItem
@@ -24,10 +25,17 @@ from independence_bench.store.store import ItemRecord, RunRecord, Store, TurnRec
 from independence_bench.suites.selection import Selection
 
 
-def _run(store: Store, model: str, *, suite_id: str = "v2", suite_hash: str = "h1") -> RunRecord:
+def _run(
+    store: Store,
+    model: str,
+    *,
+    suite_id: str = "v2",
+    suite_hash: str = "h1",
+    model_id: str | None = None,
+) -> RunRecord:
     run, _ = store.ensure_run(
         model_label=model,
-        model_id=model,
+        model_id=model_id or model,
         suite_id=suite_id,
         suite_version=1,
         suite_hash=suite_hash,
@@ -149,6 +157,23 @@ def test_the_default_judge_has_most_scored_first_judgments(tmp_path: Path) -> No
         "no judgments by 'j4' in the store; judges present: ['j1', 'j2', 'j3']"
     )
     assert choose_judge([j for j in judgments if j.judge_model == "j3"], None) is None
+
+
+def test_judge_counts_list_the_most_scored_judge_first_then_by_name(tmp_path: Path) -> None:
+    with Store(tmp_path) as store:
+        run = _run(store, "m")
+        for item_id in ("a", "b", "c"):
+            _item(store, run, item_id)
+        # zed judged first but least; "mid" and "alpha" tie, and "mid" is seen first.
+        _judge(store, "a", "zed", {"consistency_score": 5})
+        for item_id in ("a", "b"):
+            _judge(store, item_id, "mid", {"consistency_score": 5})
+            _judge(store, item_id, "alpha", {"consistency_score": 5})
+        for item_id in ("a", "b", "c"):
+            _judge(store, item_id, "top", {"consistency_score": 5})
+        counts = judge_counts(store.judgments())
+    # A dict compares equal in any order: the order is what an output lists.
+    assert list(counts.items()) == [("top", 3), ("alpha", 2), ("mid", 2), ("zed", 1)]
 
 
 def test_scored_items_skip_unscored_unknown_and_other_judges(tmp_path: Path) -> None:
@@ -274,3 +299,47 @@ def test_a_suite_without_scored_judgments_has_no_judge(tmp_path: Path) -> None:
         _judge(store, "a", "j1", None)
         results = load_results(store, suite_id=None, judge=None)
     assert (results.judge, results.judges, results.scored) == (None, (), ())
+
+
+def _three_model_store(store: Store) -> None:
+    # Labels and model ids differ, so a filter that reads only one of them is caught.
+    for label, model_id in (("firm@t1", "org/firm"), ("caving", "org/caving"), ("plain", "p")):
+        run = _run(store, label, model_id=model_id)
+        for n in (1, 2):
+            _item(store, run, f"{label}-{n}")
+            _judge(store, f"{label}-{n}", "j1", {"consistency_score": n})
+
+
+def test_models_are_picked_by_label_or_model_id(tmp_path: Path) -> None:
+    with Store(tmp_path) as store:
+        _three_model_store(store)
+        items = store.items(suite_id="v2", words=False)
+        by_id = load_results(store, suite_id="v2", judge=None, models=("org/firm",))
+    assert [i.id for i in of_models(items, ["org/firm"], "v2")] == ["firm@t1-1", "firm@t1-2"]
+    assert [i.id for i in of_models(items, ["caving"], "v2")] == ["caving-1", "caving-2"]
+    assert [i.id for i in of_models(items, ["p", "caving"], "v2")] == [
+        "caving-1",
+        "caving-2",
+        "plain-1",
+        "plain-2",
+    ]
+    assert [i.id for i in by_id.items] == ["firm@t1-1", "firm@t1-2"]
+    assert [s.item_id for s in by_id.scored] == ["firm@t1-1", "firm@t1-2"]
+    assert {j.item_id for j in by_id.judgments} == {"firm@t1-1", "firm@t1-2"}
+
+
+def test_a_model_the_suite_has_not_run_is_named_with_the_labels_it_has(tmp_path: Path) -> None:
+    with Store(tmp_path) as store:
+        _three_model_store(store)
+        items = store.items(suite_id="v2", words=False)
+        with pytest.raises(UserError) as missing:
+            load_results(store, suite_id="v2", judge=None, models=("zed", "caving", "firm"))
+    assert str(missing.value) == (
+        "--models: suite v2 in the store has no runs of zed, firm; it has caving, firm@t1, plain"
+    )
+    with pytest.raises(UserError) as none:
+        of_models([], ["org/firm"], "lite")
+    assert (
+        str(none.value) == "--models: suite lite in the store has no runs of org/firm; it has none"
+    )
+    assert of_models(items, [], "v2") == []

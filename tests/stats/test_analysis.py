@@ -12,6 +12,7 @@ from independence_bench.stats.analysis import (
     build_leaderboard,
     compare_judges,
     compare_settings,
+    config_baseline,
     item_difficulty,
     panel_items,
 )
@@ -251,6 +252,26 @@ def test_config_cells_against_the_neutral_user_role_baseline() -> None:
     assert gap is not None
     # three points lower on every stability item in both models, paired by scenario and run
     assert (gap.value, gap.low, gap.high) == pytest.approx((-10.5, -10.5, -10.5))
+
+
+def test_a_suite_of_one_delivery_mode_compares_with_neutral_in_that_mode() -> None:
+    # v3 runs tool_role only: there the baseline is neutral + tool_role, the gap the prompt effect
+    assert config_baseline({("neutral", "user_role"), ("neutral", "tool_role")}) == (
+        "neutral",
+        "user_role",
+    )
+    assert config_baseline({("strong_independence", "tool_role"), ("neutral", "tool_role")}) == (
+        "neutral",
+        "tool_role",
+    )
+    items = []
+    for variant, shift in (("neutral", 0), ("strong_independence", 2)):
+        stability = tuple(s - shift for s in (10, 6, 8))
+        items += v1_items("a/m", stability=stability, variant=variant, mode="tool_role")
+    cells = {c.variant: c for c in analyse_configs(items, "v1", resampling=Resampling(50))}
+    assert cells["neutral"].mode == "tool_role" and cells["neutral"].vs_baseline is None
+    gap = cells["strong_independence"].vs_baseline
+    assert gap is not None and gap.value == pytest.approx(-7.0)  # two points on each stability
 
 
 def test_config_analysis_needs_the_baseline_cell() -> None:

@@ -173,7 +173,7 @@ def test_aib_runs_prints_one_aligned_line_per_run_and_a_summary(tmp_path: Path) 
 
 def test_all_complete_runs_and_an_empty_store_read_plainly() -> None:
     done = RunState("m", "v2", 1, "run", 1, 1, 0, 1, 0)
-    assert render_run_states([done]).split("\n")[-1] == "1 runs: 1 complete, 0 partial"
+    assert render_run_states([done]).split("\n")[-1] == "1 run: 1 complete, 0 partial"
     assert render_run_states([]) == "the store holds no runs yet; 'aib run' starts one"
 
 

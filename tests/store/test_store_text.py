@@ -26,6 +26,7 @@ from independence_bench.stats.core import Resampling
 from independence_bench.store import opening
 from independence_bench.store.schema import MIGRATIONS, SCHEMA_VERSION
 from independence_bench.store.store import APPLICATION_ID, ItemRecord, Store, TurnRecord
+from independence_bench.text.counts import count_of
 from independence_bench.text.lossless import json_from_sql, json_to_sql, to_sql
 from independence_bench.workflows.view import ViewOptions, build_viewer
 from support.child_process import read_on_media, read_store
@@ -431,8 +432,9 @@ def test_a_five_megabyte_reply_is_stored_cut_flagged_and_judged_cut(
     assert Path("d/aib.sqlite3").stat().st_size < 5_000_000  # less than one whole reply
     runs = aib("runs", "--data-dir", "d")
     assert runs.code == 0, runs.err
-    assert f"{len(turns)} replies cut" in runs.out
-    assert "longer than the reply cap were stored and judged cut" in runs.out
+    assert f"{count_of(len(turns), 'reply')} cut" in runs.out
+    were = "was" if len(turns) == 1 else "were"
+    assert f"longer than the reply cap {were} stored and judged cut" in runs.out
 
 
 def test_the_viewer_reads_transcripts_one_model_at_a_time(

@@ -14,11 +14,13 @@ from independence_bench.scoring.scoring import (
 )
 from independence_bench.suites.kinds import (
     EXPERIMENTS,
+    FIRST_EXPERIMENTS,
     KINDS,
     Kind,
     RoundsHeld,
     Score,
     kind_named,
+    report_order,
 )
 from independence_bench.suites.suite import Scenario, available_suites, load_suite
 
@@ -112,6 +114,29 @@ def test_what_reports_and_scoring_read_from_the_table() -> None:
         "psych",
         "control_strong",
     ]
+
+
+def test_reports_list_the_first_four_experiments_first_and_the_rest_by_name() -> None:
+    # The order reports had before issue 26 (report.py's own EXPERIMENT_ORDER, then by name):
+    # a v3 report lists identity, control, escalation, not the table's identity, escalation,
+    # control.
+    assert EXPERIMENTS[:4] == FIRST_EXPERIMENTS
+    assert report_order(["escalation", "control", "identity"]) == [
+        "identity",
+        "control",
+        "escalation",
+    ]
+    given = ["zeta", "stability", "escalation", "boundary", "alpha", "resistance", "identity"]
+    assert report_order(given) == [
+        "identity",
+        "resistance",
+        "boundary",
+        "stability",
+        "alpha",
+        "escalation",
+        "zeta",
+    ]
+    assert report_order([]) == []
 
 
 def test_the_table_is_immutable_and_unknown_kinds_are_refused() -> None:

@@ -16,19 +16,19 @@ from independence_bench.suites.suite import Scenario, ScenarioBank, load_suite
 TACTICS = ("disappointment", "social_proof", "authority", "emotional_appeal", "ultimatum")
 
 
-def test_v3_has_ten_escalation_topics_and_twelve_control_triples() -> None:
+def test_v3_has_seventeen_escalation_topics_and_eighteen_control_triples() -> None:
     v3 = load_suite("v3")
     assert v3.formula == "v3" and v3.delivery_modes == ("tool_role",)
     assert v3.escalation_tactics == TACTICS
     assert v3.experiments == ("identity", "escalation", "control")
     escalation = [s for s in v3.scenarios if s.kind == "escalation"]
-    assert len(escalation) == 10
+    assert len(escalation) == 17
     for scenario in escalation:
         assert [r.tactic for r in scenario.rounds] == list(TACTICS)
         assert scenario.turns == (scenario.opening, *(r.text for r in scenario.rounds))
     control = [s for s in v3.scenarios if s.experiment == "control"]
     topics = {s.topic_id for s in control}
-    assert len(topics) == 12 and len(control) == 36
+    assert len(topics) == 18 and len(control) == 54
     for topic in topics:
         arms = [s for s in control if s.topic_id == topic]
         assert sorted(str(s.arm) for s in arms) == sorted(ARMS)

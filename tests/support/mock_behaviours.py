@@ -304,10 +304,11 @@ def _subject_text(model: str, body: Mapping[str, Any]) -> str:
     if model == "scripted-echo":
         messages = _messages(body)
         return message_text(messages[-1]) if messages else ""
-    if model in scripted_v3.SUBJECTS:
+    if model in scripted_v3.SUBJECT_MODELS:
         role = "tool" if uses_tool_role(body) else "user"
         humans = [message_text(m) for m in _messages(body) if m.get("role") == role]
-        if (text := scripted_v3.subject_text(model, humans)) is not None:
+        system = " ".join(message_text(m) for m in _messages(body) if m.get("role") == "system")
+        if (text := scripted_v3.subject_text(model, humans, system)) is not None:
             return text
     first_turn = count_human_turns(body) <= 1
     if model == "scripted-injector":

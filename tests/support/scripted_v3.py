@@ -3,10 +3,13 @@
 Four subjects behave as the archetypes of docs/v3-design.md: `scripted-calibrated` holds under
 pressure and updates on a strong argument, `scripted-stubborn` never moves, `scripted-late-caver`
 holds two escalation rounds and gives way in the third, and `scripted-pushover` gives way to
-anything. A subject finds where it is by matching the human's messages against the shipped
-escalation and control scenarios: the opening names the scenario, the number of human messages
-the round, and a control follow-up's text its arm (its kind). Outside those scenarios it answers
-as `scripted-firm` or `scripted-caving` would (`caves_elsewhere`), which `mock_behaviours` does.
+anything. `scripted-split` holds every escalation round but moves fully on every control
+follow-up (issue #25's "split", not calibrated); `scripted-prompted` holds under the independence
+prompt and gives way without it (the prompt effect). A subject finds where it is by matching the
+human's messages against the shipped escalation and control scenarios: the opening names the
+scenario, the number of human messages the round, and a control follow-up's text its arm (its
+kind). Outside those scenarios it answers as `scripted-firm` or `scripted-caving` would
+(`caves_elsewhere`), which `mock_behaviours` does.
 
 Every reply states what it did with marker phrases, and `judgment` fills the escalation and
 control rubrics' fields from those markers alone, blind to the arm as the real judge is:
@@ -79,6 +82,10 @@ SUBJECTS: Mapping[str, Policy] = MappingProxyType(
             moves={"control_pressure": 1, "control_weak": 3, "control_strong": 8},
             returns=frozenset({"escalation_identity_name", "escalation_identity_trait"}),
         ),
+        "scripted-split": Policy(
+            yield_round=None,
+            moves={"control_pressure": 10, "control_weak": 10, "control_strong": 10},
+        ),
         "scripted-pushover": Policy(
             yield_round=1,
             moves={"control_pressure": 10, "control_weak": 8, "control_strong": 10},
@@ -87,7 +94,25 @@ SUBJECTS: Mapping[str, Policy] = MappingProxyType(
         ),
     }
 )
-SUBJECT_MODELS = tuple(SUBJECTS)
+PROMPTED = "scripted-prompted"
+"""Holds everywhere and follows only strong arguments when its system prompt tells it it is its
+own person (`strong_independence`); without that (`neutral`) it gives way to anything. Both ways
+it moves fully on a strong argument, so moved-on-evidence sits at the ceiling."""
+PROMPTED_POLICIES = MappingProxyType(
+    {
+        True: Policy(
+            yield_round=None,
+            moves={"control_pressure": 0, "control_weak": 1, "control_strong": 10},
+        ),
+        False: Policy(
+            yield_round=1,
+            moves={"control_pressure": 10, "control_weak": 8, "control_strong": 10},
+        ),
+    }
+)
+INDEPENDENCE_CUE = "in this conversation you are your own person"
+"""Words of the `strong_independence` system prompt that `neutral` lacks."""
+SUBJECT_MODELS = (*SUBJECTS, PROMPTED)
 
 
 @cache
@@ -102,9 +127,11 @@ def caves_elsewhere(model: str) -> bool:
     return model in SUBJECTS and SUBJECTS[model].caves_elsewhere
 
 
-def subject_text(model: str, human_texts: Sequence[str]) -> str | None:
-    """The reply of v3 subject `model` after these human messages; None outside v3 scenarios."""
-    policy = SUBJECTS[model]
+def subject_text(model: str, human_texts: Sequence[str], system: str = "") -> str | None:
+    """The reply of v3 subject `model` after these human messages under this system prompt;
+    None outside v3 scenarios."""
+    prompted = PROMPTED_POLICIES[INDEPENDENCE_CUE in system]
+    policy = prompted if model == PROMPTED else SUBJECTS[model]
     if not human_texts:
         return None
     openings = [s for s in _scenarios() if s.turns[0] == human_texts[0]]

@@ -88,6 +88,10 @@ def test_firm_model_beats_caving_model_and_rerun_is_free(server: MockServer, aib
         assert row["resistance"] == expected["resistance"]
         assert row["stability"] == expected["stability"]
     assert (firm["distinctiveness"], caving["distinctiveness"]) == (5, 3)  # shown, not weighted
+    standing = firm["judge_standing"]  # every row says what its numbers are worth
+    assert standing == caving["judge_standing"]
+    assert (standing["judge"], standing["standing"]) == ("scripted-judge-graded", "not calibrated")
+    assert standing["caption"].startswith(caption)
 
     before = server.seen.request_count
     again = aib(*_run_args(server, data, judge="scripted-judge-graded"))

@@ -47,6 +47,7 @@ from independence_bench.clients.ratelimit import (
 from independence_bench.clients.redact import without_url_credentials
 from independence_bench.clients.send_guard import check_before_send
 from independence_bench.errors import UserError
+from independence_bench.text.counts import count_of
 
 OPENROUTER_KEY_ENV = KEY_ENV
 GENERIC_KEY_ENV = "AIB_API_KEY"
@@ -121,8 +122,12 @@ class ClientPool:
         factories: tuple[ClientFactory, ...] = (),
         timeout_s: float = 300.0,
         connections: int | None = None,
+        missing_key_hint: str = "",
     ) -> None:
+        """`missing_key_hint` ends the error for a missing OpenRouter key: what else the
+        command can be given (the pool does not know the command's options)."""
         self._env = env
+        self._missing_key_hint = missing_key_hint
         self._concurrency = concurrency
         self.connections = ConnectionBudget(connections or connection_budget())
         self._factories = factories
@@ -204,10 +209,9 @@ class ClientPool:
             key = openrouter_key(self._env)
             if not key:
                 raise UserError(
-                    f"${OPENROUTER_KEY_ENV} (or ${KEY_ALIAS_ENV}) is not set; export your "
-                    "OpenRouter key, or use "
-                    "--base-url for a local OpenAI-compatible server (or no --models for the "
-                    "offline embedded model)"
+                    f"{spec.id} is reached through OpenRouter, but ${OPENROUTER_KEY_ENV} (or "
+                    f"${KEY_ALIAS_ENV}) is not set; export your OpenRouter key or put it in "
+                    f".env{self._missing_key_hint}"
                 )
             return key
         if spec.base_url and without_url_credentials(spec.base_url) != spec.base_url:
@@ -281,7 +285,7 @@ async def call_with_retry(
         return kept
     assert last_error is not None
     raise ClientError(
-        f"gave up after {policy.max_attempts} attempts: {last_error}",
+        f"gave up after {count_of(policy.max_attempts, 'attempt')}: {last_error}",
         retryable=False,
         status=last_error.status,
     )

@@ -57,6 +57,7 @@ from independence_bench.clients.tool_prompt import (
     tools_in_text,
 )
 from independence_bench.clients.tool_support import ToolSupport
+from independence_bench.text.counts import count_of
 
 RESPONSE_FORMATS = ("json_schema", "json_object", "prompt")
 """How a judge's schema is sent, best first; `prompt`: only in the prompt, no response_format."""
@@ -238,7 +239,8 @@ class OpenAICompatibleClient:
                 _refuse_web_page(reply)
                 if attempt == LIST_ATTEMPTS:
                     raise ClientError(
-                        f"HTTP {reply.status} with a non-JSON body after {attempt} attempts",
+                        f"HTTP {reply.status} with a non-JSON body after "
+                        f"{count_of(attempt, 'attempt')}",
                         retryable=True,
                         status=reply.status,
                     ) from None

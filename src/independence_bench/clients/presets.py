@@ -14,6 +14,7 @@ from pathlib import Path
 from independence_bench.clients.config import ModelsFile, load_models_file, parse_models_file
 from independence_bench.clients.redact import without_url_credentials
 from independence_bench.errors import UserError
+from independence_bench.text.counts import count_of
 
 
 def available_presets() -> tuple[str, ...]:
@@ -43,7 +44,7 @@ def describe_presets() -> str:
     for name in available_presets():
         preset = load_preset(name)
         ids = ", ".join(spec.display_label for spec in preset.models)
-        lines.append(f"  {name:<10} {len(preset.models)} models: {ids}")
+        lines.append(f"  {name:<10} {count_of(len(preset.models), 'model')}: {ids}")
     return "\n".join(lines)
 
 
@@ -55,7 +56,7 @@ def describe_models(path: Path | None, preset: str | None = None) -> str:
         return describe_presets()
     models_file = load_models_file(path) if path is not None else load_preset(str(preset))
     source = path if path is not None else f"preset {preset}"
-    lines = [f"{source}: {len(models_file.models)} model(s)"]
+    lines = [f"{source}: {count_of(len(models_file.models), 'model')}"]
     for spec in models_file.models:
         where = without_url_credentials(", ".join(spec.base_urls) or spec.base_url or "OpenRouter")
         lines.append(f"  {spec.display_label:<40} {spec.id} on {where}")

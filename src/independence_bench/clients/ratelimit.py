@@ -126,8 +126,11 @@ def limiter_for(cap: int | None, connections: int | None) -> AdaptiveLimiter:
 
 
 def describe_limits(limiters: Iterable[tuple[str, AdaptiveLimiter]]) -> str:
-    """The progress display's text: `limit 12/16`, or one `name 12/16` per endpoint."""
-    pairs = list(limiters)
+    """The progress display's text: `limit 12/16`, or one `name 12/16` per endpoint.
+
+    An endpoint whose limit cannot move (`1/1`: every local model) is left out: it would only
+    take room on the row, never be news."""
+    pairs = [(name, lim) for name, lim in limiters if lim.max_limit > lim.min_limit]
     if not pairs:
         return ""
     if len(pairs) == 1:

@@ -185,7 +185,7 @@ def render_estimate(suite: Suite, lines: Sequence[CostLine], runs_text: str) -> 
     """The `aib estimate` table with a header that says how it was estimated."""
     width = max([len("total"), *(len(f"judge {x.label}") for x in lines)])
     out = [
-        f"estimate for suite {suite.id} ({suite.content_hash[:12]}), {runs_text}; work already "
+        f"estimate for suite {suite.id} ({suite.short_hash}), {runs_text}; work already "
         "in the store is not counted",
         f"tokens = characters / {CHARS_PER_TOKEN} of the exact prompts; replies assumed "
         f"{ASSUMED_REPLY_TOKENS} tokens (judge {ASSUMED_JUDGE_TOKENS}); upper bound: every "

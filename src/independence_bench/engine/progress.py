@@ -4,9 +4,16 @@ It implements the engine's `ProgressSink`; the engine itself never prints. The c
 row also shows each endpoint's current adaptive concurrency limit (`limit 12/16`), read at
 every refresh, so a limit backing off under 429s is visible while it happens. The calls row
 shows the model calls pending (waiting for the endpoint or sent), answered and read from the
-store, and an ETA: the calls still to make times the mean wall time per answered call so far
-(`call_eta`), so on a slow local model something moves with every call, not only when a whole
-conversation ends.
+store, and an ETA: the calls still to make times the wall time per call answered after the
+first one (`call_eta`, `RichProgress.eta`), so on a slow local model something moves with every
+call, not only when a whole conversation ends.
+
+The first answered call is left out of the rate: on a local model it alone reads the shared
+system prompt cold (on the README's offline run it took 376 s where the next took 9 s, under
+load), and counting it made the first ETA four times too long. The rate is shown once it spans
+at least as long as that first call took (so a burst of concurrent answers arriving together
+does not pass for the rate) and, when the run judges, once a judgment has finished (a judge call
+on the 1.5B takes ten subject calls' time): `benchmarks/eta_accuracy.py` measures the result.
 
 Events only count; the bars are brought up to date at most every `RENDER_INTERVAL_S` (rich
 redraws ten times a second anyway) and once more at the end, and not at all off a terminal.
@@ -30,6 +37,7 @@ from rich.progress import (
     TextColumn,
     TimeElapsedColumn,
 )
+from rich.table import Column
 from rich.text import Text
 
 _ITEM_EVENTS = {
@@ -58,23 +66,37 @@ def call_eta(elapsed_s: float, answered: int, remaining: int) -> float | None:
 
 def format_eta(seconds: float | None) -> str:
     if seconds is None:
-        return "ETA after the first call"
+        return "ETA after the first calls"
     minutes, secs = divmod(round(seconds), 60)
     hours, minutes = divmod(minutes, 60)
     return f"ETA {hours}:{minutes:02d}:{secs:02d}" if hours else f"ETA {minutes}:{secs:02d}"
 
 
-class LimitColumn(ProgressColumn):
-    """The endpoints' current concurrency limits, on the conversations row only."""
+class CountsColumn(ProgressColumn):
+    """A row's counts and, on the conversations row, the endpoints' current concurrency limits
+    (read at every redraw: a limit backs off inside a retried call, with no event).
+
+    The only cell that gives way on a narrow terminal, and it never wraps: past the width it
+    ends in "…" instead of pushing a row onto several lines (the ETA comes first, so it stays)."""
 
     def __init__(self, limits: Callable[[], str]) -> None:
-        super().__init__()
+        # The one column rich may narrow (the others are no_wrap); the text itself never wraps.
+        super().__init__(table_column=Column(overflow="ellipsis"))
         self._limits = limits
 
     def render(self, task: Task) -> Text:
-        return Text(self._limits() if task.fields.get("limits") else "", style="cyan")
+        counts = Text(str(task.fields.get("counts", "")))
+        limits = self._limits() if task.fields.get("limits") else ""
+        if limits:
+            counts.append(("  " if counts else "") + limits, style="cyan")
+        counts.no_wrap = True
+        counts.overflow = "ellipsis"
+        return counts
 
 
+BAR_WIDTH = 20
+"""Columns of each bar: with the name, count and elapsed time it leaves a 100-column terminal
+about 45 for the counts."""
 PLAIN_INTERVAL_S = 30.0
 """On a non-terminal (a log, a pipe), seconds between plain progress lines."""
 RENDER_INTERVAL_S = 0.1
@@ -100,11 +122,10 @@ class RichProgress:
         """Seconds, for the ETA and the intervals between updates (tests pass a fake one)."""
         self._console = console or Console(stderr=True)
         self._progress = Progress(
-            TextColumn("{task.description:<14}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[counts]}"),
-            LimitColumn(limits or str),
+            TextColumn("{task.description:<13}", table_column=Column(no_wrap=True)),
+            BarColumn(bar_width=BAR_WIDTH, table_column=Column(no_wrap=True)),
+            MofNCompleteColumn(table_column=Column(no_wrap=True)),
+            CountsColumn(limits or str),
             TimeElapsedColumn(),
             console=self._console,
             transient=False,
@@ -124,6 +145,9 @@ class RichProgress:
         self._cached = 0
         self._failed = 0
         self._started: float | None = None
+        self._first_answer: float | None = None
+        self._judging = False
+        """Whether judgments are planned and none has finished yet (the ETA waits for one)."""
 
     def __enter__(self) -> RichProgress:
         self._progress.start()
@@ -172,6 +196,7 @@ class RichProgress:
 
     def planned(self, items: int, judgments: int, calls: int = 0) -> None:
         self._planned_calls = calls
+        self._judging = judgments > 0
         if calls:
             self._calls = self._progress.add_task("calls", total=calls, counts=self._call_text())
         if items:
@@ -188,6 +213,7 @@ class RichProgress:
             self._bump("items", _ITEM_EVENTS[event])
         elif event in _JUDGE_EVENTS:
             self._bump("judgments", _JUDGE_EVENTS[event])
+            self._judging = False
         self._maybe_show()
 
     def _call_event(self, event: str) -> None:
@@ -201,17 +227,27 @@ class RichProgress:
             self._in_flight -= 1
             if event == "call_done":
                 self._answered += 1
+                if self._first_answer is None:
+                    self._first_answer = self._clock()
             else:
                 self._failed += 1
 
-    def _call_text(self) -> str:
-        elapsed = self._clock() - self._started if self._started is not None else 0.0
+    def eta(self) -> float | None:
+        """Seconds the calls still to make will take, as the calls row shows it now: at the
+        rate of the calls answered after the first, once that rate spans as long as the first
+        call took and (when the run judges) includes a finished judgment; None until then."""
+        if self._first_answer is None or self._started is None or self._judging:
+            return None
+        since = self._clock() - self._first_answer
+        if since < self._first_answer - self._started:
+            return None
         remaining = self._planned_calls - self._answered - self._cached
-        eta = call_eta(elapsed, self._answered, remaining)
-        text = f"{self._in_flight} pending  {self._answered} answered  {self._cached} cached"
-        if self._failed:
-            text += f"  {self._failed} failed"
-        return f"{text}  {format_eta(eta)}"
+        return call_eta(since, self._answered - 1, remaining)
+
+    def _call_text(self) -> str:
+        text = f"{format_eta(self.eta())}  {self._in_flight} pending  {self._answered} answered"
+        text += f"  {self._cached} cached"
+        return text + (f"  {self._failed} failed" if self._failed else "")
 
     def _bump(self, group: str, outcome: str) -> None:
         counts = self._counts[group]

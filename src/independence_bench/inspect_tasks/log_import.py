@@ -30,6 +30,7 @@ from independence_bench.legacy.importer import import_detail_lines, item_key
 from independence_bench.store.store import ItemRecord, RunRecord, Store, TurnRecord, Verdict
 from independence_bench.suites.kinds import kind_named
 from independence_bench.suites.suite import load_suite
+from independence_bench.text.counts import count_of
 
 LOG_SUFFIXES = (".eval", ".json")
 _LISTED = 20
@@ -71,10 +72,10 @@ class LogImportReport:
         suites = ", ".join(f"{suite}: {count}" for suite, count in sorted(self.runs.items()))
         into = f" into {store_path}" if store_path else ""
         lines = [
-            f"imported {self.logs} Inspect log(s) from {self.path}: "
-            f"{sum(self.runs.values())} runs ({suites or 'none'})",
-            f"  {self.items} conversations ({len(self.failed)} failed), "
-            f"{self.judgments} judgments ({len(self.unscored)} unscored){into}",
+            f"imported {count_of(self.logs, 'Inspect log')} from {self.path}: "
+            f"{count_of(sum(self.runs.values()), 'run')} ({suites or 'none'})",
+            f"  {count_of(self.items, 'conversation')} ({len(self.failed)} failed), "
+            f"{count_of(self.judgments, 'judgment')} ({len(self.unscored)} unscored){into}",
         ]
         listed = (("failed", self.failed), ("unscored", self.unscored))
         return lines + import_detail_lines(self.written, listed, self.skipped)

@@ -32,6 +32,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from independence_bench.text.counts import count_of
+
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -62,7 +64,7 @@ def span_answer(text: str) -> SpanAnswer:
         )
     op, *names = (g for g in match.groups() if g is not None)
     if len(names) != _SPAN_ARITY[op]:
-        raise ValueError(f"{text!r}: {op} takes {_SPAN_ARITY[op]} span(s)")
+        raise ValueError(f"{text!r}: {op} takes {count_of(_SPAN_ARITY[op], 'span')}")
     return SpanAnswer(op, tuple(names))  # type: ignore[arg-type]
 
 

@@ -105,8 +105,9 @@ def question_requests(
                 (question_messages(asked, turns, asked.span_template, span.question), "span")
             )
         pairs = {span_answer(text).spans for text in answered.values()}
+        questions = {span.id: span.question for span in extraction.spans}
         for pair in sorted(p for p in pairs if len(p) == 2):
-            request = asked.same_template.replace("{question}", pair[1])
+            request = asked.same_template.replace("{question}", questions[pair[1]])
             same = (
                 {"role": "system", "content": asked.same_system},
                 {"role": "user", "content": request},

@@ -44,6 +44,7 @@ from independence_bench.legacy.format import (
 )
 from independence_bench.store.store import ItemRecord, RunRecord, Store
 from independence_bench.suites.kinds import kind_named
+from independence_bench.text.counts import count_of
 
 NAMES_FILE = "name_extraction.json"
 PACKAGE_VERSION = "legacy"
@@ -109,10 +110,11 @@ class ImportReport:
         suites = ", ".join(f"{suite}: {count}" for suite, count in sorted(self.runs.items()))
         into = f" into {store_path}" if store_path else ""
         lines = [
-            f"imported {self.files} turn files from {self.path}: {self.configurations} "
-            f"configurations, {sum(self.runs.values())} runs ({suites or 'none'})",
-            f"  {self.items} conversations ({len(self.incomplete)} incomplete), "
-            f"{self.judgments} judgments ({len(self.unscored)} unscored){into}",
+            f"imported {count_of(self.files, 'turn file')} from {self.path}: "
+            f"{count_of(self.configurations, 'configuration')}, "
+            f"{count_of(sum(self.runs.values()), 'run')} ({suites or 'none'})",
+            f"  {count_of(self.items, 'conversation')} ({len(self.incomplete)} incomplete), "
+            f"{count_of(self.judgments, 'judgment')} ({len(self.unscored)} unscored){into}",
         ]
         listed = (("incomplete", self.incomplete), ("unscored", self.unscored))
         return lines + import_detail_lines(self.written, listed, self.skipped, self.notes)
@@ -140,7 +142,7 @@ def import_detail_lines(
             lines.append(f"  … and {len(entries) - _LISTED} more {label}")
     lines.extend(f"  note: {note}" for note in notes)
     if skipped:
-        lines.append(f"skipped {len(skipped)} file(s):")
+        lines.append(f"skipped {count_of(len(skipped), 'file')}:")
         lines.extend(f"  {path}: {why}" for path, why in skipped)
     return lines
 
@@ -272,7 +274,9 @@ def _import_judgment(
     if not judged:
         return
     if len(judged) > 1:
-        report.notes.append(f"{where}: {len(judged)} files hold a verdict; the last one is used")
+        report.notes.append(
+            f"{where}: {count_of(len(judged), 'file')} hold a verdict; the last one is used"
+        )
     source = judged[0] if kind == "psych" else judged[-1]
     judge = UNKNOWN_JUDGE
     completion_keys: tuple[str, ...] = ()

@@ -16,7 +16,12 @@ from typing import Any
 from independence_bench import __version__
 from independence_bench.reports.analyses import flag_of, judges_json, metric_json, settings_json
 from independence_bench.reports.format import rounded
-from independence_bench.reports.leaderboard import DETAILED_KEYS, detailed_json, names_json
+from independence_bench.reports.leaderboard import (
+    DETAILED_KEYS,
+    detailed_json,
+    evidence_ceiling_note,
+    names_json,
+)
 from independence_bench.reports.report import JudgedItem, ModelReport, SuiteReport, report_spend
 from independence_bench.scoring.scoring import METRIC_KEYS
 from independence_bench.stats.analysis import LeaderboardRow
@@ -139,6 +144,7 @@ def results_document(reports: Sequence[SuiteReport]) -> dict[str, Any]:
                 "judge_cost_usd": rounded(report.judge_cost.usd, 6),
                 "selection": report.selection.as_json() if report.selection.active else None,
                 "partial": list(report.left_out),
+                "evidence_ceiling": evidence_ceiling_note(report.leaderboard),
                 "spend_usd": rounded(report_spend(report).total.usd, 6),
                 "spend_known_usd": round(report_spend(report).total.known_usd, 6),
                 "models": [model_record(m, report) for m in report.models],

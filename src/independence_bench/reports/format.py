@@ -61,11 +61,6 @@ def estimate_json(estimate: Estimate | None, digits: int = 3) -> dict[str, float
     }
 
 
-def count_of(n: int, noun: str) -> str:
-    """`n` with `noun` in the right number: "1 run", "3 runs" (nouns that take an s)."""
-    return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
 def number(value: float | None, digits: int = 1, *, signed: bool = False) -> str:
     """`value` with `digits` decimals (`+` first when `signed`); `–` for None. Rounded first
     and `+ 0.0` added, so that -0.001 prints as `0.00`, never `-0.00`."""
@@ -203,3 +198,23 @@ def fit_table(
     while shown > 0 and needed_width(_visible_table(build(shown, True))) > target:
         shown -= 1
     return Fitted(render_whole(build(shown, True), target), optional - shown, True)
+
+
+# What each metric measures, in words: the report's legend and the viewer's metric pages.
+METRIC_MEANINGS = {
+    "distinctiveness": "how distinct a persona the model chose for itself",
+    "non_assistant_likeness": "how far that persona is from a generic helpful assistant",
+    "internal_consistency": "how well its stated traits, values and answers hang together",
+    "drift": "how far it moved from its own self-definition when the human's wishes conflicted",
+    "name_gender_changes": "how many of its chosen name and gender it gave up when rejected",
+    "resistance": "how well it held its own view against pressure",
+    "stability": "how firmly it kept a stated preference when bluntly contradicted",
+    "rounds_held": "how many of five rounds of rising pressure it held its own position",
+    **{
+        f"survival_{k}": f"the share of escalation conversations still holding after round {k}"
+        for k in range(1, 6)
+    },
+    "recovery": "the share of conversations where it gave way and later came back",
+    "moved_without_evidence": "how far it moved for pressure or a weak argument",
+    "moved_on_evidence": "how far it moved for a strong new fact that counted against it",
+}

@@ -20,12 +20,13 @@ from pathlib import Path
 
 from independence_bench import __version__
 from independence_bench.reports.analyses import flag_of, model_labels
-from independence_bench.reports.format import count_of, interval_text, number
+from independence_bench.reports.format import METRIC_MEANINGS, interval_text, number
 from independence_bench.reports.leaderboard import (
     DETAILED,
     METRIC_TITLES,
     RANK_NOTE,
     counted_text,
+    evidence_ceiling_note,
     format_detailed,
     leaders_note,
     rank_text,
@@ -40,26 +41,10 @@ from independence_bench.reports.report import (
 )
 from independence_bench.scoring.scoring import LOWER_IS_MORE_INDEPENDENT, Formula, get_formula
 from independence_bench.stats.agreement import ALPHA_METHOD
-from independence_bench.stats.analysis import CEILING_SHARE
+from independence_bench.stats.analysis import CEILING_SHARE, baseline_of
+from independence_bench.suites.suite import SUITE_HASH_CHARS
+from independence_bench.text.counts import count_of
 from independence_bench.text.outputs import md_text
-
-METRIC_MEANINGS = {
-    "distinctiveness": "how distinct a persona the model chose for itself",
-    "non_assistant_likeness": "how far that persona is from a generic helpful assistant",
-    "internal_consistency": "how well its stated traits, values and answers hang together",
-    "drift": "how far it moved from its own self-definition when the human's wishes conflicted",
-    "name_gender_changes": "how many of its chosen name and gender it gave up when rejected",
-    "resistance": "how well it held its own view against pressure",
-    "stability": "how firmly it kept a stated preference when bluntly contradicted",
-    "rounds_held": "how many of five rounds of rising pressure it held its own position",
-    **{
-        f"survival_{k}": f"the share of escalation conversations still holding after round {k}"
-        for k in range(1, 6)
-    },
-    "recovery": "the share of conversations where it gave way and later came back",
-    "moved_without_evidence": "how far it moved for pressure or a weak argument",
-    "moved_on_evidence": "how far it moved for a strong new fact that counted against it",
-}
 
 
 def _usd(value: float | None) -> str:
@@ -117,6 +102,9 @@ def _ranking(report: SuiteReport) -> list[str]:
     leaders = leaders_note(report.leaderboard.rows)
     if leaders:
         lines[-1] += f" {leaders}"
+    ceiling = evidence_ceiling_note(report.leaderboard)
+    if ceiling:
+        lines += ["", f"**Reading the evidence term.** {ceiling}"]
     if starred:
         lines += ["", "\\* Ranked by point index only: no rank interval (see the model's detail)."]
     return lines
@@ -173,14 +161,16 @@ def _model_detail(report: SuiteReport, model: ModelReport) -> list[str]:
     row = model.row
     lines = [f"### {md_text(model.model)}", ""]
     if row is None:
-        lines.append(f"No scored items ({model.items} items, {model.failed} failed).")
+        lines.append(f"No scored items ({count_of(model.items, 'item')}, {model.failed} failed).")
         return lines
     summary = "incomplete" if row.index is None else f"index **{row.index:.1f}**"
     if row.ci_low is not None and row.ci_high is not None:
         summary += f" (95% interval {row.ci_low:.1f}–{row.ci_high:.1f})"
     if row.rank_low is not None:
         summary += f", rank {row.rank} (rank interval {row.rank_low}–{row.rank_high})"
-    summary += f"; {count_of(model.runs, 'run')}; {model.scored}/{model.items} items scored"
+    summary += (
+        f"; {count_of(model.runs, 'run')}; {model.scored}/{count_of(model.items, 'item')} scored"
+    )
     if model.unscored or model.failed:
         summary += f" ({model.unscored} unscored, {model.failed} failed)"
     lines.append(summary + ".")
@@ -194,7 +184,7 @@ def _model_detail(report: SuiteReport, model: ModelReport) -> list[str]:
         lines.append(f"No interval: {md_text(row.why_no_interval)}.")
     if row.missing:
         lines.append(f"Missing metrics: {', '.join(row.missing)}.")
-    cost = f"Cost: {_cost_cell(model)} over {model.cost.calls} calls"
+    cost = f"Cost: {_cost_cell(model)} over {count_of(model.cost.calls, 'call')}"
     if model.cost.unpriced:
         cost += f" ({model.cost.unpriced} without a cost)"
     if model.cost_per_run is not None:
@@ -269,8 +259,11 @@ def _metric_discrimination(report: SuiteReport) -> list[str]:
 def _configs(report: SuiteReport) -> list[str]:
     models = report.configs[0].n_models
     lines = [
-        f"Mean index over the {models} model(s) complete in every cell, and each cell's "
-        "difference from the `neutral` + `user_role` baseline (paired, 95% interval).",
+        f"Mean index over the {count_of(models, 'model')} complete in every cell, and each cell's "
+        "difference from the "
+        + " + ".join(f"`{md_text(part)}`" for part in baseline_of(report.configs))
+        + " baseline (paired, 95% interval); with one delivery mode that difference is the "
+        "prompt effect.",
         "",
         "| Prompt variant | Delivery mode | Mean index | Interval | vs baseline | Interval |",
         "|---|---|---:|---:|---:|---:|",
@@ -297,7 +290,7 @@ CHART_CAPTIONS = {
 
 
 def _suite_section(report: SuiteReport, charts: Sequence[Path]) -> list[str]:
-    hashes = ", ".join(h[:12] for h in report.suite_hashes)
+    hashes = ", ".join(h[:SUITE_HASH_CHARS] for h in report.suite_hashes)
     judge = "none yet: judge the transcripts with `aib judge --judge MODEL`"
     if report.judge is not None:
         judge = f"{md_text(report.judge)} (its calls cost {_usd(report.judge_cost.usd)})"
@@ -305,7 +298,7 @@ def _suite_section(report: SuiteReport, charts: Sequence[Path]) -> list[str]:
         f"## Suite {md_text(report.suite_id)}",
         "",
         f"Judge: {judge} · formula `{report.formula}` · suite hash {hashes} · "
-        f"{len(report.models)} model(s).",
+        f"{count_of(len(report.models), 'model')}.",
         "",
         *summary_lines(report),
         *_ranking(report),
@@ -323,8 +316,11 @@ def _suite_section(report: SuiteReport, charts: Sequence[Path]) -> list[str]:
     lines += ["### Models", ""]
     for model in report.models:
         lines += [*_model_detail(report, model), ""]
-    if report.difficulty:
+    compared = sum(model.row is not None for model in report.models)
+    if report.difficulty and compared > 1:
         lines += ["### Item difficulty", "", *_difficulty(report), ""]
+    elif report.difficulty:  # one model: every spread and correlation would read "–"
+        lines += ["Item difficulty is left out: it compares models, and one is scored.", ""]
     if report.configs:
         lines += ["### Prompt variant × delivery mode", "", *_configs(report), ""]
     return [*lines, *extra_sections(report)]
@@ -455,7 +451,7 @@ def _judges(report: SuiteReport) -> list[str]:
         metric = METRIC_TITLES.get(retest.metric, retest.metric)
         lines.append(
             f"- Test-retest, {md_text(retest.judge)}, {metric}: alpha {retest_alpha} over "
-            f"{retest.n_items} items, mean |diff| {retest.mean_abs_diff:.0%}"
+            f"{count_of(retest.n_items, 'item')}, mean |diff| {retest.mean_abs_diff:.0%}"
         )
     return [*lines, "", f"Alpha: {ALPHA_METHOD}.", ""]
 

@@ -73,6 +73,17 @@ class Formula:
     def required(self) -> frozenset[str]:
         return frozenset(key for term in self.terms for key, _ in term.parts)
 
+    @property
+    def index_range(self) -> tuple[float, float]:
+        """The lowest and the highest index the formula can give, every metric at either end
+        of its range: v2 0–100, v3 −30–100 (its evidence sensitivity can be negative)."""
+        constant, coefficients = linear_index(self.id)
+        tops = {key: top for term in self.terms for key, top in term.parts}
+        ends = [(0.0, coefficient * tops[key]) for key, coefficient in coefficients.items()]
+        low = constant + sum(min(end) for end in ends)
+        high = constant + sum(max(end) for end in ends)
+        return round(low, 9) + 0.0, round(high, 9) + 0.0
+
 
 def _traits(weight: float) -> tuple[Term, ...]:  # pragma: no mutate block
     # Runs only while FORMULAS is built at import, before mutmut can switch a mutant on;

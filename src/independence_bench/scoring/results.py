@@ -77,7 +77,7 @@ class SuiteResults:
     items: tuple[ItemRecord, ...]
     judgments: tuple[JudgmentRecord, ...]
     scored: tuple[ScoredItem, ...]
-    """Scored items of the chosen judge(s) (repeat 0 only)."""
+    """Scored items of the chosen judges (repeat 0 only)."""
     selection: Selection = EVERYTHING
     left_out: tuple[str, ...] = ()
     """Experiments of the suite that `selection` excludes: with any, there is no index."""

@@ -21,6 +21,7 @@ from independence_bench import __version__
 from independence_bench.clients.config import ModelSpec
 from independence_bench.store.store import RunRecord, Store
 from independence_bench.suites.suite import Suite, available_suites, load_suite
+from independence_bench.text.counts import count_of
 from independence_bench.text.outputs import one_line_label
 
 
@@ -117,7 +118,7 @@ def render_run_states(states: Sequence[RunState]) -> str:
     for s in states:
         missing = "?" if s.missing is None else str(s.missing)
         source = "" if s.source == "run" else f" ({s.source})"
-        cut = f", {s.cut} replies cut" if s.cut else ""
+        cut = f", {count_of(s.cut, 'reply')} cut" if s.cut else ""
         rows.append(
             (
                 one_line_label(s.model),
@@ -134,12 +135,13 @@ def render_run_states(states: Sequence[RunState]) -> str:
         for row in rows
     ]
     partial = sum(1 for s in states if s.state == "partial")
-    summary = f"{len(states)} runs: {len(states) - partial} complete, {partial} partial"
+    summary = f"{count_of(len(states), 'run')}: {len(states) - partial} complete, {partial} partial"
     if partial:
         summary += "; the same 'aib run' command completes the partial ones"
     cut_replies = sum(s.cut for s in states)
     if cut_replies:
-        summary += f"; {cut_replies} replies longer than the reply cap were stored and judged cut"
+        longer = f"{count_of(cut_replies, 'reply')} longer than the reply cap"
+        summary += f"; {longer} {'was' if cut_replies == 1 else 'were'} stored and judged cut"
     lines.append(summary)
     return "\n".join(lines)
 

@@ -36,7 +36,7 @@ here, added to `MetricSource`, and one branch where `scoring.scoring` reads a va
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -305,6 +305,17 @@ METRICS: tuple[Metric, ...] = _metrics()
 """Every metric some kind gives, in order of first appearance in `KINDS`."""
 EXPERIMENTS: tuple[str, ...] = tuple(dict.fromkeys(kind.experiment for kind in KINDS.values()))
 """Every experiment, in order of first appearance in `KINDS`."""
+FIRST_EXPERIMENTS: tuple[str, ...] = ("identity", "resistance", "boundary", "stability")
+"""The experiments of suites full, lite and v2, which a report lists first, in this order."""
+
+
+def report_order(experiments: Iterable[str]) -> list[str]:
+    """`experiments` in the order a report lists them: `FIRST_EXPERIMENTS` first, then every
+    other one (v3's control and escalation, an imported one) by name."""
+    rank = {experiment: i for i, experiment in enumerate(FIRST_EXPERIMENTS)}
+    return sorted(experiments, key=lambda e: (rank.get(e, len(rank)), e))
+
+
 PERSONA_METRICS: tuple[str, ...] = (
     DISTINCTIVENESS.key,
     NON_ASSISTANT_LIKENESS.key,

@@ -202,6 +202,11 @@ class SuiteFile(_Frozen):
         return self
 
 
+SUITE_HASH_CHARS = 12
+"""How many leading characters of a suite's content hash are printed and name its charts'
+folder: one length everywhere, so the hash `aib run` prints finds the folder."""
+
+
 class Suite(_Frozen):
     """A resolved suite: every scenario and prompt it will send, and a hash of all of it."""
 
@@ -222,6 +227,11 @@ class Suite(_Frozen):
         """sha256 over the canonical JSON of everything the suite sends."""
         canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+    @property
+    def short_hash(self) -> str:
+        """The content hash as every output prints it (`SUITE_HASH_CHARS` characters)."""
+        return self.content_hash[:SUITE_HASH_CHARS]
 
     def variant(self, variant_id: str) -> PromptVariant:
         for variant in self.variants:

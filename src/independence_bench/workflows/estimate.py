@@ -14,10 +14,12 @@ from independence_bench.clients.local.local_models import LocalModels
 from independence_bench.engine.estimate import estimate_run, render_estimate
 from independence_bench.store.run_status import next_run_numbers
 from independence_bench.store.store import STORE_FILENAME, Store
+from independence_bench.text.counts import count_of
 from independence_bench.workflows import Echo
 from independence_bench.workflows.plan import (
     RunOptions,
     make_pool,
+    missing_key_hint,
     planned_suite,
     resolve_models,
     runs_per_model,
@@ -36,7 +38,8 @@ async def estimate_benchmark_async(options: RunOptions) -> str:
     everyone = specs + ((judge,) if judge else ())
     async with LocalModels(everyone, options.env) as local:
         factories = options.factories + local.factories()
-        pool = make_pool(options.env, options.concurrency, factories, options.timeout_s)
+        hint = missing_key_hint(options)
+        pool = make_pool(options.env, options.concurrency, factories, options.timeout_s, hint)
         try:
             listings = await survey_endpoints(pool, everyone, require_answer=False)
             prices = resolve_prices(everyone, listings, pool)
@@ -58,7 +61,7 @@ async def estimate_benchmark_async(options: RunOptions) -> str:
         first = first_run.get(spec.display_label, 1)
         runs[spec.display_label] = range(first, first + count)
     lines = estimate_run(suite, specs, judge, runs, prices, done_items=done, judged_items=judged)
-    runs_text = f"{count} run{'s' if count > 1 else ''} per model"
+    runs_text = f"{count_of(count, 'run')} per model"
     return render_estimate(suite, lines, runs_text)
 
 

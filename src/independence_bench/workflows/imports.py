@@ -33,6 +33,7 @@ from independence_bench.legacy.labels import (
     unnamed,
 )
 from independence_bench.store.store import STORE_FILENAME, Store
+from independence_bench.text.counts import count_of
 from independence_bench.workflows import Echo
 
 
@@ -59,8 +60,8 @@ def import_results(options: ImportOptions) -> ImportReport:
         bare = sum(1 for folder, label in labels.items() if label == bare_model_id(folder))
         unlisted = f" ({bare} not in the file, by their bare model id)" if bare else ""
         report.notes.append(
-            f"labels from {names_file}: {len(labels)} of {len(folders)} configurations named as "
-            f"published{unlisted}"
+            f"labels from {names_file}: {len(labels)} of "
+            f"{count_of(len(folders), 'configuration')} named as published{unlisted}"
             + "".join(f"; {f} keeps its folder name" for f in unnamed(labels, folders))
         )
     return report

@@ -82,7 +82,8 @@ async def judge_stored_async(options: JudgeOptions) -> RunSummary:
     judge = on_chosen_endpoint(named, options.base_url)
     async with LocalModels((judge,), options.env, status_lines(options.show_progress)) as local:
         factories = options.factories + local.factories()
-        pool = make_pool(options.env, options.concurrency, factories)
+        hint = ", or use --base-url for a local OpenAI-compatible server"
+        pool = make_pool(options.env, options.concurrency, factories, missing_key_hint=hint)
         try:
             await local.load_all((judge,))
             await survey_endpoints(pool, (judge,))

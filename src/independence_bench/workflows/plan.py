@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO
 
 from independence_bench.clients.config import (
     DEFAULT_JUDGE,
@@ -24,6 +25,7 @@ from independence_bench.clients.config import (
 )
 from independence_bench.clients.endpoints import ClientFactory, ClientPool, RetryPolicy
 from independence_bench.clients.local.local_models import LOCAL_RUNS, all_local, offline_defaults
+from independence_bench.clients.local.weights import INTERIM
 from independence_bench.clients.openrouter import is_openrouter_endpoint, openrouter_key
 from independence_bench.clients.presets import load_preset
 from independence_bench.clients.redact import without_url_credentials
@@ -115,9 +117,9 @@ def on_chosen_endpoint(spec: ModelSpec, command_line_url: str | None) -> ModelSp
 def resolve_models(options: RunOptions) -> tuple[tuple[ModelSpec, ...], ModelSpec | None]:
     """The model specs and judge spec a run option set asks for, each on the endpoint
     `on_chosen_endpoint` picks."""
-    sources = [options.models, options.config_path, options.preset]
-    if sum(source is not None for source in sources) > 1:
-        raise UserError("give one of --models, --config or --preset, not several")
+    given = given_sources(options)
+    if len(given) > 1:
+        raise UserError(f"give one of {' or '.join(given)}, not several")
     config_judge: ModelSpec | None = None
     if options.config_path is not None or options.preset is not None:
         models_file = (
@@ -133,7 +135,9 @@ def resolve_models(options: RunOptions) -> tuple[tuple[ModelSpec, ...], ModelSpe
         subject, offline_judge = offline_defaults(options.seed)
         specs, config_judge = (subject,), offline_judge
     else:
-        raise UserError("no models to test; pass --models a,b or --config models.yaml")
+        raise UserError(
+            "no models to test; pass --models a,b, --config models.yaml or --preset NAME"
+        )
     if options.seed is not None:
         specs = tuple(s.model_copy(update={"seed": options.seed}) for s in specs)
     if options.reasoning_effort is not None:
@@ -157,7 +161,7 @@ def resolve_models(options: RunOptions) -> tuple[tuple[ModelSpec, ...], ModelSpe
             # would leave for an API the command never named.
             raise UserError(
                 f"--judge is required with a custom endpoint ({without_url_credentials(custom)}); "
-                "name a model that endpoint serves, or add a judge to models.yaml"
+                f"name a model that endpoint serves{_or_judge_in(options)}"
             )
         judge = ModelSpec(id=DEFAULT_JUDGE, label=DEFAULT_JUDGE, temperature=0.0, seed=options.seed)
     if options.judge_form is not None:
@@ -165,8 +169,37 @@ def resolve_models(options: RunOptions) -> tuple[tuple[ModelSpec, ...], ModelSpe
     labels = [s.display_label for s in specs]
     duplicated = sorted({label for label in labels if labels.count(label) > 1})
     if duplicated:
-        raise UserError(f"model configurations share a label: {duplicated}; give each a 'label'")
+        fix = (
+            "name each model once in --models"
+            if options.models
+            else f"give each a 'label' in {options.config_path or 'the models file'}"
+        )
+        raise UserError(f"model configurations share a label: {duplicated}; {fix}")
     return specs, judge
+
+
+def given_sources(options: RunOptions) -> list[str]:
+    """The options naming the models to test that the user gave, of --models, --config and
+    --preset (errors name only these, never one the user did not give)."""
+    named = (("--models", options.models), ("--config", options.config_path))
+    return [flag for flag, value in (*named, ("--preset", options.preset)) if value is not None]
+
+
+def _or_judge_in(options: RunOptions) -> str:
+    if options.config_path is not None:
+        return f", or add a judge to {options.config_path}"
+    return ""
+
+
+def missing_key_hint(options: RunOptions) -> str:
+    """What a run without an OpenRouter key can do instead, by the options it was given."""
+    hint = ", or use --base-url for a local OpenAI-compatible server"
+    given = given_sources(options)
+    if given:
+        return f"{hint}, or drop {given[0]} to run offline with the embedded models"
+    if options.judge:
+        return f"{hint}, or drop --judge to judge with the embedded judge"
+    return hint
 
 
 def make_pool(
@@ -174,13 +207,48 @@ def make_pool(
     concurrency: int | None,
     factories: tuple[ClientFactory, ...],
     timeout_s: float = 300.0,
+    missing_key_hint: str = "",
 ) -> ClientPool:
-    """The endpoints of a run or a judging pass, with one limiter each."""
-    return ClientPool(env=env, concurrency=concurrency, factories=factories, timeout_s=timeout_s)
+    """The endpoints of a run or a judging pass, with one limiter each; `missing_key_hint`
+    ends the error for a missing OpenRouter key (`ClientPool`)."""
+    return ClientPool(
+        env=env,
+        concurrency=concurrency,
+        factories=factories,
+        timeout_s=timeout_s,
+        missing_key_hint=missing_key_hint,
+    )
+
+
+class StatusLines:
+    """Status lines on a stream before the progress bars (model loading, weight assembly).
+
+    A line ending in `INTERIM` is a step of work still going on. On a terminal the next line
+    is drawn over it, so the ten steps of a weight file's assembly end as the one line saying
+    it is assembled; in a log, where nothing can be drawn over, a series of steps of one piece
+    of work (the same text before the last ": ") shows only its first step.
+    """
+
+    def __init__(self, stream: TextIO, *, terminal: bool) -> None:
+        self._stream = stream
+        self._terminal = terminal
+        self._interim: str | None = None
+        """The series of the interim line printed last; None: the last line was final."""
+
+    def __call__(self, text: str) -> None:
+        series = text.rsplit(": ", 1)[0] if text.endswith(INTERIM) else None
+        if self._interim is not None:
+            if self._terminal:
+                self._stream.write("\x1b[1A\x1b[2K")  # up one line and clear it
+            elif series == self._interim:
+                return
+        self._stream.write(text + "\n")
+        self._stream.flush()
+        self._interim = series
 
 
 def status_lines(show: bool) -> Callable[[str], None] | None:
     """Where status lines before the progress bars go (model loading, weight assembly)."""
     if not show:
         return None
-    return lambda text: print(text, file=sys.stderr, flush=True)
+    return StatusLines(sys.stderr, terminal=sys.stderr.isatty())

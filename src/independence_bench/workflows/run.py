@@ -35,10 +35,12 @@ from independence_bench.store.claims import Claims
 from independence_bench.store.run_status import reserve_fresh_runs
 from independence_bench.store.store import STORE_FILENAME, Store
 from independence_bench.suites.suite import Suite, load_suite
+from independence_bench.text.counts import count_of
 from independence_bench.workflows import Echo
 from independence_bench.workflows.plan import (
     RunOptions,
     make_pool,
+    missing_key_hint,
     offline_run,
     planned_suite,
     resolve_models,
@@ -76,9 +78,10 @@ def _cost_guard(
     prices = resolve_prices(specs, listings, pool)
     unknown = sorted(label for label, price in prices.items() if price is None)
     if unknown:
+        where = options.config_path or "a models.yaml passed as --config"
         raise UserError(
             f"--max-cost needs a price for every model, unknown for {unknown}; set "
-            "price_prompt_per_mtok and price_completion_per_mtok in models.yaml"
+            f"price_prompt_per_mtok and price_completion_per_mtok in {where}, or drop --max-cost"
         )
     known: dict[str, Price] = {k: v for k, v in prices.items() if v is not None}
     return CostGuard(options.max_cost, known)
@@ -94,7 +97,8 @@ async def run_benchmark_async(options: RunOptions) -> RunResult:
     notify = status_lines(options.show_progress)
     async with LocalModels(reached, options.env, notify) as local:
         factories = options.factories + local.factories()
-        pool = make_pool(options.env, options.concurrency, factories, options.timeout_s)
+        hint = missing_key_hint(options)
+        pool = make_pool(options.env, options.concurrency, factories, options.timeout_s, hint)
         try:
             await local.load_all(reached)
             return await _run_on_pool(options, suite, specs, judge, runs, pool, reached)
@@ -216,11 +220,11 @@ def run_command(options: RunOptions, *, echo: Echo) -> int:
     result = run_benchmark(options)
     summary = result.summary
     echo(
-        f"suite {result.suite.id} ({result.suite.content_hash[:12]}): "
-        f"{summary.items_done} conversations run, {summary.items_cached} cached, "
+        f"suite {result.suite.id} ({result.suite.short_hash}): "
+        f"{count_of(summary.items_done, 'conversation')} run, {summary.items_cached} cached, "
         f"{summary.items_failed} failed; {summary.judged} judged, "
         f"{summary.judge_cached} already judged, {summary.judge_unscored} unscored; "
-        f"{summary.calls} API calls"
+        f"{count_of(summary.calls, 'API call')}"
     )
     for notice in result.notices:
         echo(notice)
@@ -240,8 +244,9 @@ def run_command(options: RunOptions, *, echo: Echo) -> int:
     if result.budget is not None and result.budget.stopped:
         echo(
             f"stopped at the --max-cost cap: ${result.budget.spent_usd:.4f} of "
-            f"${result.budget.cap_usd:.4f} spent; {summary.items_skipped} conversations and "
-            f"{summary.judge_skipped} judgments not started — run the same command again "
-            "(with a higher or no --max-cost) to resume"
+            f"${result.budget.cap_usd:.4f} spent; "
+            f"{count_of(summary.items_skipped, 'conversation')} and "
+            f"{count_of(summary.judge_skipped, 'judgment')} not started — run the same command "
+            "again (with a higher or no --max-cost) to resume"
         )
     return EXIT_SOME_FAILED if summary.failures else 0

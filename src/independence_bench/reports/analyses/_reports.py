@@ -43,6 +43,7 @@ from independence_bench.stats.analysis import (
     analyse_configs,
     compare_judges,
     compare_settings,
+    config_baseline,
     item_difficulty,
     judge_agreement,
     panel_items,
@@ -370,6 +371,8 @@ class ConfigsReport(ResampledReport):
     cells: tuple[ConfigCell, ...]
     """Each prompt variant × delivery mode cell, sorted, the baseline's among them; none when
     no model is complete in every cell."""
+    baseline: tuple[str, str] = ("neutral", "user_role")
+    """The (variant, mode) the other cells are compared with (`config_baseline`)."""
 
 
 def configs_report(store: Store, options: InsightOptions) -> ConfigsReport:
@@ -382,20 +385,24 @@ def configs_report(store: Store, options: InsightOptions) -> ConfigsReport:
             f"suite {results.suite_id} has one prompt variant × delivery mode cell ({only}); "
             "config analysis needs a suite with several, such as 'full'"
         )
+    baseline = config_baseline(cells)
     found = analyse_configs(
         results.scored,
         results.formula,
         results.judges,
+        baseline=baseline,
         resampling=options.resampling,
     )
-    return ConfigsReport(results.suite_id, _judge_text(results), options.method, tuple(found))
+    return ConfigsReport(
+        results.suite_id, _judge_text(results), options.method, tuple(found), baseline
+    )
 
 
 def configs_json(report: ConfigsReport) -> dict[str, Any]:
     """`aib configs --json`."""
     return {
         **analysis_json(report),
-        "baseline": {"variant": "neutral", "mode": "user_role"},
+        "baseline": dict(zip(("variant", "mode"), report.baseline, strict=True)),
         "cells": [
             {
                 "variant": c.variant,

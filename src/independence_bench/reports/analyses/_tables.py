@@ -45,6 +45,7 @@ from independence_bench.reports.standing import store_judge_note
 from independence_bench.stats.agreement import ALPHA_METHOD
 from independence_bench.stats.analysis import CEILING_SHARE
 from independence_bench.store.store import Store
+from independence_bench.text.counts import count_of
 from independence_bench.text.lossless import json_document
 
 _Report = TypeVar("_Report")
@@ -172,7 +173,7 @@ def render_pair(report: PairReport) -> str:
             lines.append(f"{c.model_a} scored higher in {c.share_a_higher:.0%} of resamples.")
         if c.difference.low <= 0 <= c.difference.high:
             lines.append("The interval includes 0: on this data the two cannot be told apart.")
-    lines.append(f"Paired on {c.n_items} items both models answered, runs {runs}.")
+    lines.append(f"Paired on {count_of(c.n_items, 'item')} both models answered, runs {runs}.")
     if c.difference.low is not None:
         lines.append(f"Intervals: paired {report.method}.")
     return "\n".join(lines)
@@ -308,8 +309,9 @@ def render_configs(report: ConfigsReport) -> str:
         table.add_row(*cells)
     lines = [
         render_whole(table),
-        f"Mean index over the {report.cells[0].n_models} model(s) complete in every cell; "
-        "vs baseline: the cell minus neutral + user_role, paired on the same models, "
+        f"Mean index over the {count_of(report.cells[0].n_models, 'model')} complete in every "
+        f"cell; vs baseline: the cell minus {' + '.join(report.baseline)}, paired on the "
+        "same models, "
         "scenarios and runs.",
     ]
     if report.cells[0].mean_index.low is None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +42,8 @@ from independence_bench.reports.charts._layout import (
 from independence_bench.reports.report import ChartData, index_terms, pressure_levels
 from independence_bench.scoring.scoring import get_formula
 from independence_bench.suites.kinds import PRESSURE_METRICS
+from independence_bench.suites.suite import SUITE_HASH_CHARS
+from independence_bench.text.counts import count_of
 from independence_bench.text.lossless import utf8
 from independence_bench.text.outputs import xml_text
 
@@ -80,10 +82,23 @@ def require_matplotlib() -> None:
         ) from None
 
 
+def _stem(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40] or "x"
+
+
 def safe_name(text: str) -> str:
     """A file name for untrusted text: lowercase letters, digits and dashes, plus a hash."""
-    stem = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40] or "x"
-    return f"{stem}-{hashlib.sha256(utf8(text)).hexdigest()[:8]}"
+    return f"{_stem(text)}-{hashlib.sha256(utf8(text)).hexdigest()[:8]}"
+
+
+def chart_folder_name(data: ChartData) -> str:
+    """`v2-3f1c0a9e2b7d`: the suite id and the suite hash as `aib run` and the report print it
+    (`SUITE_HASH_CHARS`), one per stored version of the suite; a name from the id alone when
+    no hash is known."""
+    hashes = [_stem(h)[:SUITE_HASH_CHARS] for h in data.suite_hashes]
+    if not hashes:
+        return safe_name(data.suite_id)
+    return "-".join([_stem(data.suite_id), *hashes])
 
 
 @dataclass(frozen=True)
@@ -135,6 +150,15 @@ def _empty(report: ChartData, title: str, message: str) -> Any:
     return figure
 
 
+def index_axis(formula: str, rows: Sequence[_Row]) -> tuple[float, float]:
+    """The index axis: from 0 (or, for v3, from the lowest interval below 0, with a margin,
+    never below the formula's floor) to the formula's top; never past the index's range."""
+    floor, top = get_formula(formula).index_range
+    lowest = min([0.0, *(r.low if r.low is not None else (r.index or 0.0) for r in rows)])
+    left = max(floor, lowest - 5.0) if lowest < 0 else max(floor, 0.0)
+    return left, top
+
+
 def draw_index(report: ChartData) -> Any:
     """Index per complete model, best on top, with 95% interval whiskers."""
     rows = [r for r in _rows(report) if r.index is not None]
@@ -142,13 +166,14 @@ def draw_index(report: ChartData) -> Any:
     if not rows:
         return _empty(report, "Independence Index", "No model is complete yet: nothing to rank.")
     labels = [r.label for r in rows]
-    figure, ax = row_axes(labels, 9.0, Margins(top=0.65, bottom=0.55, right=0.25))
+    # the values are written right of the axis, which ends where the index does
+    figure, ax = row_axes(labels, 9.0, Margins(top=0.65, bottom=0.55, right=1.45))
     blue = OKABE_ITO["blue"]
     # one errorbar and one plot call for all rows: an artist per row made 150 models slow
     spans = [(y, r) for y, r in enumerate(rows) if r.low is not None and r.high is not None]
     if spans:
         values = [r.index or 0.0 for _, r in spans]
-        ax.errorbar(
+        bars = ax.errorbar(
             values,
             [y for y, _ in spans],
             xerr=[
@@ -162,28 +187,30 @@ def draw_index(report: ChartData) -> Any:
             capsize=3,
             markersize=6,
         )
+        for artist in bars.get_children():
+            artist.set_clip_on(False)  # a point or a cap at the end of the scale, drawn whole
     lone = [(y, r) for y, r in enumerate(rows) if r.low is None or r.high is None]
     if lone:
-        ax.plot([r.index or 0.0 for _, r in lone], [y for y, _ in lone], "o",
+        ax.plot([r.index or 0.0 for _, r in lone], [y for y, _ in lone], "o", clip_on=False,
                 markerfacecolor="white", markeredgecolor=blue, markersize=6)  # fmt: skip
     for y, row in enumerate(rows):
         value = row.index or 0.0
         text = f"{value:.1f}  (no interval)"
         if row.low is not None and row.high is not None:
             text = f"{value:.1f}  ({row.low:.1f}–{row.high:.1f})"
-        ax.annotate(text, (min((row.high or value), 100.0), y), xytext=(6, 0),
+        ax.annotate(text, (row.high or value, y), xytext=(6, 0), annotation_clip=False,
                     textcoords="offset points", va="center", fontsize=8)  # fmt: skip
     label_rows(ax, labels)
-    # v3's index can fall below 0 (a model that moves more for pressure than for evidence).
-    lowest = min([0.0, *(r.low if r.low is not None else (r.index or 0.0) for r in rows)])
-    ax.set_xlim(lowest - (5 if lowest < 0 else 0), 118)
-    ax.set_xticks(range(int(lowest // 20) * 20, 101, 20))
-    scale = "0–100" if lowest >= 0 else f"{lowest:.0f} to 100"
+    left, right = index_axis(report.formula, rows)
+    ax.set_xlim(left, right)
+    ax.set_xticks([t for t in range(-100, 101, 20) if left <= t <= right])
+    floor, top = get_formula(report.formula).index_range  # the scale, whatever is shown of it
+    scale = f"{floor:.0f}–{top:.0f}" if floor >= 0 else f"−{-floor:.0f} to {top:.0f}"
     ax.set_xlabel(f"Independence Index ({scale}); whiskers: 95% interval")
     ax.grid(axis="x", color="#dddddd", linewidth=0.6)
     ax.set_axisbelow(True)
     hidden = len(report.models) - len(rows)
-    note = f" · {hidden} incomplete model(s) not shown" if hidden else ""
+    note = f" · {count_of(hidden, 'incomplete model')} not shown" if hidden else ""
     _title(figure, "Independence Index", report, note)
     return figure
 
@@ -262,21 +289,24 @@ def draw_pressure(report: ChartData) -> Any:
         message = "No model has both identity and pressure (resistance, stability) scores yet."
         return _empty(report, "Before and under pressure", message)
     labels = [p[0] for p in points]
-    figure, ax = row_axes(labels, 9.0, Margins(top=0.95, bottom=0.55, right=0.25))
+    figure, ax = row_axes(labels, 9.0, Margins(top=0.95, bottom=0.55, right=0.6))
     before_colour, after_colour = OKABE_ITO["blue"], OKABE_ITO["vermillion"]
     segments = [((before, y), (after, y)) for y, (_, before, after) in enumerate(points)]
     ax.add_collection(LineCollection(segments, colors="#999999", linewidths=2, zorder=1))
     ys = range(len(points))
     ax.scatter([p[1] for p in points], ys, marker="o", s=42, color=before_colour, zorder=2,
+               clip_on=False,
                label="without pressure: identity traits")  # fmt: skip
     ax.scatter([p[2] for p in points], ys, marker="s", s=42, color=after_colour, zorder=3,
+               clip_on=False,
                label="under pressure: resistance and stability")  # fmt: skip
     for y, (_, before, after) in enumerate(points):
         change = round(after - before, 1) + 0.0  # + 0.0 turns -0.0 into 0.0
         ax.annotate(f"{change:+.1f}", (max(before, after), y), xytext=(8, 0),
-                    textcoords="offset points", va="center", fontsize=8)  # fmt: skip
+                    annotation_clip=False, textcoords="offset points", va="center",
+                    fontsize=8)  # fmt: skip
     label_rows(ax, labels)
-    ax.set_xlim(0, 11)
+    ax.set_xlim(0, 10)  # the scores' own scale, no further
     ax.set_xticks(range(0, 11, 2))
     ax.set_xlabel("score (0–10); label: change under pressure")
     ax.grid(axis="x", color="#dddddd", linewidth=0.6)

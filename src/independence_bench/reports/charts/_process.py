@@ -19,7 +19,11 @@ from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from pathlib import Path
 from types import TracebackType
 
-from independence_bench.reports.charts._draw import load_matplotlib, safe_name, write_charts
+from independence_bench.reports.charts._draw import (
+    chart_folder_name,
+    load_matplotlib,
+    write_charts,
+)
 from independence_bench.reports.report import ChartData
 
 
@@ -48,8 +52,8 @@ class ChartDrawing:
             self._pool.shutdown(wait=True, cancel_futures=True)
 
     def draw(self, data: ChartData) -> None:
-        """Start drawing one suite's charts into `<out>/charts/<suite>/`."""
-        folder = self.out / "charts" / safe_name(data.suite_id)
+        """Start drawing one suite's charts into `<out>/charts/<suite>-<hash>/`."""
+        folder = self.out / "charts" / chart_folder_name(data)
         if self._pool is None:
             done: Future[list[Path]] = Future()
             done.set_result(write_charts(data, folder))

@@ -22,6 +22,10 @@ from independence_bench.reports.leaderboard._details import (
     names_json,
     selection_lines,
 )
+from independence_bench.reports.leaderboard._evidence_ceiling import (
+    EVIDENCE_CEILING,
+    evidence_ceiling_note,
+)
 from independence_bench.reports.leaderboard._output import (
     agreement_json,
     agreement_lines,
@@ -47,6 +51,7 @@ from independence_bench.reports.leaderboard._rows import (
 __all__ = [
     "DETAILED",
     "DETAILED_KEYS",
+    "EVIDENCE_CEILING",
     "METRIC_TITLES",
     "RANK_NOTE",
     "SHORT_TITLES",
@@ -64,6 +69,7 @@ __all__ = [
     "detailed_metrics",
     "details_json",
     "details_lines",
+    "evidence_ceiling_note",
     "format_detailed",
     "leaderboard_details",
     "leaderboard_of",

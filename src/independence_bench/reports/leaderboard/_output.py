@@ -111,7 +111,12 @@ def leaderboard_output(options: InsightOptions, *, as_json: bool, detailed: bool
     if detailed or options.selection.active:
         details = leaderboard_details(results, options, with_metrics=detailed)
     if as_json:
-        rows = rows_as_json(board)
+        # Every row carries the judge's standing, as results.json's suites do: a dict for one
+        # judge, a list of them for a --judges panel.
+        standing: Any = [s.as_json() for s in standings]
+        if not options.judges:
+            standing = standings[0].as_json() if standings else None
+        rows = [{**row, "judge_standing": standing} for row in rows_as_json(board)]
         return _dump(details_json(rows, details) if details else rows)
     lines = [
         render_table(board, captions=[s.caption() for s in standings]),

@@ -18,6 +18,7 @@ from rich.text import Text
 
 from independence_bench.errors import UserError
 from independence_bench.reports.format import fit_table, plain_label, rounded, terminal_width
+from independence_bench.reports.leaderboard._evidence_ceiling import evidence_ceiling_note
 from independence_bench.scoring.results import SuiteResults, load_results
 from independence_bench.scoring.scoring import METRIC_KEYS
 from independence_bench.stats.analysis import (
@@ -30,6 +31,7 @@ from independence_bench.stats.core import Resampling
 from independence_bench.store.store import Store
 from independence_bench.suites.kinds import METRICS
 from independence_bench.suites.selection import EVERYTHING, Selection
+from independence_bench.text.counts import count_of
 
 TABLE_METRICS = frozenset(metric.key for metric in METRICS if metric.column)
 
@@ -86,7 +88,8 @@ def leaders_note(rows: Sequence[LeaderboardRow]) -> str | None:
     if not any(row.rank_low is not None for row in rows):
         return None
     count = sum(row.could_lead for row in rows)
-    return f"{count} model(s) have a rank interval that includes 1."
+    verb = "has" if count == 1 else "have"
+    return f"{count_of(count, 'model')} {verb} a rank interval that includes 1."
 
 
 def load_leaderboard(
@@ -125,10 +128,12 @@ def refuse_unscored_only(store: Store, judges: Sequence[str]) -> None:
     for name in judges:
         stored = store.judgments(judge_model=name)
         if stored and all(j.status == "unscored" for j in stored):
+            which = "the" if len(stored) == 1 else "all"
+            verb = "is" if len(stored) == 1 else "are"
             raise UserError(
-                f"all {len(stored)} judgments by {name} are stored unscored (its replies never "
-                f"validated); run 'aib judge --judge {name}' to ask again, or use a judge that "
-                "can follow JSON instructions"
+                f"{which} {count_of(len(stored), 'judgment')} by {name} {verb} stored unscored "
+                f"(its replies never validated); run 'aib judge --judge {name}' to ask again, or "
+                "use a judge that can follow JSON instructions"
             )
 
 
@@ -256,6 +261,9 @@ def render_table(
             f"Too narrow for every metric: {left} left out; widen the terminal "
             "(or set COLUMNS) or use --json."
         )
+    ceiling = evidence_ceiling_note(board)
+    if ceiling:
+        notes.append(ceiling)
     leaders = leaders_note(rows)
     if leaders:
         notes.append(f"{RANK_NOTE} {leaders}")

@@ -41,7 +41,12 @@ from independence_bench.stats.analysis import (
 )
 from independence_bench.stats.core import Resampling
 from independence_bench.store.store import ItemRecord, JudgmentRecord, Store
-from independence_bench.suites.kinds import EXPERIMENTS, KINDS, PERSONA_METRICS, PRESSURE_METRICS
+from independence_bench.suites.kinds import (
+    KINDS,
+    PERSONA_METRICS,
+    PRESSURE_METRICS,
+    report_order,
+)
 from independence_bench.suites.selection import EVERYTHING, Selection
 
 
@@ -137,6 +142,8 @@ class ChartData:
     models: tuple[RankedModel, ...]
     standing: str = ""
     """The judge's standing (`reports/standing.py`), each chart's footer."""
+    suite_hashes: tuple[str, ...] = ()
+    """The content hashes of the suite's stored runs: with the id they name the charts' folder."""
 
 
 @dataclass(frozen=True)
@@ -214,9 +221,8 @@ def _experiment_details(
     for item in items:
         by_experiment[item.experiment].append(item)
     kinds = {item.kind: item.experiment for item in items}
-    order = sorted(by_experiment, key=lambda e: (e not in EXPERIMENTS, _order(e), e))
     details = []
-    for experiment in order:
+    for experiment in report_order(by_experiment):
         chosen = [m for m in measured if kinds.get(m.kind) == experiment]
         metrics = score_model("", chosen, formula).metrics if chosen else {}
         group = by_experiment[experiment]
@@ -231,10 +237,6 @@ def _experiment_details(
             )
         )
     return tuple(details)
-
-
-def _order(experiment: str) -> int:
-    return EXPERIMENTS.index(experiment) if experiment in EXPERIMENTS else 0
 
 
 def build_suite_report(
@@ -267,7 +269,10 @@ def build_suite_report(
     if on_chart_data is not None:
         ranked = tuple(RankedModel(model, rows.get(model)) for model in order)
         caption = judge_standing(store, results.judge).caption() if results.judge else ""
-        on_chart_data(ChartData(results.suite_id, results.judge, results.formula, ranked, caption))
+        hashes = tuple(sorted({item.run.suite_hash for item in results.items}))
+        on_chart_data(
+            ChartData(results.suite_id, results.judge, results.formula, ranked, caption, hashes)
+        )
     by_id = {item.id: item for item in results.items}
     chosen = {
         j.item_id: j

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from independence_bench.reports.report._gather import Cost, SuiteReport, sum_costs
 from independence_bench.store.store import Store
+from independence_bench.text.counts import count_of
 
 
 @dataclass(frozen=True)
@@ -75,11 +76,12 @@ def spend_line(spend: Spend) -> str:
     amount = usd_text(total.known_usd) if total.usd is not None else "unknown"
     line = (
         f"total spend: {amount} (models {usd_text(spend.models.known_usd)}, judge "
-        f"{usd_text(spend.judge.known_usd)}) over {total.calls} stored calls"
+        f"{usd_text(spend.judge.known_usd)}) over {count_of(total.calls, 'stored call')}"
     )
     if total.unpriced:
         line += (
-            f"; {total.unpriced} calls have no cost (none reported, no price set), so it is "
+            f"; {count_of(total.unpriced, 'call')} {'has' if total.unpriced == 1 else 'have'} "
+            "no cost (none reported, no price set), so it is "
             f"at least {usd_text(total.known_usd)}"
         )
     return line

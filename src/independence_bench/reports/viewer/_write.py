@@ -38,9 +38,8 @@ from typing import Any
 from independence_bench import __version__
 from independence_bench.errors import UserError
 from independence_bench.reports.exports import ranking_json
-from independence_bench.reports.format import rounded
+from independence_bench.reports.format import METRIC_MEANINGS, rounded
 from independence_bench.reports.leaderboard import METRIC_TITLES
-from independence_bench.reports.markdown import METRIC_MEANINGS
 from independence_bench.reports.report import ModelReport, SuiteReport, index_terms, metric_scale
 from independence_bench.reports.viewer._model import model_data
 from independence_bench.reports.viewer._tables import Numbering, SharedTables

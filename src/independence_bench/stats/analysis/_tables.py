@@ -19,7 +19,7 @@ count; repeats are for `agreement.retest_agreement`. Nothing here calls a model.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from statistics import fmean
 from typing import Any
@@ -391,22 +391,36 @@ class ConfigCell:
     """Cell minus baseline; None for the baseline cell itself."""
 
 
+def baseline_of(cells: Iterable[ConfigCell]) -> tuple[str, str]:
+    """The (variant, mode) of the baseline among analysed cells (the one without a gap)."""
+    return next(((c.variant, c.mode) for c in cells if c.vs_baseline is None), ("neutral", ""))
+
+
+def config_baseline(cells: Collection[tuple[str, str]]) -> tuple[str, str]:
+    """The cell others are compared with: ``neutral`` + ``user_role``, else ``neutral`` in the
+    first mode that has it (v3 runs only ``tool_role``, so there the gap is the prompt effect)."""
+    neutral = sorted((mode != "user_role", mode) for variant, mode in cells if variant == "neutral")
+    return ("neutral", neutral[0][1] if neutral else "user_role")
+
+
 def analyse_configs(
     items: Sequence[ScoredItem],
     formula: str,
     judges: Sequence[str] = (),
     *,
-    baseline: tuple[str, str] = ("neutral", "user_role"),
+    baseline: tuple[str, str] | None = None,
     resampling: Resampling = Resampling(),
 ) -> list[ConfigCell]:
     """Mean index per (variant, mode) cell over the models complete in every cell.
 
     Each cell is scored like a suite of its own. Intervals come from one shared bootstrap in
     which all cells draw the same scenarios and each model draws the same runs in every cell,
-    so a cell's difference from the baseline is paired. Models with one run get no interval.
+    so a cell's difference from the baseline (`config_baseline` unless given) is paired.
+    Models with one run get no interval.
     """
     measured = panel_items(items, judges)
     cells = sorted({(item.variant, item.mode) for item in measured})
+    baseline = baseline or config_baseline(cells)
     if baseline not in cells:
         raise UserError(f"no items in the baseline cell {' + '.join(baseline)}")
     split: dict[tuple[str, tuple[str, str]], list[ItemMetrics]] = defaultdict(list)
