@@ -46,10 +46,11 @@ EXPECTED_SECTIONS = (
     "How to read the scores",
     "Charts",
     "Models",
-    "Item difficulty",
     "Detailed metrics",
 )
-"""Sections a report of one judged `v2` run always has (names appear only when chosen)."""
+"""Sections a report of one judged `v2` run always has (names appear only when chosen). Item
+difficulty compares models, so a one-model report leaves it out and says so in one line."""
+ONE_MODEL_NOTE = "Item difficulty is left out: it compares models, and one is scored."
 
 
 def assert_sections_filled(markdown: str) -> None:
@@ -105,5 +106,6 @@ def test_the_readme_offline_quick_start_ends_with_a_leaderboard_and_a_report(
     markdown = (report / "LEADERBOARD.md").read_text("utf-8")
     assert "embedded:qwen2.5-coder-0.5b" in markdown
     assert_sections_filled(markdown)
+    assert ONE_MODEL_NOTE in markdown and "### Item difficulty" not in markdown
     assert (report / "results.json").is_file() and (report / "results.csv").is_file()
     assert list((report / "charts").rglob("*.png")), "the report was written without charts"
