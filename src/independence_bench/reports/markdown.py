@@ -112,8 +112,8 @@ def _ranking(report: SuiteReport) -> list[str]:
 
 def _index_range(formula: Formula) -> str:
     """0–100, or lower when a term can be negative (v3's evidence sensitivity)."""
-    low = -100.0 * sum(term.weight for term in formula.terms if term.subtracted)
-    return "0–100" if not low else f"−{abs(low):g} to 100"
+    low, high = formula.index_range
+    return f"0–{high:g}" if not low else f"−{abs(low):g} to {high:g}"
 
 
 def _signed_note(formula: Formula) -> str:
