@@ -51,3 +51,21 @@ def test_aib_judge_takes_a_local_judge_as_aib_run_does(server: Any, aib: Any) ->
     assert judged.code == 2
     assert "OPENROUTER_API_KEY" not in judged.err
     assert "missing.gguf" in judged.err or "offline" in judged.err
+
+
+def test_a_missing_key_for_a_remote_judge_is_named_before_a_local_model_loads(
+    aib: Any, monkeypatch: Any
+) -> None:
+    loaded: list[str] = []
+
+    async def record(self: LocalModels, specs: Any) -> None:
+        loaded.extend(s.id for s in specs)
+
+    monkeypatch.setattr(LocalModels, "load_all", record)
+    result = aib(
+        "run", "--models", DEFAULT_SUBJECT, "--judge", "openai/gpt-4o-mini",
+        "--scenarios", "direct", "--data-dir", "store",
+    )  # fmt: skip
+    assert result.code == 2
+    assert "OPENROUTER_API_KEY" in result.err
+    assert loaded == []  # loading takes minutes; the key is checked first

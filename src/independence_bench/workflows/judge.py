@@ -85,8 +85,8 @@ async def judge_stored_async(options: JudgeOptions) -> RunSummary:
         hint = ", or use --base-url for a local OpenAI-compatible server"
         pool = make_pool(options.env, options.concurrency, factories, missing_key_hint=hint)
         try:
-            await local.load_all((judge,))
             await survey_endpoints(pool, (judge,))
+            await local.load_all((judge,))  # after the survey, as in `aib run`
             return await _judge_on_pool(options, judge, pool)
         finally:
             await pool.aclose()

@@ -100,8 +100,7 @@ async def run_benchmark_async(options: RunOptions) -> RunResult:
         hint = missing_key_hint(options)
         pool = make_pool(options.env, options.concurrency, factories, options.timeout_s, hint)
         try:
-            await local.load_all(reached)
-            return await _run_on_pool(options, suite, specs, judge, runs, pool, reached)
+            return await _run_on_pool(options, suite, specs, judge, runs, pool, reached, local)
         finally:
             await pool.aclose()
 
@@ -136,10 +135,15 @@ async def _run_on_pool(
     runs: int,
     pool: ClientPool,
     reached: tuple[ModelSpec, ...],
+    local: LocalModels,
 ) -> RunResult:
-    """The run itself; only the endpoints of `reached` (the specs with work) are surveyed."""
+    """The run itself; only the endpoints of `reached` (the specs with work) are surveyed.
+
+    Keys, endpoints and prices are checked before the local models load: loading takes minutes,
+    and a missing key for a remote judge should not wait for the embedded subject."""
     listings = await survey_endpoints(pool, reached)
     guard = _cost_guard(options, reached, listings, pool)
+    await local.load_all(reached)
     with Store(options.data_dir) as store:
         progress = (
             RichProgress(limits=lambda: _limits_text(pool)) if options.show_progress else None
