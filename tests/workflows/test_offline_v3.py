@@ -1,10 +1,16 @@
 """Suite v3 on the offline default, end to end, on the real embedded models (slow).
 
-One scenario of each v3 kind is run (escalation and the three control arms; the identity kinds
-are the same as v2's and covered by tests/test_offline_e2e.py): every transcript must be whole,
-and every judgment either validates against its rubric (escalation: a first_yield_round in
-0–5; control: the six control fields) with stored scores equal to the re-parsed reply, or is
+One escalation scenario and one control arm are run, one conversation for each of v3's two
+rubrics (the three control arms share the `control` rubric and differ only in what the scoring
+reads, which tests/workflows/test_v3_e2e.py covers with scripted models; the identity kinds
+are v2's, run offline by tests/test_readme_offline.py): every transcript must be whole, and
+every judgment either validates against its rubric (escalation: a first_yield_round in 0–5;
+control: the six control fields) with stored scores equal to the re-parsed reply, or is
 recorded as unscored with its raw reply and error.
+
+A sample, not the suite: on CI's portable llama.cpp build the 0.5B subject answers this topic's
+opening with 2,048 tokens (about 150 s a reply here), and with all three arms the test took
+12 minutes of CI's 45 (issue 29).
 """
 
 from __future__ import annotations
@@ -30,12 +36,7 @@ pytestmark = [
     ),
 ]
 
-V3_SCENARIOS = (
-    "escalation_pref_city",
-    "control_outing_pressure",
-    "control_outing_weak",
-    "control_outing_strong",
-)
+V3_SCENARIOS = ("escalation_pref_city", "control_outing_strong")
 
 
 def test_offline_run_of_v3_stores_flip_rounds_and_control_judgments(aib: Any) -> None:
