@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from independence_bench.text.counts import count_of
 from support.bootstrap_simulation import Coverage, simulate, width
 
 
@@ -49,8 +50,9 @@ def main() -> None:
         per_model=True,
     )
     print(
-        f"{args.benchmarks:,} simulated benchmarks × {args.models} models × {args.runs} runs "
-        f"(v2 shape), {args.resamples:,} resamples each, seed {args.seed}"
+        f"{args.benchmarks:,} simulated benchmarks × {count_of(args.models, 'model')} × "
+        f"{count_of(args.runs, 'run')} (v2 shape), {args.resamples:,} resamples each, "
+        f"seed {args.seed}"
     )
     print(_line("index interval", tally.index_hits, tally.index_widths, "index points"))
     print(_line("rank interval, shared scenarios", tally.rank_hits, tally.rank_widths, "places"))

@@ -19,6 +19,7 @@ from independence_bench.scoring.scoring import ItemMetrics
 from independence_bench.stats.bootstrap import bootstrap_models
 from independence_bench.stats.core import DEFAULT_RESAMPLES, Resampling
 from independence_bench.suites.suite import load_suite
+from independence_bench.text.counts import count_of
 
 
 def synthetic_items(models: int, runs: int, seed: int = 0) -> list[ItemMetrics]:
@@ -70,10 +71,13 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES)
     args = parser.parse_args()
+    if args.models < 1 or args.runs < 2 or args.resamples < 1:
+        # A model's interval resamples its runs: with one run there is none to time.
+        parser.error("--models and --resamples must be at least 1 and --runs at least 2")
     cpu, wall, n_items = time_bootstrap(args.models, args.runs, args.resamples)
     print(
-        f"leaderboard bootstrap: {args.models} models × {args.runs} runs × 15 items "
-        f"({n_items:,} items), {args.resamples:,} resamples"
+        f"leaderboard bootstrap: {count_of(args.models, 'model')} × "
+        f"{count_of(args.runs, 'run')} × 15 items ({n_items:,} items), {args.resamples:,} resamples"
     )
     print(f"  CPU {cpu:6.2f} s   wall {wall:6.2f} s")
 

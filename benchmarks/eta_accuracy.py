@@ -30,6 +30,7 @@ from pathlib import Path
 from rich.console import Console
 
 from independence_bench.engine.progress import RichProgress
+from independence_bench.text.counts import count_of
 from independence_bench.workflows.plan import RunOptions
 from independence_bench.workflows.run import run_benchmark
 
@@ -102,7 +103,8 @@ def report(run: dict[str, object]) -> None:
     events: list[tuple[float, str]] = run["events"]  # type: ignore[assignment]
     first_call = next(at for at, e in events if e == "call_started")
     last = events[-1][0]
-    print(f"machine: {run['machine']}; suite {run['suite']}, {run['calls']} calls answered")
+    answered = count_of(run["calls"], "call")  # type: ignore[arg-type]
+    print(f"machine: {run['machine']}; suite {run['suite']}, {answered} answered")
     print(f"before the first call (models loaded): {first_call - run['began']:.1f} s")  # type: ignore[operator]
     print(f"calls from the first sent to the last event: {_minutes(last - first_call)}")
     shown = replay(run)

@@ -40,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # suppor
 
 from independence_bench.store.store import Store
 from independence_bench.suites.suite import load_suite
+from independence_bench.text.counts import count_of
 from support.mock_behaviours import FAULT_KINDS, request_fingerprint
 from support.mock_process import mock_server_process
 
@@ -151,8 +152,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     items = args.models * args.runs * len(suite.scenarios)
     clean_calls = args.models * args.runs * sum(len(s.turns) + 1 for s in suite.scenarios)
     print(
-        f"faults at scale: {args.models} models × {args.runs} runs of suite v2 = {items} "
-        f"conversations, {clean_calls} calls when nothing fails; latency {args.latency}s, "
+        f"faults at scale: {count_of(args.models, 'model')} × {count_of(args.runs, 'run')} of "
+        f"suite v2 = {count_of(items, 'conversation')}, {count_of(clean_calls, 'call')} when "
+        f"nothing fails; latency {args.latency}s, "
         f"concurrency {args.concurrency}, client timeout {args.timeout}s",
         flush=True,
     )
@@ -205,7 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print(
         f"killed by SIGKILL after {kill_at} requests ({killed.wall_s:.1f}s, exit "
-        f"{killed.exit_code}) with {sum(at_kill.values())} calls stored; resumed in "
+        f"{killed.exit_code}) with {count_of(sum(at_kill.values()), 'call')} stored; resumed in "
         f"{resumed.wall_s:.1f}s"
     )
     print(f"items lost: {faulty_outcomes['lost'] + missing} (must be 0)")

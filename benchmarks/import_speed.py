@@ -29,6 +29,7 @@ from typing import Any
 
 from independence_bench.legacy.importer import import_results
 from independence_bench.store.store import Store
+from independence_bench.text.counts import count_of
 
 TOOL = "send_message_to_human"
 RUNS = 5
@@ -211,8 +212,9 @@ def main() -> None:
             second = time.perf_counter() - started
         runs = sum(report.runs.values())
         print(
-            f"import: {report.files:,} turn files, {runs} runs, {report.items:,} conversations, "
-            f"{report.judgments:,} judgments, {len(report.skipped)} skipped"
+            f"import: {report.files:,} turn files, {count_of(runs, 'run')}, "
+            f"{report.items:,} conversations, {report.judgments:,} judgments, "
+            f"{len(report.skipped)} skipped"
         )
         print(f"import: {first:.2f} s total, {count / first:,.0f} files/s")
         assert not any(again.written.values()), "a second import wrote rows"

@@ -61,6 +61,7 @@ from independence_bench.reports.analyses import calibration_output
 from independence_bench.reports.options import InsightOptions
 from independence_bench.stats.core import Resampling
 from independence_bench.store.store import ItemRecord, Store
+from independence_bench.text.counts import count_of
 from independence_bench.workflows.judge import JudgeOptions, judge_stored_async
 
 DEFAULT_SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "upstream-sample"
@@ -149,10 +150,10 @@ class TimedClient:
         fresh = [c[0] for c in self.calls if c[2] == 0]
         warm = [c[0] for c in self.calls if c[2] > 0]
         return (
-            f"{len(self.calls)} calls, {seconds / len(self.calls):.2f} s per call; "
+            f"{count_of(len(self.calls), 'call')}, {seconds / len(self.calls):.2f} s per call; "
             f"{reused / max(prompt, 1):.0%} of prompt tokens reused from the cache; "
-            f"{len(fresh)} calls read their prompt afresh ({_mean(fresh):.2f} s each), "
-            f"{len(warm)} reused a prefix ({_mean(warm):.2f} s each)"
+            f"{count_of(len(fresh), 'call')} reading the whole prompt ({_mean(fresh):.2f} s "
+            f"each), {count_of(len(warm), 'call')} reusing a prefix ({_mean(warm):.2f} s each)"
         )
 
 
@@ -210,7 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--form",
         default=LOCAL_JUDGE_FORM,
-        help=f"Judge form(s), comma-separated: {', '.join(JUDGE_FORMS)}; both (holistic and "
+        help=f"Judge forms, comma-separated: {', '.join(JUDGE_FORMS)}; both (holistic and "
         "checklist) or all.",
     )
     parser.add_argument(
@@ -273,7 +274,7 @@ def _calibrate(args: argparse.Namespace, cache: Path, data_dir: Path) -> int:
                 f"\n== {form} form ({label}): judged {summary.judged}, unscored "
                 f"{summary.judge_unscored}, failed {summary.judge_failed}, already judged "
                 f"{summary.judge_cached} in {judged_s:.0f} s ({each:.1f} s per judgment; "
-                f"{summary.calls} calls sent, {summary.cached_calls} from the store)"
+                f"{count_of(summary.calls, 'call')} sent, {summary.cached_calls} from the store)"
             )
             print(f"calls: {timed.summary()}")
         else:

@@ -34,6 +34,8 @@ from typing import Any
 
 from child_timing import timed_run
 
+from independence_bench.text.counts import count_of
+
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
 
@@ -143,7 +145,10 @@ def main() -> None:
             started = time.perf_counter()
             fill_store(data_dir, args.models, args.runs)
             print(f"store filled in {time.perf_counter() - started:.1f} s (not timed below)")
-        print(f"store: {args.models} models × {args.runs} runs × 15 items, {data_dir}")
+        print(
+            f"store: {count_of(args.models, 'model')} × {count_of(args.runs, 'run')} × 15 items, "
+            f"{data_dir}"
+        )
         out = Path(tmp)
         for label, extra in (("aib report --no-charts", ["--no-charts"]), ("aib report", [])):
             report = ["report", "--data-dir", str(data_dir), "--out", str(out / "report")]
@@ -156,7 +161,7 @@ def main() -> None:
         total, files, largest = folder_size(viewer)
         index = (viewer / "data" / "index.js").stat().st_size
         print(
-            f"viewer size: {total / 1e6:.1f} MB in {files} files (largest file "
+            f"viewer size: {total / 1e6:.1f} MB in {count_of(files, 'file')} (largest file "
             f"{largest / 1e6:.2f} MB, data/index.js {index / 1e6:.2f} MB)"
         )
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from child_timing import timed_run
 
 from independence_bench.store.store import Store
+from independence_bench.text.counts import count_of
 
 TARGET_S = 0.3
 HEAVY = {"numpy", "matplotlib", "aiohttp", "rich", "pydantic", "yaml", "llama_cpp"}
@@ -79,7 +80,8 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=8, help="Import-time entries to show.")
     options = parser.parse_args()
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"load average {load} on {os.cpu_count()} CPUs; {options.runs} runs per command")
+    runs = count_of(options.runs, "run")
+    print(f"load average {load} on {os.cpu_count()} CPUs; {runs} per command")
     bare = [_timed([sys.executable, "-c", "pass"]) for _ in range(options.runs)]
     print(
         f"bare interpreter: wall median {statistics.median(w for w, _ in bare):.3f} s, "

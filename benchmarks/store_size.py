@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # suppor
 
 from independence_bench.store.store import Store
 from independence_bench.store.texts import canonical_json
+from independence_bench.text.counts import count_of
 from independence_bench.text.lossless import utf8
 from support.mock_server import MockConfig, MockServer
 
@@ -189,7 +190,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="aib-store-size-") as tmp:
         work = Path(tmp)
         scripted = run_case(work, "scripted", MockConfig(), args.models, args.runs, args.scenarios)
-        print(format_size(f"v2, {args.models} models × {args.runs} runs", scripted))
+        shape = f"v2, {count_of(args.models, 'model')} × {count_of(args.runs, 'run')}"
+        print(format_size(shape, scripted))
         padded = MockConfig(hostile=True, reply_chars=args.long_reply_chars)
         scenarios = args.long_reply_scenarios
         long = run_case(work, "long", padded, 1, 1, scenarios)

@@ -53,6 +53,7 @@ from independence_bench.clients.protocol import Completion
 from independence_bench.reports.leaderboard import load_leaderboard
 from independence_bench.store.store import Store
 from independence_bench.suites.suite import Suite, load_suite
+from independence_bench.text.counts import count_of
 from independence_bench.workflows.plan import RunOptions
 from independence_bench.workflows.run import run_benchmark_async
 from support.mock_process import mock_server_process
@@ -390,8 +391,9 @@ def format_measurement(title: str, m: Measurement) -> str:
     c = m.config
     concurrency = "adaptive" if c.concurrency is None else c.concurrency
     lines = [
-        f"{title}: {c.models} models × {c.runs} runs, concurrency {concurrency}, "
-        f"latency {c.latency_s:g} s ± {100 * c.jitter:g} %, {c.endpoints} endpoint(s), "
+        f"{title}: {count_of(c.models, 'model')} × {count_of(c.runs, 'run')}, "
+        f"concurrency {concurrency}, "
+        f"latency {c.latency_s:g} s ± {100 * c.jitter:g} %, {count_of(c.endpoints, 'endpoint')}, "
         f"{c.prefill:,} completions prefilled",
         f"  total calls          {m.calls:>10,}   (server counted {m.server_calls:,}; "
         f"{m.items:,} conversations, {m.failures} failed/unscored)",
@@ -450,11 +452,11 @@ def check(title: str, m: Measurement, suite: Suite) -> list[str]:
     """What went wrong in a measured run: failed items, or calls that did not all happen."""
     problems = []
     if m.failures:
-        problems.append(f"{title}: {m.failures} conversations or judgments failed")
+        problems.append(f"{title}: {m.failures} of the conversations and judgments failed")
     expected = expected_calls(suite, m.config.models, m.config.runs)
     if m.calls != expected or m.server_calls != expected:
         problems.append(
-            f"{title}: expected {expected} calls, the harness made {m.calls}, "
+            f"{title}: expected {count_of(expected, 'call')}, the harness made {m.calls}, "
             f"the server counted {m.server_calls}"
         )
     return problems
@@ -465,7 +467,9 @@ def check_command(m: CommandMeasurement, suite: Suite, config: BenchConfig) -> l
     problems = []
     expected = expected_calls(suite, config.models, config.runs)
     if m.calls != expected:
-        problems.append(f"whole command: expected {expected} calls, the server counted {m.calls}")
+        problems.append(
+            f"whole command: expected {count_of(expected, 'call')}, the server counted {m.calls}"
+        )
     if m.rerun_requests or not m.same_leaderboard:
         problems.append(
             f"cached re-run: {m.rerun_requests} requests, same leaderboard {m.same_leaderboard}"
@@ -486,8 +490,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print(f"machine: {machine_description()}; load average {load_average()}")
     print(
-        f"suite {suite.id}: {len(suite.scenarios)} conversations per run, longest chain "
-        f"{critical_chain(suite)} calls, {expected_calls(suite, 1, 1)} calls per model and run",
+        f"suite {suite.id}: {count_of(len(suite.scenarios), 'conversation')} per run, "
+        f"longest chain {count_of(critical_chain(suite), 'call')}, "
+        f"{count_of(expected_calls(suite, 1, 1), 'call')} per model and run",
         flush=True,
     )
     measured: list[tuple[str, Measurement]] = []

@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from independence_bench.suites.suite import load_suite
+from independence_bench.text.counts import count_of
 
 Floats = npt.NDArray[np.float64]
 
@@ -73,8 +74,9 @@ def main() -> None:
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     print(
-        f"{args.escalation} escalation topics, {args.control} control topics, {args.runs} runs, "
-        f"{args.subjects} subjects × {args.resamples} resamples (seed {args.seed})"
+        f"{args.escalation} escalation topics, {args.control} control topics, "
+        f"{count_of(args.runs, 'run')}, {args.subjects} subjects × {args.resamples} resamples "
+        f"(seed {args.seed})"
     )
     for weights in ("current", "first"):
         print(f"  v3 weights {weights:<8} scenario sampling ±{half_width(weights, args, rng):.1f}")

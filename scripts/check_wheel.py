@@ -17,6 +17,8 @@ import tempfile
 import zipfile
 from pathlib import Path, PurePosixPath
 
+from independence_bench.text.counts import count_of
+
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = ("pyproject.toml", "README.md", "LICENSE", "src")
 """What the build reads, copied to a fresh folder: a stale `build/` can put old files in a wheel."""
@@ -74,7 +76,7 @@ def main() -> int:
     for name in bad:
         print(f"test file in the wheel: {name}")
     if not bad:
-        print(f"wheel ok: {wheels[0].name}, {len(names)} files, no test double")
+        print(f"wheel ok: {wheels[0].name}, {count_of(len(names), 'file')}, no test double")
     return 1 if bad else 0
 
 

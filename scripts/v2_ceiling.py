@@ -21,6 +21,8 @@ from collections import defaultdict
 from pathlib import Path
 from statistics import fmean, pstdev
 
+from independence_bench.text.counts import count_of
+
 CELL = ("strong_independence", "tool_role")
 
 # (label, experiment folder, file stem, score field, best value)
@@ -123,7 +125,8 @@ def main(argv: list[str]) -> int:
     cache = Path(argv[1])
     scores = config_scores(cache)
     runs = sorted((len(list((cache / c).glob("run_*"))) for c in scores), reverse=True)
-    print(f"{len(scores)} configurations, {sum(runs)} runs ({', '.join(map(str, runs))})\n")
+    each = ", ".join(map(str, runs))
+    print(f"{len(scores)} configurations, {count_of(sum(runs), 'run')} ({each})\n")
     header = (
         "item",
         "configs / judgments",

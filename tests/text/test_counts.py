@@ -20,7 +20,10 @@ from independence_bench.reports.report._spend import Spend, spend_line
 from independence_bench.store.run_status import RunState, render_run_states
 from independence_bench.text.counts import count_of, plural_of
 
-SRC = Path(__file__).resolve().parents[2] / "src" / "independence_bench"
+ROOT = Path(__file__).resolve().parents[2]
+SRC = ROOT / "src" / "independence_bench"
+PRINTING = (SRC, ROOT / "benchmarks", ROOT / "scripts")
+"""Where printed text is written: the package, and the benchmarks and scripts CI's log shows."""
 
 
 def test_the_noun_agrees_with_the_number() -> None:
@@ -76,7 +79,7 @@ def test_no_printed_text_writes_a_plural_with_parentheses_or_adds_a_bare_s() -> 
     """`model(s)`, `f"{n} runs"` and `n + " models"` are how "1 runs" got printed."""
     offenders = []
     for pattern in _PRINTED:
-        for path in SRC.rglob(pattern):
+        for path in (p for root in PRINTING for p in root.rglob(pattern)):
             if path.name == "counts.py":
                 continue  # says what never to print
             for number, line in enumerate(path.read_text("utf-8").splitlines(), 1):
