@@ -152,13 +152,16 @@ class TimedClient:
         return (
             f"{count_of(len(self.calls), 'call')}, {seconds / len(self.calls):.2f} s per call; "
             f"{reused / max(prompt, 1):.0%} of prompt tokens reused from the cache; "
-            f"{count_of(len(fresh), 'call')} reading the whole prompt ({_mean(fresh):.2f} s "
-            f"each), {count_of(len(warm), 'call')} reusing a prefix ({_mean(warm):.2f} s each)"
+            f"{_timed_calls(fresh)} reading the whole prompt, "
+            f"{_timed_calls(warm)} reusing a prefix"
         )
 
 
-def _mean(values: Sequence[float]) -> float:
-    return sum(values) / len(values) if values else float("nan")
+def _timed_calls(seconds: Sequence[float]) -> str:
+    """Say "3 calls (20.26 s each)", or "0 calls" with no mean to show."""
+    if not seconds:
+        return count_of(0, "call")
+    return f"{count_of(len(seconds), 'call')} ({sum(seconds) / len(seconds):.2f} s each)"
 
 
 async def judge_sample(
