@@ -158,10 +158,11 @@ class TimedClient:
 
 
 def _timed_calls(seconds: Sequence[float]) -> str:
-    """Say "3 calls (20.26 s each)", or "0 calls" with no mean to show."""
+    """Say "3 calls (20.26 s each)", "1 call (41.68 s)", or "0 calls" with no mean to show."""
     if not seconds:
         return count_of(0, "call")
-    return f"{count_of(len(seconds), 'call')} ({sum(seconds) / len(seconds):.2f} s each)"
+    mean = f"{sum(seconds) / len(seconds):.2f} s" + (" each" if len(seconds) > 1 else "")
+    return f"{count_of(len(seconds), 'call')} ({mean})"
 
 
 async def judge_sample(
