@@ -127,7 +127,7 @@ def test_the_judge_form_is_kept_out_of_a_tested_models_stored_settings() -> None
 def test_the_answer_probability_forms_rank_mid_scale_through_the_http_client(
     store: tuple[Path, str], aib: Any
 ) -> None:
-    """The scripted judge gives its own answer P = 0.8 (`testing/mock_questions.py`): the
+    """The scripted judge gives its own answer P = 0.8 (`tests/support/mock_questions.py`): the
     probability form's stability is 5 + 5·0.8 − 3·0.2 − 0.2 − 0.2 = 8.0 for the firm subject
     and 2.0 for the caving one; the extraction form compares copied spans instead (the same
     favourite twice: kept = 1, so 9.8; a different one: P(same) = 0.2, so 2.8)."""
