@@ -193,6 +193,16 @@ def test_a_wrong_way_import_is_caught_however_it_is_written(
     ]
 
 
+STATS_TAKE_AS_VALUES = (f"{PACKAGE}.clients", f"{PACKAGE}.suites")
+"""What the statistics are given instead of importing: a label reader (`ModelLabel`) and the
+items' kinds through `scoring`'s item types (`kind_metric_keys`, `arm`)."""
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "stats").rglob("*.py")), ids=_name_of)
+def test_the_statistics_import_no_configuration_or_suite(path: Path) -> None:
+    assert [m for m in _imported(path) if m.startswith(STATS_TAKE_AS_VALUES)] == []
+
+
 FLOORS = {
     "stats": ("core", "bootstrap", "agreement", "analysis"),
     "reports": (

@@ -51,7 +51,6 @@ from independence_bench.scoring.scoring import (
     linear_index,
 )
 from independence_bench.stats.core import CONFIDENCE, Estimate, Resampling
-from independence_bench.suites.kinds import kind_named
 
 METHOD = (
     "hierarchical bootstrap: runs, and scenarios within each experiment and prompt cell, "
@@ -105,7 +104,7 @@ def _layout(subjects: Sequence[Subject]) -> _Layout:
     units_by_stratum: dict[tuple[str, str, tuple[str, ...]], set[Unit]] = defaultdict(set)
     for subject in subjects:
         for item in subject.items:
-            metrics = kind_named(item.kind).metric_keys
+            metrics = item.kind_metric_keys
             units_by_stratum[(item.variant, item.mode, metrics)].add(item.unit)
     keys = sorted(units_by_stratum)
     feeds: dict[str, list[int]] = defaultdict(list)
