@@ -178,9 +178,9 @@ async def _run_on_pool(
         ):
             raise UserError(
                 f"judge {judge_label_of(judge)} returned no valid judgment "
-                f"({summary.judge_unscored} replies failed validation; transcripts are stored); "
-                "pick a judge that can follow "
-                "JSON instructions and run 'aib judge --judge MODEL'"
+                f"({count_of(summary.judge_unscored, 'reply')} failed validation; transcripts are "
+                "stored); pick a judge that can follow JSON instructions and run "
+                "'aib judge --judge MODEL'"
             )
         try:
             board: Leaderboard | None = load_leaderboard(
