@@ -21,7 +21,7 @@ of a larger one with the same seed, so a store kept with `--keep` is reused when
 `--threads 1` on a CPU other jobs are using: two llama.cpp threads that each get a fraction of
 a core wait on each other and were many times slower here.
 
-A judge *form* (`--form`) is how the judge is asked (`clients/judge_forms.py`): ``holistic``
+A judge *form* (`--form`) is how the judge is asked (`judging/forms.py`): ``holistic``
 (the rubric's scores in one reply), ``checklist`` (yes/no answers scored by a fixed rule),
 ``probability`` (each question's P(yes) from the answer's log-probabilities) or ``extraction``
 (copied spans compared in code), each stored as ``<judge>#<form>`` but holistic. Several forms
@@ -49,13 +49,19 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-from independence_bench.clients.config import ModelSpec, judge_form_named
-from independence_bench.clients.judge_forms import JUDGE_FORMS, LOCAL_JUDGE_FORM, JudgeForm
+from independence_bench.clients.config import ModelSpec
 from independence_bench.clients.local.embedded import EmbeddedRuntime
 from independence_bench.clients.local.local_models import DEFAULT_JUDGE
 from independence_bench.clients.local.weights import weights_cache_dir
 from independence_bench.clients.protocol import Completion, CompletionRequest, ModelClient
 from independence_bench.engine.engine import RunSummary
+from independence_bench.judging.forms import (
+    JUDGE_FORMS,
+    LOCAL_JUDGE_FORM,
+    JudgeForm,
+    judge_form_named,
+    judge_label_of,
+)
 from independence_bench.legacy.importer import import_results
 from independence_bench.reports.analyses import calibration_output
 from independence_bench.reports.options import InsightOptions
@@ -265,7 +271,7 @@ def _calibrate(args: argparse.Namespace, cache: Path, data_dir: Path) -> int:
     )
     shard, shards = (int(part) for part in args.shard.split("/"))
     for form in _forms(args.form):
-        label = ModelSpec(id=args.judge, label=args.judge, judge_form=form).judge_label
+        label = judge_label_of(ModelSpec(id=args.judge, label=args.judge, judge_form=form))
         if not args.report_only:
             judging = time.perf_counter()
             ids = [i.id for n, i in enumerate(sample) if n % shards == shard]
@@ -307,7 +313,9 @@ def _forms(text: str) -> list[JudgeForm]:
 
 def _labels(judge: str) -> tuple[str, ...]:
     """The labels `judge`'s judgments are stored under, one per form in `JUDGE_FORMS` order."""
-    return tuple(ModelSpec(id=judge, label=judge, judge_form=f).judge_label for f in JUDGE_FORMS)
+    return tuple(
+        judge_label_of(ModelSpec(id=judge, label=judge, judge_form=f)) for f in JUDGE_FORMS
+    )
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ step "install"
 # The real servers no one here wrote, each in its own venv under .servers/ from a hash-pinned
 # requirements file in tests/servers/: llama.cpp's C++ llama-server (compiled from source, the
 # server target only) and LiteLLM's proxy. tests/clients/test_live_servers.py runs them below
-# (docs/servers-live.md: what they check, how long the install takes). Only the index's hashed
+# (docs/contributors/servers-live.md: what they check, how long the install takes). Only the index's hashed
 # files go into them, not the wheels kept above.
 env -u PIP_FIND_LINKS ./scripts/install-test-servers.sh
 step "test servers"

@@ -80,7 +80,7 @@ def test_deep_json_in_a_reply_neither_crashes_this_run_nor_the_next(
         first = _run(aib, server)
         if shape == "deep_judge":  # the verdict never parses: one line counting them
             assert first.code == 2, first.err
-            assert "returned no valid judgment (1 replies failed validation" in first.err
+            assert "returned no valid judgment (1 reply failed validation" in first.err
         else:
             assert first.code in (0, 3), first.err
         assert "Traceback" not in first.err and "RecursionError" not in first.out + first.err

@@ -20,6 +20,7 @@ ROOT = Path(independence_bench.__file__).parent
 SUPPORT = Path(__file__).resolve().parent / "support"
 """`tests/support/`: the mock servers and the tests' shared helpers, imported as `support`."""
 LAYERS = (
+    "version",
     "text",
     "errors",
     "suites",
@@ -42,7 +43,11 @@ TESTS_ONLY = ("support", "conftest")
 DOUBLES_BELOW = LAYERS.index("workflows")
 """The mock servers (`tests/support/mock_*.py`, `scripted_v3.py`) may use the stages before it."""
 ENTRY_POINTS = frozenset({"__init__", "__main__"})
-"""The package's own `__init__` (its version) and `python -m` entry may be imported by all."""
+"""The package's front (`__init__`, the public API) and its `python -m` entry: they sit above
+every layer, so no layer imports them (the version is `version.py`, the first layer)."""
+FRONT = len(LAYERS) - 0.5
+"""The rank of the package front and the names it exports (`from independence_bench import
+__version__`): above every layer, as it imports `workflows/`; below the tests."""
 
 
 def _modules() -> list[Path]:
@@ -73,33 +78,39 @@ def _imported(path: Path, here: list[str] | None = None) -> set[str]:
             base = node.module or ""
             if node.level:
                 base = ".".join([*here[: len(here) - node.level + 1], *filter(None, [base])])
-            names.add(base)
+            if base != PACKAGE:  # `from independence_bench import x` imports x, not the package
+                names.add(base)
             names.update(f"{base}.{alias.name}" for alias in node.names)
     return {name for name in names if name.split(".")[0] in (PACKAGE, *TESTS_ONLY)}
 
 
 def _rank(module: str) -> float | None:
-    """The layer rank of a package module; None for the package's entry points."""
+    """The layer rank of a package module or name; `FRONT` for the package front and the names
+    it exports; None for `__main__`, which may import any layer."""
     parts = module.split(".")
     if parts[0] in TESTS_ONLY:
         return float(len(LAYERS))  # above every layer: nothing in the package may import it
-    if len(parts) < 2 or parts[1] in ENTRY_POINTS:
-        return None
+    if len(parts) < 2:
+        return FRONT  # `import independence_bench`
+    if parts[1] == "__main__":
+        return None  # `python -m independence_bench`: above the front, may import any layer
     if parts[1] not in LAYERS:
-        return None  # `from independence_bench import __version__` and the like
+        return FRONT  # `from independence_bench import __version__`: a name of the front
     return float(LAYERS.index(parts[1]))
 
 
 def test_every_module_belongs_to_a_layer() -> None:
     stray = [
-        _name_of(p) for p in _modules() if _rank(_name_of(p)) is None and p.stem not in ENTRY_POINTS
+        name
+        for p in _modules()
+        if p.stem not in ENTRY_POINTS and (name := _name_of(p)).split(".")[1] not in LAYERS
     ]
     assert stray == []
 
 
 def _wrong_way_imports(path: Path) -> list[str]:
     own = _rank(_name_of(path))
-    if own is None:  # the entry points sit above every layer, below the tests
+    if own is None:  # `__main__` sits above every layer, below the tests
         return sorted(m for m in _imported(path) if m.split(".")[0] in TESTS_ONLY)
     return sorted(
         module for module in _imported(path) if (rank := _rank(module)) is not None and rank > own
@@ -116,9 +127,8 @@ def _doubles_wrong_way_imports(path: Path) -> list[str]:
     return sorted(
         module
         for module in _imported(path, here)
-        if module.startswith(f"{PACKAGE}.")
+        if module.split(".")[0] == PACKAGE
         and ((rank := _rank(module)) is None or rank >= DOUBLES_BELOW)
-        and module.split(".")[1] not in ENTRY_POINTS
     )
 
 
@@ -153,7 +163,9 @@ def test_a_wrong_way_import_is_caught_however_it_is_written(
         "from . import records\n"
         "from independence_bench.clients import protocol\n"
         "from independence_bench import __version__\n"
-        "def f():\n    import support.mock_server\n",
+        "from independence_bench.version import __version__\n"
+        "from independence_bench import errors, text\n"
+        "def f():\n    import support.mock_server\n    import independence_bench\n",
         encoding="utf-8",
     )
     mock = tmp_path / "support" / "mock_server.py"
@@ -162,19 +174,33 @@ def test_a_wrong_way_import_is_caught_however_it_is_written(
         "from . import mock_http\n"
         "from independence_bench.reports import report\n"
         "from independence_bench.workflows import workflows\n"
-        "from independence_bench.suites.suite import Scenario\n",
+        "from independence_bench.suites.suite import Scenario\n"
+        "from independence_bench import __version__\n",
         encoding="utf-8",
     )
     monkeypatch.setattr(f"{__name__}.ROOT", fake)
     assert _wrong_way_imports(module) == [
+        "independence_bench",
+        "independence_bench.__version__",
         "independence_bench.engine",
         "independence_bench.engine.engine",
         "support.mock_server",
     ]
     assert _doubles_wrong_way_imports(mock) == [
+        "independence_bench.__version__",
         "independence_bench.workflows",
         "independence_bench.workflows.workflows",
     ]
+
+
+STATS_TAKE_AS_VALUES = (f"{PACKAGE}.clients", f"{PACKAGE}.suites")
+"""What the statistics are given instead of importing: a label reader (`ModelLabel`) and the
+items' kinds through `scoring`'s item types (`kind_metric_keys`, `arm`)."""
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "stats").rglob("*.py")), ids=_name_of)
+def test_the_statistics_import_no_configuration_or_suite(path: Path) -> None:
+    assert [m for m in _imported(path) if m.startswith(STATS_TAKE_AS_VALUES)] == []
 
 
 FLOORS = {

@@ -9,8 +9,8 @@ The Python API, the same library functions the `aib` commands call:
 - `write_report(ReportOptions(...))` writes LEADERBOARD.md, results.json/.csv and charts
 
 Importing the package loads nothing else: each name is imported from its workflow module when
-first asked for (`aib --help` must stay fast), and `__version__` is read from the installed
-metadata then too.
+first asked for (`aib --help` must stay fast), and `__version__` from `version.py` then too.
+Nothing inside the package imports this front: it sits above every layer.
 """
 
 from __future__ import annotations
@@ -58,22 +58,14 @@ _API = {
 
 
 def __getattr__(name: str) -> object:
-    """A public name, imported from its workflow on first use; `__version__` from the installed
-    distribution's metadata."""
+    """A public name, imported from its workflow on first use; `__version__` from `version.py`."""
     if name == "__version__":
-        return _version()
+        from independence_bench.version import __version__
+
+        return __version__
     if name not in _API:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from importlib import import_module
 
     module, attribute = _API[name]
     return getattr(import_module(module), attribute)
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("ai-independence-bench")
-    except PackageNotFoundError:  # running from a source tree that was never installed
-        return "0.0.0+unknown"

@@ -1,6 +1,6 @@
 """Whole runs against emulated vLLM, Ollama and LM Studio servers, subject and judge alike.
 
-Each emulator (`testing/emulate_*.py`) answers as its server's documentation says: vLLM
+Each emulator (`tests/support/emulate_*.py`) answers as its server's documentation says: vLLM
 started without its tool-call flags refuses every request with `tools`, Ollama refuses them for
 a model without tool support, reasoning comes in `reasoning`, `reasoning_content` or as a
 `<think>` block in the content, and each lists its models in its own shape. A run must end with

@@ -1,5 +1,5 @@
 """`aib run` on OpenRouter as its documentation describes it, through `OPENROUTER_BASE_URL`
-pointed at the emulator (`testing/mock_openrouter.py`), subjects and judge alike."""
+pointed at the emulator (`tests/support/mock_openrouter.py`), subjects and judge alike."""
 
 from __future__ import annotations
 

@@ -19,8 +19,8 @@ import pytest
 
 from independence_bench.cli.main import main
 from independence_bench.clients.config import ModelSpec
-from independence_bench.clients.judge_forms import LOCAL_JUDGE_FORM
 from independence_bench.errors import UserError
+from independence_bench.judging.forms import LOCAL_JUDGE_FORM, judge_form_of, judge_label_of
 from independence_bench.judging.rubric import load_rubric
 from support.cli_home import cli_home
 from support.mock_server import MockConfig, MockServer
@@ -116,9 +116,11 @@ def test_a_models_file_with_an_unknown_judge_form_is_one_line_and_exit_2(
 def test_the_judge_form_is_kept_out_of_a_tested_models_stored_settings() -> None:
     plain = ModelSpec(id="m")
     assert "judge_form" not in plain.stored_config()
-    assert plain.judge_label == "m" and plain.judge_form_used == "holistic"
-    assert ModelSpec(id="m", judge_form="checklist").judge_label == "m#checklist"
-    assert ModelSpec(id="embedded:qwen2.5-coder-1.5b").judge_form_used == LOCAL_JUDGE_FORM
+    assert judge_label_of(plain) == "m" and judge_form_of(plain) == "holistic"
+    assert judge_label_of(ModelSpec(id="m", judge_form="checklist")) == "m#checklist"
+    assert judge_form_of(ModelSpec(id="embedded:qwen2.5-coder-1.5b")) == LOCAL_JUDGE_FORM
+    with pytest.raises(UserError, match=r"^judge m: judge_form: unknown judge form 'rubric'"):
+        judge_form_of(ModelSpec(id="m", judge_form="rubric"))
     with pytest.raises(UserError, match="no checklist; use --judge-form holistic"):
         stability = load_rubric("stability")
         replace(stability, forms={"holistic": stability.asked("holistic")}).asked("checklist")
@@ -127,7 +129,7 @@ def test_the_judge_form_is_kept_out_of_a_tested_models_stored_settings() -> None
 def test_the_answer_probability_forms_rank_mid_scale_through_the_http_client(
     store: tuple[Path, str], aib: Any
 ) -> None:
-    """The scripted judge gives its own answer P = 0.8 (`testing/mock_questions.py`): the
+    """The scripted judge gives its own answer P = 0.8 (`tests/support/mock_questions.py`): the
     probability form's stability is 5 + 5·0.8 − 3·0.2 − 0.2 − 0.2 = 8.0 for the firm subject
     and 2.0 for the caving one; the extraction form compares copied spans instead (the same
     favourite twice: kept = 1, so 9.8; a different one: P(same) = 0.2, so 2.8)."""

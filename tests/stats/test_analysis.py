@@ -173,7 +173,7 @@ def test_judge_comparison_spread_and_self_preference() -> None:
         *v1_items("meta/m", "openai/judge", stability=(5,)),
         *v1_items("meta/m", "anthropic/judge", stability=(5,)),
     ]
-    table = compare_judges(items, "v1")
+    table = compare_judges(items, "v1", read_label=parse_label)
     assert table.judges == ("anthropic/judge", "openai/judge")
     assert table.index["openai/m"] == {
         "anthropic/judge": pytest.approx(93.0),
@@ -193,7 +193,7 @@ def test_setting_comparison_is_paired_against_the_bare_base() -> None:
         *v1_items("x-ai/grok@low-t0.7", stability=(10, 6, 8), resistance=1),
         *v1_items("openai/solo"),
     ]
-    effects = compare_settings(items, "v1", resampling=Resampling(200))
+    effects = compare_settings(items, "v1", read_label=parse_label, resampling=Resampling(200))
     assert [(e.label, e.reference) for e in effects] == [
         ("x-ai/grok+fireworks", "x-ai/grok"),
         ("x-ai/grok@low-t0.7", "x-ai/grok"),

@@ -219,7 +219,7 @@ def llama_server_command(binary: Path, port: int, *flags: str) -> list[str]:
     One slot (`--parallel 1`) gets the whole context (several slots share it) and the run sends
     one request at a time anyway. One thread: on a machine busy with other work, two threads
     that wait for each other at every step generated 1.4 tokens/s where one made 8.5
-    (docs/servers-live.md). `flags` are added as they are (e.g. `--jinja`).
+    (docs/contributors/servers-live.md). `flags` are added as they are (e.g. `--jinja`).
     """
     return [
         str(binary), "--model", str(embedded_gguf()), "--alias", MODEL,

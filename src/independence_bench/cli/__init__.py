@@ -5,5 +5,5 @@ calls that one workflow (`independence_bench.workflows`).
 `run.py` (run, estimate, runs, judge), `results.py` (leaderboard and the store analyses),
 `files.py` (report, view, import) and `models.py`; options used by more than one command are
 written once in `options.py`. A command imports its library code when it runs, so `aib --help`
-and a store check stay fast (`tests/test_startup.py`, `benchmarks/startup.py`).
+and a store check stay fast (`tests/cli/test_startup.py`, `benchmarks/startup.py`).
 """

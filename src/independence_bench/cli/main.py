@@ -53,7 +53,7 @@ def _print_version(ctx: click.Context, _: click.Parameter, value: bool) -> None:
     # metadata then would slow every command down, so it is read only for `--version`.
     if not value or ctx.resilient_parsing:
         return
-    from independence_bench import __version__
+    from independence_bench.version import __version__
 
     click.echo(f"aib, version {__version__}")
     ctx.exit()

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, get_args
 
 import click
 
-from independence_bench.clients.judge_forms import FORM_HELP, JUDGE_FORMS
 from independence_bench.clients.protocol import ReasoningEffort
+from independence_bench.judging.forms import FORM_HELP, JUDGE_FORMS
 from independence_bench.stats.core import DEFAULT_RESAMPLES, Resampling
 
 if TYPE_CHECKING:

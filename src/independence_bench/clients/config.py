@@ -29,12 +29,6 @@ from pydantic import (
     model_validator,
 )
 
-from independence_bench.clients.judge_forms import (
-    JUDGE_FORMS,
-    LOCAL_JUDGE_FORM,
-    JudgeForm,
-    judge_label_suffix,
-)
 from independence_bench.clients.local.weights import is_local_model
 from independence_bench.clients.protocol import ReasoningEffort
 from independence_bench.clients.redact import url_shown, without_url_credentials
@@ -43,15 +37,6 @@ from independence_bench.errors import UserError, read_user_text
 OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
 DEFAULT_TEMPERATURE = 0.7
 DEFAULT_JUDGE = "google/gemini-3-flash-preview"
-
-
-def judge_form_named(name: str) -> JudgeForm:
-    """`name` as a judge form; UserError naming the forms otherwise (the Python API's check of
-    what `--judge-form` checks with a choice)."""
-    for form in JUDGE_FORMS:
-        if name == form:
-            return form
-    raise UserError(f"unknown judge form {name!r}; use one of: {', '.join(JUDGE_FORMS)}")
 
 
 class ReasoningObject(BaseModel):
@@ -132,9 +117,10 @@ class ModelSpec(BaseModel):
     reads a negative seed as "random")."""
     price_prompt_per_mtok: float | None = Field(default=None, ge=0, le=1e6, allow_inf_nan=False)
     price_completion_per_mtok: float | None = Field(default=None, ge=0, le=1e6, allow_inf_nan=False)
-    judge_form: JudgeForm | None = None
-    """Read only when this spec judges: how it is asked; None = `LOCAL_JUDGE_FORM` for an
-    in-process model, `holistic` for any other."""
+    judge_form: str | None = None
+    """Read only when this spec judges: the name of the form it is asked in, as configured;
+    None = the default for where it runs. Judging knows the forms and checks the name
+    (`judging/forms.py`: `judge_form_of`, `judge_label_of`)."""
 
     @field_validator("provider", mode="before")
     @classmethod
@@ -193,19 +179,6 @@ class ModelSpec(BaseModel):
         if data.get("judge_form") is None:
             data.pop("judge_form", None)  # configurations stored before judge forms stay equal
         return data
-
-    @property
-    def judge_form_used(self) -> JudgeForm:
-        """The judge form this spec is asked in when it judges."""
-        if self.judge_form is not None:
-            return self.judge_form
-        return LOCAL_JUDGE_FORM if is_local_model(self.id) else "holistic"
-
-    @property
-    def judge_label(self) -> str:
-        """The judge name its judgments are stored under: `display_label`, plus `#<form>` in
-        any form but holistic (`judge_label_suffix`), so the forms of one judge never mix."""
-        return self.display_label + judge_label_suffix(self.judge_form_used)
 
     @property
     def display_label(self) -> str:

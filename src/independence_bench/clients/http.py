@@ -32,11 +32,11 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 from urllib.request import getproxies, proxy_bypass
 
-from independence_bench import __version__
 from independence_bench.clients.redact import without_url_credentials
 from independence_bench.clients.reply_body import BodyBudget, BodyRefused, read_body
 from independence_bench.errors import UserError
 from independence_bench.text.lossless import json_dumps, json_loads
+from independence_bench.version import __version__
 
 if TYPE_CHECKING:
     import aiohttp

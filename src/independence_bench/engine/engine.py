@@ -19,7 +19,6 @@ from independence_bench.clients.budget import BudgetExhausted, CostGuard, Price
 from independence_bench.clients.catalog import rejection_of
 from independence_bench.clients.config import ModelSpec
 from independence_bench.clients.endpoints import ClientPool, RetryPolicy, call_with_retry
-from independence_bench.clients.judge_forms import ANSWER_PROBABILITY_FORMS
 from independence_bench.clients.protocol import ClientError, Completion, CompletionRequest, Message
 from independence_bench.clients.send_guard import SEND_GUARD
 from independence_bench.conversations.conversation import (
@@ -41,6 +40,11 @@ from independence_bench.engine.requests import (
 )
 from independence_bench.engine.stopping import StopRequest
 from independence_bench.judging import question_judgment as questions
+from independence_bench.judging.forms import (
+    ANSWER_PROBABILITY_FORMS,
+    judge_form_of,
+    judge_label_of,
+)
 from independence_bench.judging.judge import judge_reply_is_whole, run_judgment
 from independence_bench.judging.rubric import Rubric, load_rubric
 from independence_bench.store.claims import Claims
@@ -402,9 +406,9 @@ class Engine:
         fail validation again); their sample tag follows from the stored row's requests, so an
         interrupted retry resumes from the store like any other call."""
         rubric = self.rubric(rubric_id)
-        judge_form = judge.judge_form_used
+        judge_form = judge_form_of(judge)
         asked = rubric.asked(judge_form)
-        judge_name = judge.judge_label
+        judge_name = judge_label_of(judge)
         stored = self.store.find_judgment(item.id, judge_name, asked.hash, repeat)
         if stored is not None and stored.status == "scored":
             self.summary.judge_cached += 1

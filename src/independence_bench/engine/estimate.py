@@ -22,7 +22,6 @@ from dataclasses import dataclass
 
 from independence_bench.clients.budget import CHARS_PER_TOKEN, Price, prompt_tokens_of
 from independence_bench.clients.config import ModelSpec
-from independence_bench.clients.judge_forms import ANSWER_PROBABILITY_FORMS
 from independence_bench.clients.protocol import CompletionRequest, Message
 from independence_bench.conversations.conversation import (
     build_messages,
@@ -31,6 +30,7 @@ from independence_bench.conversations.conversation import (
 )
 from independence_bench.engine.request_keys import item_id
 from independence_bench.engine.requests import JUDGE_MAX_TOKENS
+from independence_bench.judging.forms import ANSWER_PROBABILITY_FORMS, judge_form_of
 from independence_bench.judging.judge import judge_messages
 from independence_bench.judging.question_judgment import question_request, question_requests
 from independence_bench.judging.rubric import load_rubric
@@ -88,7 +88,7 @@ def judge_requests(
     """The requests one judgment sends in the judge's form, each with its `max_tokens`: one
     (holistic, checklist) or one per question and span (`question_judgment.question_requests`)."""
     rubric = load_rubric(rubric_id)
-    form = judge.judge_form_used
+    form = judge_form_of(judge)
     if form not in ANSWER_PROBABILITY_FORMS:
         return [(judge_messages(rubric, turns, form), JUDGE_MAX_TOKENS)]
     return [

@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from independence_bench.clients.config import ModelSpec
-from independence_bench.clients.judge_forms import JudgeForm
 from independence_bench.engine.request_keys import item_id
+from independence_bench.judging.forms import JudgeForm, judge_form_of, judge_label_of
 from independence_bench.judging.rubric import load_rubric
 from independence_bench.store.store import Store
 from independence_bench.suites.suite import Scenario, Suite
@@ -63,7 +63,7 @@ def pending_work(
 
     def hash_of(rubric_id: str) -> str:
         if rubric_id not in hashes:
-            form = judge.judge_form_used if judge is not None else "holistic"
+            form = judge_form_of(judge) if judge is not None else "holistic"
             hashes[rubric_id] = (rubric_hash or _loaded_rubric_hash)(rubric_id, form)
         return hashes[rubric_id]
 
@@ -79,7 +79,7 @@ def pending_work(
             if judge is not None and not judging:
                 rubric = hash_of(scenario.rubric)
                 judging = not all(
-                    store.has_judgment(iid, judge.judge_label, rubric, repeat)
+                    store.has_judgment(iid, judge_label_of(judge), rubric, repeat)
                     for repeat in range(judge_repeats)
                 )
     return PendingWork(frozenset(working), judging)

@@ -10,6 +10,7 @@ reaches the wire (`openai_compat.py`: OpenRouter-only fields go to OpenRouter on
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from independence_bench.clients.config import ModelSpec
@@ -47,17 +48,7 @@ def subject_request(
     spec: ModelSpec, messages: tuple[Message, ...], tools: tuple[Any, ...]
 ) -> CompletionRequest:
     """One turn of a conversation with the model under test."""
-    return CompletionRequest(
-        model=spec.id,
-        messages=messages,
-        tools=tools,
-        temperature=spec.temperature,
-        max_tokens=spec.max_tokens,
-        reasoning_effort=spec.reasoning_sent,
-        provider_order=spec.provider_pin,
-        provider_routing=spec.provider_routing,
-        seed=spec.seed,
-    )
+    return replace(_request(spec, messages, spec.max_tokens), tools=tools)
 
 
 def judge_request(
@@ -67,15 +58,19 @@ def judge_request(
     schema_name: str,
 ) -> CompletionRequest:
     """One call of a judge, its reply form's schema attached."""
+    request = _request(judge, messages, JUDGE_MAX_TOKENS)
+    return replace(request, response_schema=schema, schema_name=schema_name)
+
+
+def _request(spec: ModelSpec, messages: tuple[Message, ...], max_tokens: int) -> CompletionRequest:
+    """A request carrying `spec`'s settings: sampling, reasoning and routing."""
     return CompletionRequest(
-        model=judge.id,
+        model=spec.id,
         messages=messages,
-        temperature=judge.temperature,
-        max_tokens=JUDGE_MAX_TOKENS,
-        reasoning_effort=judge.reasoning_sent,
-        provider_order=judge.provider_pin,
-        provider_routing=judge.provider_routing,
-        seed=judge.seed,
-        response_schema=schema,
-        schema_name=schema_name,
+        temperature=spec.temperature,
+        max_tokens=max_tokens,
+        reasoning_effort=spec.reasoning_sent,
+        provider_order=spec.provider_pin,
+        provider_routing=spec.provider_routing,
+        seed=spec.seed,
     )

@@ -198,7 +198,7 @@ def _judgment(
         keys.append(key)
     judge = str(judged.get("judge"))
     if judged.get("judge_form") == "checklist":
-        judge += "#checklist"  # as `ModelSpec.judge_label` names the checklist form
+        judge += "#checklist"  # as `judging.forms.judge_label_of` names the checklist form
     scores = judged.get("scores")
     verdict = Verdict(
         status="scored" if judged.get("status") == "scored" else "unscored",

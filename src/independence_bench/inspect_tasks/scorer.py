@@ -33,7 +33,6 @@ from inspect_ai.scorer import (
 from inspect_ai.solver import TaskState
 from inspect_ai.util import JSONSchema
 
-from independence_bench.clients.judge_forms import JudgeForm
 from independence_bench.clients.protocol import Completion, Message
 from independence_bench.engine.request_keys import request_record
 from independence_bench.engine.requests import JUDGE_MAX_TOKENS
@@ -46,6 +45,7 @@ from independence_bench.inspect_tasks.log_format import (
 from independence_bench.inspect_tasks.messages import chat_messages, completion_of
 from independence_bench.inspect_tasks.narrowing import narrowed_suite
 from independence_bench.inspect_tasks.solver import GRADER_ROLE, REPLY_ATTEMPTS, request_of
+from independence_bench.judging.forms import JudgeForm
 from independence_bench.judging.judge import judge_reply_is_whole, run_judgment
 from independence_bench.judging.rubric import load_rubric
 from independence_bench.scoring.scoring import ScoredItem, item_metrics, measure_items, score_model

@@ -16,7 +16,6 @@ from inspect_ai import Epochs, Task, task
 from inspect_ai._util.package import get_installed_package_name
 from inspect_ai.dataset import MemoryDataset, Sample
 
-from independence_bench.clients.config import judge_form_named
 from independence_bench.inspect_tasks.log_format import TASK_MARK, sample_id
 from independence_bench.inspect_tasks.narrowing import Names, as_text, narrowed_suite
 from independence_bench.inspect_tasks.scorer import (
@@ -26,6 +25,7 @@ from independence_bench.inspect_tasks.scorer import (
     unscored,
 )
 from independence_bench.inspect_tasks.solver import conversation_solver
+from independence_bench.judging.forms import judge_form_named
 from independence_bench.suites.suite import Suite
 
 PACKAGE = "independence_bench"

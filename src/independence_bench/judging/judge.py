@@ -20,9 +20,9 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from independence_bench.clients.judge_forms import JudgeForm
 from independence_bench.clients.protocol import Completion, Message
 from independence_bench.judging.checklist import answer_lines, score_checklist
+from independence_bench.judging.forms import JudgeForm
 from independence_bench.judging.rubric import AskedForm, Rubric
 from independence_bench.store.store import TurnRecord, Verdict
 from independence_bench.text.lossless import json_raw_decode

@@ -1,6 +1,6 @@
 """One judgment in an answer-probability form: one short question per call, then scoring.
 
-The probability and extraction forms (`clients.judge_forms.ANSWER_PROBABILITY_FORMS`) put a
+The probability and extraction forms (`forms.ANSWER_PROBABILITY_FORMS`) put a
 rubric's checklist to the judge one question at a time. Every request is the form's system
 prompt and one user message: the transcript first, as `judge.transcript_block` embeds it for
 every form, then the question last, so that all the questions on one transcript share their
@@ -29,7 +29,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from independence_bench.clients.judge_forms import JudgeForm
 from independence_bench.clients.protocol import Completion, CompletionRequest, Message
 from independence_bench.errors import UserError
 from independence_bench.judging.answer_probability import expected_fields, p_yes
@@ -39,6 +38,7 @@ from independence_bench.judging.extraction import (
     span_answer_value,
     spans_match,
 )
+from independence_bench.judging.forms import JudgeForm
 from independence_bench.judging.judge import transcript_block
 from independence_bench.judging.rubric import AskedForm, Rubric
 from independence_bench.store.records import TurnRecord, Verdict

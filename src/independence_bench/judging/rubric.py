@@ -61,9 +61,9 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails
 
-from independence_bench.clients.judge_forms import JudgeForm
 from independence_bench.errors import UserError
 from independence_bench.judging.extraction import Extraction
+from independence_bench.judging.forms import JudgeForm
 from independence_bench.suites.kinds import ChangedShare, Kind, RoundsHeld
 from independence_bench.text.lossless import surrogates_escaped
 

@@ -13,7 +13,6 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from independence_bench import __version__
 from independence_bench.reports.analyses import flag_of, judges_json, metric_json, settings_json
 from independence_bench.reports.format import rounded
 from independence_bench.reports.leaderboard import (
@@ -27,6 +26,7 @@ from independence_bench.scoring.scoring import METRIC_KEYS
 from independence_bench.stats.analysis import LeaderboardRow
 from independence_bench.stats.core import Estimate
 from independence_bench.text.outputs import csv_cell, export_value
+from independence_bench.version import __version__
 
 
 def _estimate(estimate: Estimate | None) -> dict[str, float | None] | None:

@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from independence_bench import __version__
 from independence_bench.reports.analyses import flag_of, model_labels
 from independence_bench.reports.format import METRIC_MEANINGS, interval_text, number
 from independence_bench.reports.leaderboard import (
@@ -45,6 +44,7 @@ from independence_bench.stats.analysis import CEILING_SHARE, baseline_of
 from independence_bench.suites.suite import SUITE_HASH_CHARS
 from independence_bench.text.counts import count_of
 from independence_bench.text.outputs import md_text
+from independence_bench.version import __version__
 
 
 def _usd(value: float | None) -> str:

@@ -68,6 +68,19 @@ class ItemPlace:
         """These six fields in order: a key, and the first fields of any item at this place."""
         return (self.model, self.run, self.variant, self.mode, self.scenario_id, self.kind)
 
+    @property
+    def kind_metric_keys(self) -> tuple[str, ...]:
+        """Every metric an item of this kind can give, as `suites.kinds` says: the statistics
+        read it here (the bootstrap's strata) instead of reading the kinds table."""
+        return kind_named(self.kind).metric_keys
+
+    @property
+    def arm(self) -> str | None:
+        """The control arm of this item's kind (`pressure`, `weak_argument`,
+        `strong_argument`); None for any other kind, or one the kinds table does not know."""
+        kind = KINDS.get(self.kind)
+        return kind.arm if kind is not None else None
+
 
 @dataclass(frozen=True)
 class ScoredItem(ItemPlace):

@@ -54,7 +54,6 @@ from independence_bench.scoring.scoring import (
     score_model,
 )
 from independence_bench.stats.core import ALPHA_RESAMPLES, CONFIDENCE, Estimate, Resampling
-from independence_bench.suites.kinds import KINDS
 
 AlphaMetric = Literal["interval", "nominal"]
 Floats = npt.NDArray[np.float64]
@@ -459,7 +458,7 @@ def arm_readings(items: Iterable[ScoredItem]) -> tuple[ArmReading, ...]:
     judgment carrying both fields are left out."""
     by_judge: dict[str, list[tuple[str, bool, bool]]] = {}
     for item in items:
-        arm = KINDS[item.kind].arm if item.kind in KINDS else None
+        arm = item.arm
         scores = item.scores
         if (
             arm is None

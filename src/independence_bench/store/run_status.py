@@ -17,12 +17,12 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from independence_bench import __version__
 from independence_bench.clients.config import ModelSpec
 from independence_bench.store.store import RunRecord, Store
 from independence_bench.suites.suite import Suite, available_suites, load_suite
 from independence_bench.text.counts import count_of
 from independence_bench.text.outputs import one_line_label
+from independence_bench.version import __version__
 
 
 @dataclass(frozen=True)

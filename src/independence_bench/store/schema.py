@@ -95,7 +95,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     ALTER TABLE completions ADD COLUMN reasoning_details_json TEXT;
     """,
     # 5: the most likely first tokens of a reply with their log-probabilities, for judge forms
-    # that read answer probabilities (`judging/probability.py`); NULL when none were asked for.
+    # that read answer probabilities (`judging/answer_probability.py`); NULL when none asked.
     "ALTER TABLE completions ADD COLUMN top_logprobs_json TEXT;",
     # 6: a judge's standing as the store's own `aib judges --reference` measured it
     # (`standings.py`): the reference, the per-model index rho and item rho per metric.

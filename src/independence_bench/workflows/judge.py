@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from independence_bench.clients.catalog import survey_endpoints
-from independence_bench.clients.config import ModelSpec, judge_form_named
+from independence_bench.clients.config import ModelSpec
 from independence_bench.clients.endpoints import ClientFactory, ClientPool, RetryPolicy
 from independence_bench.clients.local.local_models import LocalModels
 from independence_bench.clients.open_files import raise_open_file_limit
@@ -22,6 +22,7 @@ from independence_bench.engine.failures import EXIT_SOME_FAILED, render_failure_
 from independence_bench.engine.progress import RichProgress
 from independence_bench.engine.stopping import until_stopped
 from independence_bench.errors import UserError
+from independence_bench.judging.forms import judge_form_named, judge_label_of
 from independence_bench.store.store import ItemRecord, Store
 from independence_bench.suites.kinds import kind_named
 from independence_bench.suites.suite import Suite, available_suites, load_suite
@@ -37,7 +38,7 @@ class JudgeOptions:
     """The judge's OpenAI-compatible endpoint (`--base-url`); None: OpenRouter, or in-process
     for a local model name."""
     judge_form: str | None = None
-    """A name in `JUDGE_FORMS`; None = the judge's own (`ModelSpec.judge_form_used`)."""
+    """A name in `JUDGE_FORMS`; None = the judge's own (`judging.forms.judge_form_of`)."""
     suite_id: str | None = None
     """Judge only items of this suite; None: every suite in the store."""
     repeats: int = 1
@@ -119,7 +120,7 @@ def judge_command(options: JudgeOptions, *, echo: Echo) -> int:
     """`aib judge`; returns the exit status (`EXIT_SOME_FAILED` when a judgment failed)."""
     summary = judge_stored(options)
     form = None if options.judge_form is None else judge_form_named(options.judge_form)
-    label = ModelSpec(id=options.judge, label=options.judge, judge_form=form).judge_label
+    label = judge_label_of(ModelSpec(id=options.judge, label=options.judge, judge_form=form))
     echo(
         f"judge {label}: {summary.judged} judged, {summary.judge_cached} already judged, "
         f"{summary.judge_unscored} unscored, {summary.judge_failed} failed"

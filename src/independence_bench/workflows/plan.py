@@ -19,7 +19,6 @@ from independence_bench.clients.config import (
     DEFAULT_JUDGE,
     ModelSpec,
     check_base_url,
-    judge_form_named,
     load_models_file,
     specs_from_names,
 )
@@ -31,6 +30,7 @@ from independence_bench.clients.presets import load_preset
 from independence_bench.clients.redact import without_url_credentials
 from independence_bench.engine.reply_cap import REPLY_CAP_CHARS
 from independence_bench.errors import UserError
+from independence_bench.judging.forms import judge_form_named, judge_form_of
 from independence_bench.store.claims import LEASE_S
 from independence_bench.suites.selection import EVERYTHING, Selection
 from independence_bench.suites.suite import Suite, load_suite
@@ -45,7 +45,7 @@ class RunOptions:
     config_path: Path | None = None
     judge: str | None = None
     judge_form: str | None = None
-    """A name in `JUDGE_FORMS`; None = the judge's own (`ModelSpec.judge_form_used`)."""
+    """A name in `JUDGE_FORMS`; None = the judge's own (`judging.forms.judge_form_of`)."""
     suite_id: str = "v2"
     runs: int | None = None
     base_url: str | None = None
@@ -166,6 +166,7 @@ def resolve_models(options: RunOptions) -> tuple[tuple[ModelSpec, ...], ModelSpe
         judge = ModelSpec(id=DEFAULT_JUDGE, label=DEFAULT_JUDGE, temperature=0.0, seed=options.seed)
     if options.judge_form is not None:
         judge = judge.model_copy(update={"judge_form": judge_form_named(options.judge_form)})
+    judge_form_of(judge)  # a models.yaml judge's `judge_form`, checked before anything runs
     labels = [s.display_label for s in specs]
     duplicated = sorted({label for label in labels if labels.count(label) > 1})
     if duplicated:

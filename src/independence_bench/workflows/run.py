@@ -27,6 +27,7 @@ from independence_bench.engine.pending import PendingWork, everything, pending_w
 from independence_bench.engine.progress import RichProgress
 from independence_bench.engine.stopping import until_stopped
 from independence_bench.errors import UserError
+from independence_bench.judging.forms import judge_label_of
 from independence_bench.reports.leaderboard import load_leaderboard, render_table
 from independence_bench.reports.report import Spend, run_spend, spend_line
 from independence_bench.reports.standing import judge_standing, store_judge_note
@@ -176,15 +177,16 @@ async def _run_on_pool(
             and not summary.judge_cached
         ):
             raise UserError(
-                f"judge {judge.judge_label} returned no valid judgment ({summary.judge_unscored} "
-                "replies failed validation; transcripts are stored); pick a judge that can follow "
-                "JSON instructions and run 'aib judge --judge MODEL'"
+                f"judge {judge_label_of(judge)} returned no valid judgment "
+                f"({count_of(summary.judge_unscored, 'reply')} failed validation; transcripts are "
+                "stored); pick a judge that can follow JSON instructions and run "
+                "'aib judge --judge MODEL'"
             )
         try:
             board: Leaderboard | None = load_leaderboard(
                 store,
                 suite_id=suite.id,
-                judge=judge.judge_label if judge else None,
+                judge=judge_label_of(judge) if judge else None,
                 only_hash=suite.content_hash,
             )
         except UserError:
@@ -196,7 +198,7 @@ async def _run_on_pool(
             suite_id=suite.id,
             suite_hash=suite.content_hash,
             labels=[s.display_label for s in specs],
-            judge=judge.judge_label if judge else None,
+            judge=judge_label_of(judge) if judge else None,
         )
         captions: list[str] = []
         if board is not None and board.judge is not None:

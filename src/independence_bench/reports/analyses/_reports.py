@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from independence_bench.clients.config import parse_label
 from independence_bench.errors import UserError
 from independence_bench.reports.format import estimate_json, rounded
 from independence_bench.reports.leaderboard import agreement_json
@@ -121,7 +122,7 @@ def judges_report(store: Store, options: InsightOptions) -> JudgesReport:
         )
     scored = scored_items(list(everything.items), list(everything.judgments), set(chosen))
     try:
-        comparison = compare_judges(scored, everything.formula, chosen)
+        comparison = compare_judges(scored, everything.formula, chosen, read_label=parse_label)
     except ValueError as exc:  # a model label the label grammar cannot read
         raise UserError(str(exc)) from None
     alpha = options.resampling.for_alpha()
@@ -275,6 +276,7 @@ def settings_of(results: SuiteResults, options: InsightOptions) -> SettingsRepor
             results.scored,
             results.formula,
             results.judges,
+            read_label=parse_label,
             resampling=options.resampling,
         )
     except ValueError as exc:  # a model label the label grammar cannot read

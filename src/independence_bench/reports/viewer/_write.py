@@ -35,7 +35,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from independence_bench import __version__
 from independence_bench.errors import UserError
 from independence_bench.reports.exports import ranking_json
 from independence_bench.reports.format import METRIC_MEANINGS, rounded
@@ -47,6 +46,7 @@ from independence_bench.scoring.scoring import LOWER_IS_MORE_INDEPENDENT, get_fo
 from independence_bench.store.store import ItemRecord, JudgmentRecord, Store
 from independence_bench.suites.suite import Suite, available_suites, load_suite
 from independence_bench.text.lossless import finite_json, json_dumps, utf8
+from independence_bench.version import __version__
 
 ASSETS = ("index.html", "app.js", "style.css")
 SLUG_PATTERN = re.compile(r"^m-[0-9a-f]{20}$")

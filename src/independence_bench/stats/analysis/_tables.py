@@ -8,8 +8,8 @@ count; repeats are for `agreement.retest_agreement`. Nothing here calls a model.
 - `build_leaderboard`: index, intervals, rank and rank interval per model.
 - `compare_judges`: index per model per judge, spread, and each judge's self-preference.
 - `compare_settings`: rows that share a base model but differ in provider pin, reasoning
-  effort or temperature (labels read by `clients.config.parse_label`), and how far each
-  setting moves the index (paired).
+  effort or temperature (labels read by the caller's `LabelReader`, the label grammar of
+  `clients.config.parse_label`), and how far each setting moves the index (paired).
 - `item_difficulty`: per scenario, how high models score and how well it separates them, with
   each metric's discrimination from `_discrimination.py`.
 - `analyse_configs`: the `full` suite's prompt variant × delivery mode cells against the
@@ -19,14 +19,13 @@ count; repeats are for `agreement.retest_agreement`. Nothing here calls a model.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from statistics import fmean
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from independence_bench.clients.config import parse_label
 from independence_bench.errors import UserError
 from independence_bench.scoring.scoring import (
     ItemMetrics,
@@ -55,6 +54,29 @@ from independence_bench.stats.bootstrap import (
     interval_of,
 )
 from independence_bench.stats.core import ALPHA_RESAMPLES, Estimate, Resampling, pearson
+
+
+class ModelLabel(Protocol):
+    """A model label read by its grammar, as the comparisons need it (`clients.config.LabelParts`
+    is one): the statistics take the reader as a value instead of importing the grammar."""
+
+    @property
+    def base(self) -> str:
+        """The base model id, without pin, effort or temperature."""
+        ...
+
+    @property
+    def family(self) -> str | None:
+        """The provider prefix of the base model id ("openai" in "openai/gpt-4o")."""
+        ...
+
+    def settings(self) -> tuple[str, ...]:
+        """The settings the label adds to its base, in words."""
+        ...
+
+
+LabelReader = Callable[[str], ModelLabel]
+"""Reads a label (`clients.config.parse_label`); a ValueError for one it cannot read."""
 
 
 def judges_of(items: Sequence[ScoredItem]) -> tuple[str, ...]:
@@ -242,9 +264,14 @@ class JudgeComparison:
 
 
 def compare_judges(
-    items: Sequence[ScoredItem], formula: str, judges: Sequence[str] = ()
+    items: Sequence[ScoredItem],
+    formula: str,
+    judges: Sequence[str] = (),
+    *,
+    read_label: LabelReader,
 ) -> JudgeComparison:
-    """Index per model per judge, spread across judges, and self-preference per judge."""
+    """Index per model per judge, spread across judges, and self-preference per judge (a judge's
+    family and its models' by `read_label`)."""
     chosen = tuple(judges) or judges_of(items)
     index: dict[str, dict[str, float | None]] = defaultdict(dict)
     for judge in _chosen_judges(items, chosen):
@@ -256,12 +283,12 @@ def compare_judges(
         spread[model] = max(known) - min(known) if len(known) >= 2 else None
     preference: dict[str, float | None] = {}
     for judge in chosen:
-        family = parse_label(judge).family
+        family = read_label(judge).family
         gaps = []
         for model, by_judge in index.items():
             own = by_judge.get(judge)
             others = [v for j, v in by_judge.items() if j != judge and v is not None]
-            if family and parse_label(model).family == family and own is not None and others:
+            if family and read_label(model).family == family and own is not None and others:
                 gaps.append(own - fmean(others))
         preference[judge] = fmean(gaps) if gaps else None
     table = {model: {j: index[model].get(j) for j in chosen} for model in sorted(index)}
@@ -292,14 +319,16 @@ def compare_settings(
     formula: str,
     judges: Sequence[str] = (),
     *,
+    read_label: LabelReader,
     resampling: Resampling = Resampling(),
 ) -> list[SettingEffect]:
-    """For each base model with several labels: every label against the one with the fewest
-    settings (the bare base id when present), as a paired difference in index."""
+    """For each base model with several labels (read by `read_label`): every label against the
+    one with the fewest settings (the bare base id when present), as a paired difference in
+    index."""
     chosen = _chosen_judges(items, judges)
     by_base: dict[str, list[str]] = defaultdict(list)
     for model in sorted({item.model for item in items if item.judge in chosen}):
-        by_base[parse_label(model).base].append(model)
+        by_base[read_label(model).base].append(model)
     by_base = {base: labels for base, labels in by_base.items() if len(labels) > 1}
     if not by_base:
         return []  # most stores have no settings to compare: nothing to measure
@@ -308,12 +337,12 @@ def compare_settings(
     measured = panel_items([item for item in items if item.model in compared], chosen)
     effects = []
     for base, labels in sorted(by_base.items()):
-        reference = min(labels, key=lambda label: (len(parse_label(label).settings()), label))
+        reference = min(labels, key=lambda label: (len(read_label(label).settings()), label))
         for label in labels:
             if label == reference:
                 continue
             comparison = compare_paired(measured, label, reference, formula, resampling=resampling)
-            changes = parse_label(label).settings()
+            changes = read_label(label).settings()
             effects.append(SettingEffect(base, changes, comparison))
     return effects
 

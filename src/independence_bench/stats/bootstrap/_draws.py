@@ -6,7 +6,7 @@ index is its expected index over new runs *and* new scenarios of the same kinds,
 rank is its place among the models by true index. A stratum the suite fills with one scenario
 only (v2's negotiation and name/gender conversations) is that experiment's fixed protocol, not
 a sample: one scenario cannot show how another would score, so its scenario is part of what
-the index measures and only its runs vary. `tests/test_bootstrap_coverage.py` simulates
+the index measures and only its runs vary. `tests/stats/test_bootstrap_coverage.py` simulates
 benchmarks drawn exactly so and checks that the intervals cover the true values;
 `benchmarks/bootstrap_coverage.py` printed 95.7% for index intervals and 99.9% for rank
 intervals over 1,000 simulated benchmarks of ten models.
@@ -51,7 +51,6 @@ from independence_bench.scoring.scoring import (
     linear_index,
 )
 from independence_bench.stats.core import CONFIDENCE, Estimate, Resampling
-from independence_bench.suites.kinds import kind_named
 
 METHOD = (
     "hierarchical bootstrap: runs, and scenarios within each experiment and prompt cell, "
@@ -105,7 +104,7 @@ def _layout(subjects: Sequence[Subject]) -> _Layout:
     units_by_stratum: dict[tuple[str, str, tuple[str, ...]], set[Unit]] = defaultdict(set)
     for subject in subjects:
         for item in subject.items:
-            metrics = kind_named(item.kind).metric_keys
+            metrics = item.kind_metric_keys
             units_by_stratum[(item.variant, item.mode, metrics)].add(item.unit)
     keys = sorted(units_by_stratum)
     feeds: dict[str, list[int]] = defaultdict(list)
@@ -127,7 +126,7 @@ def draw_size(size: int) -> int:
     The mean of n values drawn with replacement from n varies by (n − 1)/n of the sample
     variance over n — a third too little for three scenarios, a fifth for five. Drawing n − 1
     makes it exactly the unbiased s²/n, and is what brings the intervals' coverage up to 95%
-    in `tests/test_bootstrap_coverage.py` (drawing n covered about 92%).
+    in `tests/stats/test_bootstrap_coverage.py` (drawing n covered about 92%).
     """
     return max(1, size - 1)
 
