@@ -278,11 +278,14 @@ class OpenRouterService(MockService):
         return MockReply(200, {**out, "choices": [choice]})
 
 
-OFF_SPEC_INBAND = ("top_text", "top_empty", "top_list", "choice_text", "finish_upper")
-"""In-band error shapes beside the documented ones (errors page, "Errors and Debugging": an
-`error` object; streaming page, "Handling Errors During Streaming": `finish_reason: "error"`)
-that a proxy or another OpenAI-compatible server may send: `"error": "text"`, `{}` or `[...]`
-beside `choices`, a choice-level `"error": "text"`, `finish_reason: "ERROR"`."""
+OFF_SPEC_INBAND = (
+    "top_text", "top_empty", "top_list", "choice_text", "finish_upper", "finish_only"
+)  # fmt: skip
+"""In-band error shapes beside the documented one (errors page, "Errors and Debugging": an
+`error` object; streaming page, "Handling Errors During Streaming": that object beside a
+choice ending `finish_reason: "error"`) that a proxy or another OpenAI-compatible server may
+send: `"error": "text"`, `{}` or `[...]` beside `choices`, a choice-level `"error": "text"`,
+`finish_reason: "ERROR"`, and `finish_reason: "error"` with no `error` object."""
 
 
 def off_spec_inband(shape: str, reply: Mapping[str, Any], provider: str) -> dict[str, Any]:
@@ -301,6 +304,8 @@ def off_spec_inband(shape: str, reply: Mapping[str, Any], provider: str) -> dict
         choice["error"] = "upstream connection reset"
     elif shape == "finish_upper":
         choice["finish_reason"] = "ERROR"
+    elif shape == "finish_only":
+        choice["finish_reason"] = "error"
     else:
         raise ValueError(f"unknown in-band shape {shape!r}")
     return {**out, "choices": [choice]}
@@ -385,6 +390,14 @@ class MockOpenRouter(MockServer):
     def base_url(self) -> str:
         """OpenRouter's base URL shape: `http://127.0.0.1:PORT/api/v1`."""
         return f"http://{self.host}:{self.port}/api/v1"
+
+    def play(self, script: OpenRouterScript) -> None:
+        """Play `script` from now on, its counts from zero, as a fresh emulator would (for a
+        module that keeps one server: Inspect keeps a model, and its base URL, per name)."""
+        with self._openrouter._lock:
+            self.script = self._openrouter.script = script
+            self._openrouter._counts.clear()
+        self.reset()
 
     @property
     def headers_seen(self) -> list[dict[str, str]]:
