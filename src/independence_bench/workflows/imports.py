@@ -94,6 +94,11 @@ def import_inspect_logs(options: ImportOptions, *, echo: Echo) -> LogImportRepor
         store_path = store.path
     for line in report.summary_lines(store_path):
         echo(line)
+    if not report.logs and report.skipped:
+        raise UserError(
+            f"nothing imported from {options.path}: every log or sample was skipped, each for "
+            "the reason listed above"
+        )
     if not report.logs:
         raise UserError(
             f"nothing imported from {options.path}: no Inspect log written by an "
