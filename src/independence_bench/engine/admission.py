@@ -172,7 +172,7 @@ def admit_scores(kind: str, scores: Any) -> dict[str, Any]:
         raise Refused(f"scenario kind {_describe(kind)} is not one this aib knows") from None
     if not isinstance(scores, Mapping):
         raise Refused(f"the scores are {_describe(scores)}, not an object")
-    checked = admit_json(dict(scores), "the scores")
+    checked = dict(scores)
 
     def field(name: str) -> Any:
         if name not in checked:
@@ -196,4 +196,4 @@ def admit_scores(kind: str, scores: Any) -> dict[str, Any]:
         elif isinstance(source, RoundsHeld):
             _number(field(source.yield_field), source.yield_field, source.rounds, whole=True)
             _flag(field(source.committed_field), source.committed_field)
-    return dict(checked)
+    return dict(admit_json(checked, "the other scores"))
