@@ -70,6 +70,13 @@ def run_folders(config_dir: Path) -> list[tuple[int, Path]]:
     return sorted(found)
 
 
+def holds_run_folders(path: Path) -> bool:
+    """Whether a ``run_<n>`` folder lies anywhere under `path`: a tree of result folders, even
+    one `find_configurations` cannot read (configuration folders one level too deep, as a
+    model id with a ``/`` left them), is never taken for Inspect logs."""
+    return any(_RUN_DIR.match(p.name) and p.is_dir() for p in path.rglob("run_*"))
+
+
 def find_configurations(path: Path) -> tuple[Path, list[Path]]:
     """(the root stored paths are relative to, the configuration folders) found at `path`.
 
@@ -180,7 +187,9 @@ def _read_run(root: Path, run_dir: Path, report: ImportReport) -> tuple[list[Tur
                 names = admit_json(read_json(path, root), NAMES_FILE)
             else:
                 turn = read_turn_file(path, rel, path.relative_to(run_dir).parts, root)
-                admit_json(turn.data, "the file")  # before the run's transaction: no NaN, …
+                # Before the run's transaction (no NaN, no depth, …); the verdict is
+                # `judgment_of`'s to check: a bad one is stored unscored, its transcript kept.
+                admit_json({k: v for k, v in turn.data.items() if k != "judge_scores"}, "it")
                 files.append(turn)
         except SkippedFile as exc:
             report.skipped.append((rel, str(exc)))

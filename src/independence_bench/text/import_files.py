@@ -35,10 +35,11 @@ class ImportFileRefused(Exception):
 
 
 def _size(count: int) -> str:
+    """`16 MiB` for a whole number of a unit (the caps), else the bytes: `16,777,300 bytes`."""
     for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if count >= scale:
-            return f"{count / scale:.1f} {unit}"
-    return f"{count} bytes"
+        if count >= scale and count % scale == 0:
+            return f"{count // scale} {unit}"
+    return f"{count:,} bytes"
 
 
 def check_import_file(path: Path, root: Path, cap: int) -> None:
