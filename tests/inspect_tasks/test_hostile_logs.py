@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -183,3 +184,20 @@ def test_every_mutation_is_skipped_or_held_and_every_read_command_works(
     assert isinstance(board, list)
     for row in board:
         assert row["index"] is None or 0 <= row["index"] <= 100, row
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs and symlinks (POSIX)")
+def test_a_log_folder_holding_a_fifo_a_device_or_a_link_out_reads_none_of_them(
+    aib: Any, tmp_path: Path
+) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    os.mkfifo(logs / "fifo.json")
+    (logs / "zero.eval").symlink_to("/dev/zero")
+    (tmp_path / "elsewhere.json").write_text("{}", encoding="utf-8")
+    (logs / "out.json").symlink_to(tmp_path / "elsewhere.json")
+    result = aib("import", str(logs), "--data-dir", "store")
+    assert result.code == 2 and "every log or sample was skipped" in result.err, result.err
+    assert f"{logs / 'fifo.json'}: not a regular file" in result.out
+    assert f"{logs / 'zero.eval'}: a link to a file outside the folder" in result.out
+    assert f"{logs / 'out.json'}: a link to a file outside the folder" in result.out
