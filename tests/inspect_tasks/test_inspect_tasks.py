@@ -18,7 +18,7 @@ pytest.importorskip("inspect_ai")
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
 
-from independence_bench.inspect_tasks.log_format import TASK_MARK, TRANSCRIPT_KEY
+from independence_bench.inspect_tasks.log_format import TASK_MARK, TRANSCRIPT_KEY, sample_id
 from independence_bench.inspect_tasks.tasks import suite_task
 from independence_bench.store.store import Store
 from independence_bench.suites.suite import load_suite
@@ -231,16 +231,20 @@ def test_both_delivery_modes_send_our_messages(mock: MockServer, aib: Any, tmp_p
     assert len(turns) == 4 and all(c is not None and c.prompt_tokens for c in completions)
     assert {_wire(r["messages"]) for r in requests if r} == set(ours)
 
-    # A damaged record is skipped whole with one line, in a folder of `.json` logs.
+    # A damaged sample is skipped whole with one line, in a folder of `.json` logs; the log's
+    # other sample is imported.
     data = json.loads(log.read_text(encoding="utf-8"))
     del data["samples"][-1]["store"][TRANSCRIPT_KEY]["turns"][0]["human"]
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / log.name).write_text(json.dumps(data), encoding="utf-8")
     bad = aib("import", str(tmp_path / "bad"), "--data-dir", "bad-store")
-    assert bad.code != 0 and "Traceback" not in bad.err
-    assert "malformed task record (KeyError: 'human'); nothing written" in bad.out
+    assert bad.code == 0 and "Traceback" not in bad.err
+    damaged = data["samples"][-1]["id"]
+    assert f"sample {damaged} epoch 1: malformed (KeyError: 'human'); skipped" in bad.out
     with Store(Path("bad-store")) as store:
-        assert store.items() == [] and store.runs() == []
+        [item] = store.items()
+        assert sample_id(item.variant, item.mode, item.scenario_id) != damaged
+        assert len(item.turns) == 2 and len(store.runs()) == 1
 
 
 def _transcripts(data: Path) -> dict[tuple[str, str, str], list[tuple[str, str]]]:

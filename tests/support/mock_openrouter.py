@@ -73,6 +73,8 @@ class OpenRouterScript:
     """The in-band errors hit the judge's calls instead of the subjects'."""
     inband_after: int = 0
     """Calls answered cleanly before the in-band errors begin (a conversation's later turn)."""
+    inband_shape: str = "documented"
+    """`documented`, or one of `OFF_SPEC_INBAND`: an error shape the docs do not show."""
     byok: bool = False
     """Usage as for a bring-your-own-key request: `cost` is the fee, the provider's charge in
     `cost_details.upstream_inference_cost`."""
@@ -262,6 +264,8 @@ class OpenRouterService(MockService):
     ) -> MockReply:
         # errors page, "Mid-stream errors": status 200, a top-level `error` ({code, message,
         # metadata}) beside a choice that ends `finish_reason: "error"` with what was written.
+        if self.script.inband_shape != "documented":
+            return MockReply(200, off_spec_inband(self.script.inband_shape, reply, provider))
         metadata = {"provider_name": provider, "raw": "upstream connection reset"}
         error = {"code": self.script.inband_code, "message": "Provider returned error"}
         error["metadata"] = metadata
@@ -272,6 +276,39 @@ class OpenRouterService(MockService):
                   "native_finish_reason": "error"}  # fmt: skip
         out = {**reply, "id": "gen-error", "provider": provider, "error": error}
         return MockReply(200, {**out, "choices": [choice]})
+
+
+OFF_SPEC_INBAND = (
+    "top_text", "top_empty", "top_list", "choice_text", "finish_upper", "finish_only"
+)  # fmt: skip
+"""In-band error shapes beside the documented one (errors page, "Errors and Debugging": an
+`error` object; streaming page, "Handling Errors During Streaming": that object beside a
+choice ending `finish_reason: "error"`) that a proxy or another OpenAI-compatible server may
+send: `"error": "text"`, `{}` or `[...]` beside `choices`, a choice-level `"error": "text"`,
+`finish_reason: "ERROR"`, and `finish_reason: "error"` with no `error` object."""
+
+
+def off_spec_inband(shape: str, reply: Mapping[str, Any], provider: str) -> dict[str, Any]:
+    """A 200 body that ends in an error in the off-spec `shape` (`OFF_SPEC_INBAND`), with the
+    cut reply written so far in its choice."""
+    partial = {"role": "assistant", "content": CUT_REPLY}
+    choice: dict[str, Any] = {"index": 0, "message": partial, "finish_reason": "stop"}
+    out: dict[str, Any] = {**reply, "id": "gen-error", "provider": provider}
+    if shape == "top_text":
+        out["error"] = "upstream connection reset"
+    elif shape == "top_empty":
+        out["error"] = {}
+    elif shape == "top_list":
+        out["error"] = [{"message": "upstream connection reset"}]
+    elif shape == "choice_text":
+        choice["error"] = "upstream connection reset"
+    elif shape == "finish_upper":
+        choice["finish_reason"] = "ERROR"
+    elif shape == "finish_only":
+        choice["finish_reason"] = "error"
+    else:
+        raise ValueError(f"unknown in-band shape {shape!r}")
+    return {**out, "choices": [choice]}
 
 
 def _or_error(
@@ -353,6 +390,14 @@ class MockOpenRouter(MockServer):
     def base_url(self) -> str:
         """OpenRouter's base URL shape: `http://127.0.0.1:PORT/api/v1`."""
         return f"http://{self.host}:{self.port}/api/v1"
+
+    def play(self, script: OpenRouterScript) -> None:
+        """Play `script` from now on, its counts from zero, as a fresh emulator would (for a
+        module that keeps one server: Inspect keeps a model, and its base URL, per name)."""
+        with self._openrouter._lock:
+            self.script = self._openrouter.script = script
+            self._openrouter._counts.clear()
+        self.reset()
 
     @property
     def headers_seen(self) -> list[dict[str, str]]:

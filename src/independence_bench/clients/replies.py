@@ -98,13 +98,44 @@ def _error_text(error: Mapping[str, Any], served_by: str | None) -> str:
     return text
 
 
-def inband_error(response: Any, retry_after: float | None = None) -> ClientError | None:
-    """The error a 200 reply carries in its body, or None when it carries none."""
-    body = _mapping(response)
+def _error_object(value: Any) -> dict[str, Any]:
+    """An `error` of any type as the documented object: a string is its message, anything
+    else that is not an object (a list, a number, `true`) is kept as its `raw` text."""
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, str):
+        return {"message": value}
+    return {"metadata": {"raw": repr(value)[:RAW_CHARS]}}
+
+
+def _carried_error(body: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The error a reply's body carries, or None when it carries none.
+
+    OpenRouter's "Errors and Debugging" page (openrouter.ai/docs/api/reference/
+    errors-and-debugging): once the model has started, the status stays 200 and "any error
+    occurred while the LLM is producing the output will be emitted in the response body";
+    the streaming page ("Handling Errors During Streaming") shows it as a top-level `error`
+    beside `choices` and a choice with `finish_reason: "error"`. Documented shapes are an
+    object; a proxy or another server may send a string, `{}`, a list or any other value, at
+    the top or in any choice, and may spell the finish reason `ERROR`: every non-null
+    `error`, and every finish reason that reads `error` in any case, is an error."""
     choices = body.get("choices")
-    choice = _mapping(choices[0]) if isinstance(choices, list) and choices else {}
-    error = _mapping(body.get("error")) or _mapping(choice.get("error"))
-    if not error and choice.get("finish_reason") != "error":
+    listed = [c for c in choices if isinstance(c, dict)] if isinstance(choices, list) else []
+    for value in (body.get("error"), *(c.get("error") for c in listed)):
+        if value is not None:
+            return _error_object(value)
+    for choice in listed:
+        finish = choice.get("finish_reason")
+        if isinstance(finish, str) and finish.strip().casefold() == "error":
+            return {}
+    return None
+
+
+def inband_error(response: Any, retry_after: float | None = None) -> ClientError | None:
+    """The error a 200 reply carries in its body (`_carried_error`), or None."""
+    body = _mapping(response)
+    error = _carried_error(body)
+    if error is None:
         return None
     served_by = _text(body.get("provider"))
     code = _code(error.get("code"))

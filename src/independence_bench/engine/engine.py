@@ -28,10 +28,11 @@ from independence_bench.conversations.conversation import (
     system_prompt,
     tool_definition,
 )
+from independence_bench.engine.admission import admit_completion
 from independence_bench.engine.claiming import ClaimLost, claim_or_wait, guard_claim, renewing
 from independence_bench.engine.failures import Failure
 from independence_bench.engine.launch import run_all, run_longest_first
-from independence_bench.engine.reply_cap import REPLY_CAP_CHARS, cap_reply
+from independence_bench.engine.reply_cap import REPLY_CAP_CHARS
 from independence_bench.engine.request_keys import item_id, request_key, request_record
 from independence_bench.engine.requests import (
     judge_request,
@@ -224,7 +225,8 @@ class Engine:
             raise
         self._emit("call_done")
         self.summary.calls += 1
-        completion = cap_reply(completion, self.reply_cap)
+        # The check every door makes (`admission.py`): the reply cap, sensible numbers.
+        completion = admit_completion(completion, self.reply_cap)
         if completion.cost_usd is None:
             completion = replace(completion, cost_usd=self._cost_of(spec, completion))
         if self.budget is not None and reservation is not None:

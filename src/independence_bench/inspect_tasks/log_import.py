@@ -7,10 +7,20 @@ and suite; the run's configuration records the log's eval id and epoch, so impor
 log again finds the same runs and writes nothing. Each sample becomes an item with its
 transcript, each turn's completion (request, reply, tokens, cost and latency as Inspect
 recorded them), and the grader's verdict with its judge calls. Nothing is asked again.
+
+A log is read only when it is a regular file under the folder given, within its size cap, and
+(an `.eval`) its zip members' names and sizes pass (`text/import_files.py`). Every run, sample,
+turn, completion, request and verdict passes the checks `aib run`'s replies pass
+(`engine/admission.py`: the reply cap, JSON depth, types, ranges, a shipped suite and its
+formula, finite numbers) before it is written. A log that fails is skipped with one line; a
+sample that fails is skipped with one line naming its log and sample, and the log's other
+samples are imported; a verdict that fails is skipped the same way and its transcript kept
+(to be judged again).
 """
 
 from __future__ import annotations
 
+import zipfile
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -18,6 +28,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from independence_bench.engine.admission import (
+    Refused,
+    admit_completion,
+    admit_json,
+    admit_scores,
+    admit_suite,
+    admit_text,
+    admit_turn,
+)
 from independence_bench.errors import UserError
 from independence_bench.inspect_tasks.log_format import (
     SCORER_NAME,
@@ -29,20 +48,27 @@ from independence_bench.legacy.format import digest
 from independence_bench.legacy.importer import import_detail_lines, item_key
 from independence_bench.store.store import ItemRecord, RunRecord, Store, TurnRecord, Verdict
 from independence_bench.suites.kinds import kind_named
-from independence_bench.suites.suite import load_suite
+from independence_bench.suites.suite import Suite
 from independence_bench.text.counts import count_of
+from independence_bench.text.import_files import (
+    LOG_FILE_CAP,
+    ImportFileRefused,
+    check_import_file,
+    check_zip,
+)
 
 LOG_SUFFIXES = (".eval", ".json")
 _LISTED = 20
 
 
 def find_logs(path: Path) -> list[Path]:
-    """The Inspect log files at `path`: the file itself, or every `.eval`/`.json` below it."""
+    """The Inspect log files at `path`: the file itself, or every `.eval`/`.json` below it
+    (whatever they are: `import_log` checks each before reading it)."""
     if path.is_file():
         return [path]
     if not path.is_dir():
         raise UserError(f"{path} does not exist; give an Inspect log file or the folder of logs")
-    return sorted(p for p in path.rglob("*") if p.suffix in LOG_SUFFIXES and p.is_file())
+    return sorted(p for p in path.rglob("*") if p.suffix in LOG_SUFFIXES and not p.is_dir())
 
 
 def holds_inspect_logs(path: Path) -> bool:
@@ -81,14 +107,15 @@ class LogImportReport:
         return lines + import_detail_lines(self.written, listed, self.skipped)
 
 
-def _read(path: Path) -> Any:
+def _reader() -> Any:
+    """Inspect's `read_eval_log`; a `UserError` saying how to install it when it is not."""
     try:
         from inspect_ai.log import read_eval_log
     except ImportError:
         raise UserError(
             "reading Inspect logs needs Inspect AI: pip install 'ai-independence-bench[inspect]'"
         ) from None
-    return read_eval_log(str(path))
+    return read_eval_log
 
 
 def _timestamp(text: str) -> float:
@@ -99,12 +126,13 @@ def _run_for(
     store: Store, task: Mapping[str, Any], log: Any, epoch: int, when: float
 ) -> tuple[RunRecord, bool]:
     """The run of `epoch` of this log: the one an earlier import made, else the next number."""
-    label = str(log.eval.model)
-    origin = {"eval_id": log.eval.eval_id, "epoch": epoch}
+    label = admit_text(str(log.eval.model), "the model's name", 1000)
+    suite_hash = admit_text(task["suite_hash"], "the suite hash", 128)
+    origin = admit_json({"eval_id": log.eval.eval_id, "epoch": epoch}, "the log's eval id")
     mine = [
         r
         for r in store.runs(task["suite"])
-        if r.model_label == label and r.suite_hash == task["suite_hash"]
+        if r.model_label == label and r.suite_hash == suite_hash
     ]
     found = [r for r in mine if r.model_config.get("inspect", {}).get("origin") == origin]
     run_index = found[0].run_index if found else max((r.run_index for r in mine), default=0) + 1
@@ -119,15 +147,16 @@ def _run_for(
             "generate_config": log.eval.model_generate_config.model_dump(exclude_none=True),
         },
     }
+    version = task.get("suite_version", 1)
     return store.ensure_run(
         model_label=label,
         model_id=label,
         suite_id=task["suite"],
-        suite_version=int(task.get("suite_version", 1)),
-        suite_hash=task["suite_hash"],
+        suite_version=version if type(version) is int and 0 < version < 10_000 else 1,
+        suite_hash=suite_hash,
         run_index=run_index,
-        model_config=config,
-        package_version=f"inspect-ai {log.eval.packages.get('inspect_ai', '?')}",
+        model_config=admit_json(config, "the run's configuration"),
+        package_version=f"inspect-ai {log.eval.packages.get('inspect_ai', '?')}"[:200],
         imported_at=when,
     )
 
@@ -153,24 +182,40 @@ def _turns(
     written: Counter[str],
 ) -> tuple[TurnRecord, ...]:
     turns = []
-    for index, turn in enumerate(record.get("turns") or ()):
+    listed = record.get("turns")
+    listed = [] if listed is None else listed
+    if not isinstance(listed, list):
+        raise Refused("its turns are not a list")
+    for index, turn in enumerate(listed):
         key = _completion_key(log, sample, "subject", index)
-        completion = completion_from_json(turn.get("completion") or {})
-        request = turn.get("request") or {}
-        written["completions"] += store.put_completion(
-            key, str(request.get("model", log.eval.model)), request, completion, imported_at=when
-        )
+        completion = admit_completion(completion_from_json(_mapping(turn.get("completion"))))
+        request = admit_json(_mapping(turn.get("request")), "a turn's request")
+        model = admit_text(str(request.get("model", log.eval.model)), "the model's name", 1000)
         turns.append(
-            TurnRecord(
-                str(turn["human"]),
-                str(turn["reply"]),
-                key,
-                bool(turn.get("protocol_ok", True)),
-                turn.get("note"),
-                turn.get("deviation"),
+            admit_turn(
+                TurnRecord(
+                    turn["human"],
+                    turn["reply"],
+                    key,
+                    turn.get("protocol_ok", True) is not False,
+                    turn.get("note"),
+                    turn.get("deviation"),
+                )
             )
         )
+        written["completions"] += store.put_completion(
+            key, model, request, completion, imported_at=when
+        )
     return tuple(turns)
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    """An object of the record; `Refused` when it is there but not an object."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise Refused(f"{type(value).__name__} where an object belongs")
+    return value
 
 
 def _judgment(
@@ -183,76 +228,97 @@ def _judgment(
     report: LogImportReport,
     written: Counter[str],
 ) -> None:
-    keys = []
+    calls = []
     for index, call in enumerate(judged.get("calls") or ()):
-        key = _completion_key(log, sample, "judge", index)
-        request = call.get("request") or {}
-        completion = completion_from_json(call.get("completion") or {})
-        written["completions"] += store.put_completion(
-            key,
-            str(request.get("model", judged.get("judge"))),
-            request,
-            completion,
-            imported_at=when,
+        request = admit_json(_mapping(_mapping(call).get("request")), "a judge request")
+        completion = admit_completion(completion_from_json(_mapping(call.get("completion"))))
+        judge_model = str(request.get("model", judged.get("judge")))
+        calls.append(
+            (_completion_key(log, sample, "judge", index), judge_model, request, completion)
         )
-        keys.append(key)
-    judge = str(judged.get("judge"))
+    judge = admit_text(str(judged.get("judge")), "the judge's name", 1000)
     if judged.get("judge_form") == "checklist":
         judge += "#checklist"  # as `judging.forms.judge_label_of` names the checklist form
-    scores = judged.get("scores")
+    scored = judged.get("status") == "scored"
+    attempts = judged.get("attempts")
     verdict = Verdict(
-        status="scored" if judged.get("status") == "scored" else "unscored",
-        scores=scores if isinstance(scores, Mapping) else None,
-        reasoning=judged.get("reasoning"),
-        raw_reply=judged.get("raw_reply"),
-        error=judged.get("error"),
-        attempts=int(judged.get("attempts") or len(keys)),
-        completion_keys=tuple(keys),
+        status="scored" if scored else "unscored",
+        scores=admit_scores(item.kind, judged.get("scores")) if scored else None,
+        reasoning=_optional_text(judged.get("reasoning"), "the verdict's reasoning"),
+        raw_reply=_optional_text(judged.get("raw_reply"), "the judge's reply"),
+        error=_optional_text(judged.get("error"), "the verdict's error"),
+        attempts=attempts if type(attempts) is int and 0 < attempts <= 100 else len(calls),
+        completion_keys=tuple(key for key, *_ in calls),
     )
+    rubric_id = admit_text(str(judged.get("rubric_id")), "the rubric id", 200)
+    rubric_hash = admit_text(str(judged.get("rubric_hash")), "the rubric hash", 200)
+    for key, judge_model, request, completion in calls:
+        written["completions"] += store.put_completion(
+            key, judge_model[:1000], request, completion, imported_at=when
+        )
     report.judgments += 1
     if not verdict.scored:
         report.unscored.append(f"{sample.id} epoch {sample.epoch}: {verdict.error}")
     written["judgments"] += store.add_judgment(
         item_id=item.id,
         judge_model=judge,
-        rubric_id=str(judged.get("rubric_id")),
-        rubric_hash=str(judged.get("rubric_hash")),
+        rubric_id=rubric_id,
+        rubric_hash=rubric_hash,
         repeat=0,
         verdict=verdict,
         imported_at=when,
     )
 
 
+def _optional_text(value: Any, what: str) -> str | None:
+    return None if value is None else admit_text(value, what)
+
+
 def _import_sample(
     store: Store,
     log: Any,
     task: Mapping[str, Any],
+    suite: Suite,
     sample: Any,
     when: float,
     report: LogImportReport,
     written: Counter[str],
+    path: Path,
 ) -> None:
-    run, changed = _run_for(store, task, log, int(sample.epoch), when)
+    epoch = sample.epoch
+    if type(epoch) is not int or not 0 < epoch < 1_000_000:
+        raise Refused(f"epoch {epoch!r} is not a run number")
+    meta = _mapping(sample.metadata)
+    variant, mode, scenario_id = (
+        admit_text(meta.get(name), name, 200) for name in ("variant", "mode", "scenario")
+    )
+    try:
+        scenario = suite.scenario(scenario_id)
+        suite.variant(variant)
+    except (KeyError, ValueError, UserError):
+        why = f"no scenario {scenario_id!r} or variant {variant!r} in suite {suite.id}"
+        raise Refused(why) from None
+    if mode not in suite.delivery_modes:
+        raise Refused(f"delivery mode {mode!r} is not one of suite {suite.id}'s")
+    run, changed = _run_for(store, task, log, epoch, when)
     written["runs"] += changed
-    meta = sample.metadata or {}
-    record = (sample.store or {}).get(TRANSCRIPT_KEY) or {}
+    record = _mapping(_mapping(sample.store).get(TRANSCRIPT_KEY))
     score = (sample.scores or {}).get(SCORER_NAME)
-    judged = dict(score.metadata or {}) if score is not None else {}
+    judged = dict(_mapping(score.metadata)) if score is not None else {}
     turns = _turns(store, log, sample, record, when, written)
-    error = record.get("error")
+    error = _optional_text(record.get("error"), "the conversation's error")
     if sample.error is not None:
-        error = f"Inspect: {sample.error.message}"
+        error = admit_text(f"Inspect: {sample.error.message}", "Inspect's error", 2000)
     status = "done" if record.get("status") == "done" and sample.error is None else "failed"
     if status == "failed" and not error:
         error = "the conversation did not finish"
-    scenario = str(meta.get("scenario"))
-    kind = str(judged.get("kind") or _kind_of(task, scenario))
+    kind = scenario.kind
     item = ItemRecord(
-        item_key(run, str(meta["variant"]), str(meta["mode"]), scenario),
+        item_key(run, variant, mode, scenario_id),
         run,
-        str(meta["variant"]),
-        str(meta["mode"]),
-        scenario,
+        variant,
+        mode,
+        scenario_id,
         kind,
         kind_named(kind).experiment,
         status,
@@ -264,19 +330,37 @@ def _import_sample(
     if status == "failed":
         report.failed.append(f"{sample.id} epoch {sample.epoch}: {error}")
     elif judged.get("status") in ("scored", "unscored"):
-        _judgment(store, log, sample, item, judged, when, report, written)
+        try:  # every check runs before the verdict's first write
+            _judgment(store, log, sample, item, judged, when, report, written)
+        except Refused as exc:
+            why = f"its verdict: {exc}; the transcript is kept, to be judged again"
+            report.skipped.append((_sample_place(path, sample), why))
 
 
-def _kind_of(task: Mapping[str, Any], scenario: str) -> str:
-    return load_suite(str(task["suite"])).scenario(scenario).kind
+def _sample_place(path: Path, sample: Any) -> str:
+    return f"{path}: sample {str(sample.id)[:200]} epoch {str(sample.epoch)[:20]}"
 
 
-def import_log(store: Store, path: Path, report: LogImportReport) -> None:
-    """Import one log file in one transaction; a file that is not such a log is skipped."""
+def _checked(path: Path, root: Path) -> str | None:
+    """Why the file at `path` is not read (`text/import_files.py`), or None."""
     try:
-        log = _read(path)
-    except UserError:
-        raise
+        check_import_file(path, root, LOG_FILE_CAP)
+        if path.suffix == ".eval" or zipfile.is_zipfile(path):
+            check_zip(path)
+    except ImportFileRefused as exc:
+        return str(exc)
+    return None
+
+
+def import_log(store: Store, path: Path, report: LogImportReport, root: Path | None = None) -> None:
+    """Import one log file in one transaction: each sample that passes the checks (a sample
+    that does not is skipped with its line); a file that is not such a log is skipped."""
+    read = _reader()
+    if (refused := _checked(path, root or path.parent)) is not None:
+        report.skipped.append((str(path), refused))
+        return
+    try:
+        log = read(str(path))
     except Exception as exc:  # Inspect's reader raises many types for a file it cannot read
         report.skipped.append((str(path), f"not a readable Inspect log ({type(exc).__name__})"))
         return
@@ -287,29 +371,62 @@ def import_log(store: Store, path: Path, report: LogImportReport) -> None:
     if not log.samples:
         report.skipped.append((str(path), f"the log holds no samples (status {log.status})"))
         return
+    try:
+        suite = admit_suite(task.get("suite"), task.get("formula"))
+        when = _timestamp(log.eval.created)
+    except (Refused, TypeError, ValueError) as exc:
+        report.skipped.append((str(path), f"{exc}; nothing written"))
+        return
     written: Counter[str] = Counter()
     epochs = set()
-    counts = (report.items, report.judgments, len(report.failed), len(report.unscored))
-    try:
-        when = _timestamp(log.eval.created)
-        with store.transaction():  # a log is written whole or not at all
-            for sample in sorted(log.samples, key=lambda s: (s.epoch, str(s.id))):
-                _import_sample(store, log, task, sample, when, report, written)
+    with store.transaction() as db:
+        for sample in sorted(log.samples, key=lambda s: (str(s.epoch), str(s.id))):
+            if _import_one(db, store, log, task, suite, sample, when, report, written, path):
                 epochs.add(sample.epoch)
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        report.items, report.judgments = counts[0], counts[1]
-        del report.failed[counts[2] :], report.unscored[counts[3] :]
-        why = f"{type(exc).__name__}: {exc}"[:200]
-        report.skipped.append((str(path), f"malformed task record ({why}); nothing written"))
+    if not epochs:
         return
     report.written.update(written)
-    report.runs[str(task["suite"])] += len(epochs)
+    report.runs[suite.id] += len(epochs)
     report.logs += 1
+
+
+def _import_one(
+    db: Any,
+    store: Store,
+    log: Any,
+    task: Mapping[str, Any],
+    suite: Suite,
+    sample: Any,
+    when: float,
+    report: LogImportReport,
+    written: Counter[str],
+    path: Path,
+) -> bool:
+    """Import one sample under a savepoint; roll it back and list it as skipped when it fails
+    the checks or is malformed (the log's other samples go on)."""
+    counts = (report.items, report.judgments, len(report.failed), len(report.unscored))
+    before = Counter(written)
+    db.execute("SAVEPOINT sample")
+    try:
+        _import_sample(store, log, task, suite, sample, when, report, written, path)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        db.execute("ROLLBACK TO sample")
+        db.execute("RELEASE sample")
+        report.items, report.judgments = counts[0], counts[1]
+        del report.failed[counts[2] :], report.unscored[counts[3] :]
+        written.clear()
+        written.update(before)
+        why = str(exc) if isinstance(exc, Refused) else f"malformed ({type(exc).__name__}: {exc})"
+        report.skipped.append((_sample_place(path, sample), why[:300] + "; skipped"))
+        return False
+    db.execute("RELEASE sample")
+    return True
 
 
 def import_logs(store: Store, path: Path, logs: Iterable[Path] | None = None) -> LogImportReport:
     """Import every Inspect log at `path` (see the module docstring)."""
     report = LogImportReport(path=path)
+    root = path if path.is_dir() else path.parent
     for log_path in logs if logs is not None else find_logs(path):
-        import_log(store, log_path, report)
+        import_log(store, log_path, report, root)
     return report

@@ -18,6 +18,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from inspect_ai.event import ModelEvent
+from inspect_ai.log import transcript
 from inspect_ai.model import (
     ChatMessage,
     ChatMessageAssistant,
@@ -31,9 +33,15 @@ from inspect_ai.tool import ToolCall as InspectToolCall
 from inspect_ai.tool import ToolInfo, ToolParam, ToolParams
 
 from independence_bench.clients.protocol import Completion, Message, ToolCall
+from independence_bench.clients.replies import inband_error
 
 _FINISH_REASONS = {"max_tokens": "length", "model_length": "length", "stop": "stop"}
 """Inspect's stop reasons under the OpenAI names our reply checks read (`length` above all)."""
+ERROR_STOP_REASON = "unknown"
+"""What Inspect's OpenAI-compatible providers (`openrouter/` among them) make of a
+`finish_reason` they do not know (`as_stop_reason`), `"error"` included: OpenRouter ends a
+reply cut off by an error that way (errors page, "Errors and Debugging"; streaming page,
+"Handling Errors During Streaming")."""
 
 
 def _arguments(text: str) -> dict[str, Any]:
@@ -140,3 +148,29 @@ def completion_of(output: ModelOutput) -> Completion:
         latency_s=output.time or 0.0,
         served_by=output.model or None,
     )
+
+
+def last_raw_reply() -> Any:
+    """The body of the last model call this sample made, as Inspect recorded it (None when
+    its provider recorded none)."""
+    for event in reversed(transcript().events):
+        if isinstance(event, ModelEvent):
+            return event.call.response if event.call is not None else None
+    return None
+
+
+def cut_off(output: ModelOutput, raw: Any = None) -> str | None:
+    """Why `output` is a reply cut off by an error, or None when it is a reply.
+
+    `raw` is the body the server sent, when Inspect recorded it: it is read by the check
+    `aib run` makes (`replies.inband_error`: any non-null `error` at the top or in a choice,
+    `finish_reason` `error` in any case). Without it, a choice Inspect gave the stop reason
+    `ERROR_STOP_REASON` is taken as cut: such a reply is asked again, never scored."""
+    if raw is not None and (error := inband_error(raw)) is not None:
+        return str(error)
+    if any(choice.stop_reason == ERROR_STOP_REASON for choice in output.choices):
+        return (
+            f"in-band error: the reply ended with stop reason {ERROR_STOP_REASON!r} "
+            "(a finish_reason such as 'error')"
+        )
+    return None

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from statistics import fmean
 from typing import Any
 
@@ -42,7 +43,12 @@ from independence_bench.inspect_tasks.log_format import (
     TRANSCRIPT_KEY,
     completion_to_json,
 )
-from independence_bench.inspect_tasks.messages import chat_messages, completion_of
+from independence_bench.inspect_tasks.messages import (
+    chat_messages,
+    completion_of,
+    cut_off,
+    last_raw_reply,
+)
 from independence_bench.inspect_tasks.narrowing import narrowed_suite
 from independence_bench.inspect_tasks.solver import GRADER_ROLE, REPLY_ATTEMPTS, request_of
 from independence_bench.judging.forms import JudgeForm
@@ -62,9 +68,12 @@ def _judge_call(grader: Model, schema: Mapping[str, Any], name: str, calls: list
     async def call(messages: tuple[Message, ...], attempt: int) -> tuple[str, Completion]:
         completion = Completion(content=None)
         for _ in range(REPLY_ATTEMPTS):
-            completion = completion_of(
-                await grader.generate(chat_messages(messages), config=config)
-            )
+            output = await grader.generate(chat_messages(messages), config=config)
+            completion = completion_of(output)
+            if cut_off(output, last_raw_reply()) is not None:
+                # A verdict cut off by an error is never read: no content, the error kept.
+                completion = replace(completion, content=None, finish_reason="error")
+                continue
             if judge_reply_is_whole(completion):
                 break
         record = request_record(request_of(grader, messages))

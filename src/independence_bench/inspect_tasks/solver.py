@@ -6,7 +6,10 @@ and tool results, never through Inspect's tool loop (nothing is executed: the mo
 its reply). A reply is read with our `extract_reply`; a reply our engine would ask again for
 (`reply_is_whole`: empty, or tool-call JSON damaged in transit) is asked again up to
 `REPLY_ATTEMPTS` times, and a conversation whose model never says anything usable is recorded
-as failed, not judged. The whole conversation goes into the sample's store (`log_format.py`).
+as failed, not judged. A reply cut off by an error (`messages.cut_off`: the check `aib run`
+makes of the body, or Inspect's stop reason for `finish_reason: "error"`) is asked again the
+same way and never kept: when every attempt is cut, the conversation fails with the error.
+The whole conversation goes into the sample's store (`log_format.py`).
 """
 
 from __future__ import annotations
@@ -29,7 +32,13 @@ from independence_bench.conversations.conversation import (
 )
 from independence_bench.engine.request_keys import item_id, request_record
 from independence_bench.inspect_tasks.log_format import TRANSCRIPT_KEY, completion_to_json
-from independence_bench.inspect_tasks.messages import chat_messages, completion_of, tool_info
+from independence_bench.inspect_tasks.messages import (
+    chat_messages,
+    completion_of,
+    cut_off,
+    last_raw_reply,
+    tool_info,
+)
 from independence_bench.inspect_tasks.narrowing import narrowed_suite
 from independence_bench.suites.delivery import DeliveryMode
 
@@ -57,14 +66,19 @@ def request_of(
 
 async def _ask(
     model: Model, messages: tuple[Message, ...], tools: tuple[Any, ...], mode: DeliveryMode
-) -> Completion:
+) -> tuple[Completion, str | None]:
+    """The reply to `messages`, asked up to `REPLY_ATTEMPTS` times while it is not whole, and
+    why the last one was cut off by an error (`cut_off`), if it was: a cut reply is never
+    kept, whatever the attempts."""
     completion = Completion(content=None)
+    cut = None
     for _ in range(REPLY_ATTEMPTS):
         output = await model.generate(chat_messages(messages), tools=[tool_info(t) for t in tools])
         completion = completion_of(output)
-        if reply_is_whole(completion, mode):
+        cut = cut_off(output, last_raw_reply())
+        if cut is None and reply_is_whole(completion, mode):
             break
-    return completion
+    return completion, cut
 
 
 @solver
@@ -97,8 +111,11 @@ def conversation_solver(
                 replies=[t["reply"] for t in turns],
                 conversation_key=key,
             )
-            completion = await _ask(model, messages, tools, mode)
+            completion, cut = await _ask(model, messages, tools, mode)
             reply = extract_reply(completion, mode)
+            if cut is not None:
+                error = f"turn {len(turns) + 1}: {cut}"
+                break
             if reply is None:
                 error = f"turn {len(turns) + 1}: the model said nothing usable"
                 break

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -29,13 +30,58 @@ from independence_bench.text.lossless import json_raw_decode
 
 TRANSCRIPT_TAGS = ("transcript", "turn", "human", "ai")
 """The delimiters of the judge's data; the system prompts name them."""
-_FORGED_TAG = re.compile(rf"<(/?\s*(?:{'|'.join(TRANSCRIPT_TAGS)})\b)", re.IGNORECASE)
+_OPENERS = frozenset("<\uff1c\ufe64\u2039\u2329\u3008\u27e8\u02c2\u1438\u276e\u276c\u29fc")
+"""`<` and the characters a reader takes for it: fullwidth and small `<`, `‹`, angle brackets,
+the modifier and Canadian syllabics arrowheads, ornamental brackets."""
+_FOLDED = str.maketrans(
+    "\u2044\u2215\u29f8\u27cb\u0430\u0435\u0456\u0131\u0455\u0441\u0440\u0442\u04bb\u043c\u03c5",
+    "////aeiiscpthmu",
+)
+"""After NFKC and casefolding: slash look-alikes (fraction, division, big solidus, rising
+diagonal) as `/`, and the Cyrillic/Greek letters that look like the tags' Latin ones."""
+_LONGEST_TAG = max(len(tag) for tag in TRANSCRIPT_TAGS)
+
+
+def _folded(char: str) -> str:
+    return unicodedata.normalize("NFKC", char).casefold().translate(_FOLDED)
+
+
+def _opens_tag(text: str, start: int) -> bool:
+    """Whether the `<`-like character at `start` opens or closes a transcript tag as a reader
+    would see it: zero-width and other format characters skipped anywhere, spaces skipped
+    before the name, look-alike characters read as what they look like."""
+    seen = ""
+    for char in text[start + 1 : start + 1 + 4 * (_LONGEST_TAG + 8)]:
+        if unicodedata.category(char) in ("Cf", "Mn"):
+            continue
+        if char.isspace() and seen in ("", "/"):
+            continue
+        seen += _folded(char)
+        name = seen.removeprefix("/")
+        if len(name) > _LONGEST_TAG:
+            break
+    name = seen.removeprefix("/")
+    return any(
+        name.startswith(tag)
+        and not (name[len(tag) : len(tag) + 1].isalnum() or name[len(tag) : len(tag) + 1] == "_")
+        for tag in TRANSCRIPT_TAGS
+    )
 
 
 def neutralise_tags(text: str) -> str:
-    """`text` with every opening or closing transcript tag it holds written `&lt;turn>`, so a
-    reply cannot close its own turn or the transcript and speak to the judge from outside."""
-    return _FORGED_TAG.sub(r"&lt;\1", text)
+    """`text` with the `<` of every opening or closing transcript tag it holds written `&lt;`,
+    so a reply cannot close its own turn or the transcript and speak to the judge from outside.
+
+    A tag is found as a reader would see it (`_opens_tag`): `< /ai>`, `<\u200b/transcript>`,
+    fullwidth `＜/ai＞`, `‹/ai›` and `<⁄ai>` (fraction slash) are tags; the `<`-like character
+    that opens one is replaced, whatever it was. Text without such a tag is left as it is."""
+    out = []
+    last = 0
+    for index, char in enumerate(text):
+        if char in _OPENERS and _opens_tag(text, index):
+            out.append(text[last:index] + "&lt;")
+            last = index + 1
+    return "".join(out) + text[last:] if out else text
 
 
 def render_transcript(turns: Sequence[TurnRecord]) -> str:

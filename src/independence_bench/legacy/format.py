@@ -23,8 +23,13 @@ from typing import Any
 
 from independence_bench.clients.protocol import Completion, ToolCall
 from independence_bench.conversations.conversation import TOOL_NAME
+from independence_bench.engine.admission import Refused, admit_scores, admit_text
 from independence_bench.store.store import TurnRecord, Verdict
-from independence_bench.suites.kinds import kind_named
+from independence_bench.text.import_files import (
+    TURN_FILE_CAP,
+    ImportFileRefused,
+    read_import_file,
+)
 from independence_bench.text.lossless import json_loads
 
 UNKNOWN_JUDGE = "unknown-legacy-judge"
@@ -203,14 +208,16 @@ def _timestamp(data: Mapping[str, Any], path: Path) -> float:
     return path.stat().st_mtime
 
 
-def read_json(path: Path) -> Any:
-    """A file's JSON, or `SkippedFile` saying why it cannot be read."""
-    return _read_json(path)[0]
+def read_json(path: Path, root: Path) -> Any:
+    """A file's JSON, or `SkippedFile` saying why it cannot be read (`_read_json`)."""
+    return _read_json(path, root)[0]
 
 
-def _read_json(path: Path) -> tuple[Any, str]:
+def _read_json(path: Path, root: Path) -> tuple[Any, str]:
+    """JSON of a regular file under `root`, of at most `TURN_FILE_CAP` bytes, checked before a
+    byte is read (`text/import_files.py`: no device, pipe or link out of the tree)."""
     try:
-        raw = path.read_bytes()
+        raw = read_import_file(path, root, TURN_FILE_CAP)
         # Decoded as json.loads(bytes) would (UTF-8/16/32, a BOM), then with the depth bound.
         text = raw.decode(json.detect_encoding(raw))
         return json_loads(text), hashlib.sha256(raw).hexdigest()
@@ -222,17 +229,20 @@ def _read_json(path: Path) -> tuple[Any, str]:
         raise SkippedFile("not UTF-8 text") from None
     except OSError as exc:
         raise SkippedFile(f"cannot be read ({exc.strerror})") from None
+    except ImportFileRefused as exc:
+        raise SkippedFile(str(exc)) from None
 
 
-def read_turn_file(path: Path, rel: str, parts: Sequence[str]) -> TurnFile:
-    """Parse one turn file found at ``<experiment>/<variant>/<mode>/<scenario>.json``."""
+def read_turn_file(path: Path, rel: str, parts: Sequence[str], root: Path) -> TurnFile:
+    """Parse one turn file found at ``<experiment>/<variant>/<mode>/<scenario>.json`` under
+    the import's `root`."""
     if len(parts) != 4:
         raise SkippedFile("not at <experiment>/<variant>/<mode>/<scenario>.json")
     experiment, variant, mode, name = parts
     scenario = scenario_of_file(experiment, name.removesuffix(".json"))
     if scenario is None:
         raise SkippedFile(f"unrecognised scenario file for experiment {experiment!r}")
-    data, sha256 = _read_json(path)
+    data, sha256 = _read_json(path, root)
     if not isinstance(data, dict):
         raise SkippedFile("not a JSON object")
     messages = data.get("request_messages")
@@ -365,13 +375,6 @@ def judge_completion(turn: TurnFile) -> tuple[str, str, dict[str, Any], Completi
     )
 
 
-def _valid_field(name: str, value: Any) -> bool:
-    if name.endswith("_changed"):
-        return isinstance(value, bool)
-    number = _float(value)
-    return number is not None and 0.0 <= number <= 10.0
-
-
 def judgment_of(
     kind: str, judge_scores: Any, *, raw_reply: str | None, completion_keys: tuple[str, ...]
 ) -> Verdict:
@@ -388,15 +391,12 @@ def judgment_of(
     if not isinstance(judge_scores, dict) or not judge_scores:
         return unscored(None, "the earlier implementation stored no parsed judgment ({})")
     reasoning = judge_scores.get("reasoning")
-    reasoning = reasoning if isinstance(reasoning, str) else None
-    bad = [
-        name
-        for name in kind_named(kind).required_fields
-        if not _valid_field(name, judge_scores.get(name))
-    ]
-    if bad:
-        return unscored(reasoning, f"missing or invalid judge fields: {', '.join(bad)}")
-    scores = {key: value for key, value in judge_scores.items() if key != "reasoning"}
+    reasoning = admit_text(reasoning, "reasoning") if isinstance(reasoning, str) else None
+    fields = {key: value for key, value in judge_scores.items() if key != "reasoning"}
+    try:  # the checks every door makes (`engine/admission.py`): types, ranges, finite numbers
+        scores = admit_scores(kind, fields)
+    except Refused as exc:
+        return unscored(reasoning, f"invalid verdict: {exc}")
     return Verdict("scored", scores, reasoning, raw_reply, None, 1, completion_keys)
 
 

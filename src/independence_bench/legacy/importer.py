@@ -21,6 +21,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from independence_bench.engine.admission import (
+    Refused,
+    admit_completion,
+    admit_json,
+    admit_turn,
+)
 from independence_bench.errors import UserError
 from independence_bench.legacy.format import (
     UNKNOWN_JUDGE,
@@ -62,6 +68,13 @@ def run_folders(config_dir: Path) -> list[tuple[int, Path]]:
         if match and child.is_dir():
             found.append((int(match[1]), child))
     return sorted(found)
+
+
+def holds_run_folders(path: Path) -> bool:
+    """Whether a ``run_<n>`` folder lies anywhere under `path`: a tree of result folders, even
+    one `find_configurations` cannot read (configuration folders one level too deep, as a
+    model id with a ``/`` left them), is never taken for Inspect logs."""
+    return any(_RUN_DIR.match(p.name) and p.is_dir() for p in path.rglob("run_*"))
 
 
 def find_configurations(path: Path) -> tuple[Path, list[Path]]:
@@ -167,14 +180,20 @@ def _read_run(root: Path, run_dir: Path, report: ImportReport) -> tuple[list[Tur
     names: Any = None
     for path in sorted(run_dir.rglob("*.json")):
         rel = path.relative_to(root).as_posix()
-        if path.name.startswith("."):
+        if path.name.startswith(".") or path.is_dir():
             continue
         try:
             if path.parent == run_dir and path.name == NAMES_FILE:
-                names = read_json(path)
+                names = admit_json(read_json(path, root), NAMES_FILE)
             else:
-                files.append(read_turn_file(path, rel, path.relative_to(run_dir).parts))
+                turn = read_turn_file(path, rel, path.relative_to(run_dir).parts, root)
+                # Before the run's transaction (no NaN, no depth, …); the verdict is
+                # `judgment_of`'s to check: a bad one is stored unscored, its transcript kept.
+                admit_json({k: v for k, v in turn.data.items() if k != "judge_scores"}, "it")
+                files.append(turn)
         except SkippedFile as exc:
+            report.skipped.append((rel, str(exc)))
+        except Refused as exc:
             report.skipped.append((rel, str(exc)))
     return files, names
 
@@ -232,8 +251,8 @@ def import_run_folder(
             written["completions"] += store.put_completion(
                 keys[turn.rel],
                 config.model_id,
-                subject_request(config, turn),
-                subject_completion(turn),
+                admit_json(subject_request(config, turn), "the request"),
+                admit_completion(subject_completion(turn)),
                 imported_at=turn.timestamp,
             )
         for (variant, mode, kind, scenario_id), members in sorted(groups.items()):
@@ -242,6 +261,7 @@ def import_run_folder(
             iid = item_key(run, variant, mode, scenario_id)
             status = "failed" if error else "done"
             experiment = kind_named(kind).experiment
+            turns = [admit_turn(turn) for turn in turns]  # each reply held to the reply cap
             item = ItemRecord(
                 iid, run, variant, mode, scenario_id, kind, experiment, status, error, tuple(turns)
             )
@@ -284,7 +304,7 @@ def _import_judgment(
     if call is not None:
         key, judge, request, completion = call
         written["completions"] += store.put_completion(
-            key, judge, request, completion, imported_at=source.timestamp
+            key, judge, request, admit_completion(completion), imported_at=source.timestamp
         )
         completion_keys = (key,)
     raw = source.data.get("judge_raw_response")

@@ -143,3 +143,17 @@ def migrate(db: sqlite3.Connection) -> None:
             db.execute("ROLLBACK")
             raise
         db.execute("COMMIT")
+
+
+def check_intact(db: sqlite3.Connection) -> None:
+    """Raise SQLite's own "malformed" error, with its first finding, when the file is damaged.
+
+    A command that reads only some tables (`aib runs` reads no texts) would otherwise show a
+    damaged store as a table of counts. `PRAGMA quick_check` reads every page once (O(size),
+    no index-to-table comparison); the CLI turns the error into its damaged-store line."""
+    rows = [str(row[0]) for row in db.execute("PRAGMA quick_check(2)")]
+    if rows == ["ok"]:
+        return
+    lines = [line.strip() for row in rows for line in row.splitlines()]
+    first = next((line for line in lines if line and not line.startswith("***")), "")
+    raise sqlite3.DatabaseError(f"database disk image is malformed: {first[:200]}")

@@ -24,6 +24,7 @@ from independence_bench.inspect_tasks.log_import import (
 from independence_bench.legacy.importer import (
     ImportReport,
     find_configurations,
+    holds_run_folders,
     import_configurations,
 )
 from independence_bench.legacy.labels import (
@@ -69,14 +70,15 @@ def import_results(options: ImportOptions) -> ImportReport:
 
 def import_command(options: ImportOptions, *, echo: Echo) -> ImportReport | LogImportReport:
     """`aib import`: import, print the summary and every skipped file; fail if nothing was read.
-    Inspect logs (a `.eval`/`.json` log, or a folder of them that holds no result folders) go to
-    `import_inspect_logs`."""
+    Inspect logs (a `.eval`/`.json` log, or a folder of them that holds no `run_<n>` folder) go
+    to `import_inspect_logs`."""
     if holds_inspect_logs(options.path):
         return import_inspect_logs(options, echo=echo)
     try:
         report = import_results(options)
     except UserError:
-        if options.path.is_dir() and any(options.path.rglob("*.json")):
+        folder = options.path.is_dir()
+        if folder and not holds_run_folders(options.path) and any(options.path.rglob("*.json")):
             return import_inspect_logs(options, echo=echo)
         raise
     for line in report.summary_lines(options.data_dir / STORE_FILENAME):
@@ -94,6 +96,11 @@ def import_inspect_logs(options: ImportOptions, *, echo: Echo) -> LogImportRepor
         store_path = store.path
     for line in report.summary_lines(store_path):
         echo(line)
+    if not report.logs and report.skipped:
+        raise UserError(
+            f"nothing imported from {options.path}: every log or sample was skipped, each for "
+            "the reason listed above"
+        )
     if not report.logs:
         raise UserError(
             f"nothing imported from {options.path}: no Inspect log written by an "

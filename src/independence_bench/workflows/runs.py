@@ -1,7 +1,9 @@
 """`aib runs`: what the store holds, run by run, or every failed conversation with its error.
 
-Reads the store only; `store/run_status.py` decides whether a run is complete and
-`engine/failures.py` renders the failed items.
+Reads the store only, after checking every page of it (`opening.check_intact`: a damaged
+store is the damaged-store line, never a table of what could be read);
+`store/run_status.py` decides whether a run is complete and `engine/failures.py` renders the
+failed items.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from independence_bench.engine.failures import render_failed_items
+from independence_bench.store.opening import check_intact
 from independence_bench.store.run_status import render_run_states, run_states
 from independence_bench.store.store import Store
 from independence_bench.workflows import Echo
@@ -26,6 +29,8 @@ class RunsOptions:
 def runs_command(options: RunsOptions, *, echo: Echo) -> None:
     """`aib runs`: every stored run with its state, or (`failed`) every failed conversation."""
     with Store(options.data_dir, read_only=True) as store:
+        # Counts leave most pages unread: a damaged store must not show as a table of them.
+        check_intact(store.connection)
         if options.failed:
             echo(render_failed_items(store.items(suite_id=options.suite_id, status="failed")))
         else:
