@@ -281,7 +281,7 @@ class OpenAICompatibleClient:
             messages = tools_in_text(messages, request.tools)
         sent = wire_messages(messages, openrouter=self._is_openrouter)
         if self._is_openrouter and self._prompt_cache and cache_kind(request.model) == "explicit":
-            sent = with_breakpoints(sent)
+            sent = with_breakpoints(sent, last=request.cache_last)
         body: dict[str, Any] = {"model": request.model, "messages": sent}
         if request.tools and not in_prompt:
             body["tools"] = list(request.tools)

@@ -4,11 +4,14 @@ where aib puts them, and the shortest prefix each family caches.
 OpenRouter's prompt-caching page: most providers cache a repeated prompt prefix on their own
 (OpenAI, DeepSeek, Gemini 2.5, Grok, …: "automatic"); Anthropic and Alibaba cache only up to a
 `cache_control: {"type": "ephemeral"}` breakpoint the request marks on a content block
-("explicit"), at most four per request (Anthropic section). aib marks two on such a model's
-requests: the first message (a subject's system prompt, a judge's fixed instructions) and the
-last (the conversation so far, which the next turn repeats); Anthropic's prompt-caching page
-("How prompt caching works") says a later request finds a cached prefix at any earlier block
-boundary, so the next turn reads what this one wrote. Automatic families are sent nothing.
+("explicit"), at most four per request (Anthropic section). aib marks the first message of
+such a model's requests (a subject's system prompt, a judge's fixed instructions) and, on a
+conversation's turns (`CompletionRequest.cache_last`), the last message too: Anthropic's
+prompt-caching page ("How prompt caching works") says a request reads the longest cached
+prefix ending at a block boundary at or before a breakpoint, so each turn reads what the turn
+before wrote and writes only what it added. A judge's transcript is never repeated, so writing
+it (1.25x the input price) would only cost: a judge call marks its instructions alone.
+Automatic families are sent nothing.
 
 The breakpoints are a wire detail: `with_breakpoints` is applied by the client to the messages
 it sends, never to the `CompletionRequest` the store keys calls by. A run with
@@ -70,12 +73,13 @@ def _marked(message: Message) -> dict[str, Any]:
     return dict(message)
 
 
-def with_breakpoints(messages: Sequence[Message]) -> list[Message]:
-    """The messages as sent to an explicit-caching model: a breakpoint on the first and on the
-    last message with content (one when they are the same). Only these one or two messages
+def with_breakpoints(messages: Sequence[Message], *, last: bool) -> list[Message]:
+    """The messages as sent to an explicit-caching model: a breakpoint on the first message
+    and, when `last` (a conversation's turn), on the last. Only these one or two messages
     are copied; the others are passed through as they are."""
     sent = list(messages)
-    marked = [i for i in (0, len(sent) - 1) if 0 <= i < len(sent) and sent[i].get("content")]
+    ends = (0, len(sent) - 1) if last else (0,)
+    marked = [i for i in ends if 0 <= i < len(sent) and sent[i].get("content")]
     for index in dict.fromkeys(marked):
         sent[index] = _marked(sent[index])
     return sent

@@ -44,6 +44,10 @@ class CompletionRequest:
     top_logprobs: int | None = None
     """Ask for this many most likely tokens at the reply's first position, with their
     log-probabilities (`Completion.top_logprobs`); None asks for none."""
+    cache_last: bool = False
+    """The messages are a conversation's turn, whose prefix the next turn repeats or this one
+    reads: a model that caches only at breakpoints gets one on the last message too
+    (`prompt_cache.py`). A wire detail: not part of the request's key or its stored record."""
 
 
 @dataclass(frozen=True)

@@ -113,15 +113,16 @@ class CacheRule:
             return cls("none", 0)
         return cls(kind, min_cached_tokens(spec.id))
 
-    def split(self, tokens: int, cached_before: int) -> tuple[int, int]:
-        """(read, written) of a prompt of `tokens` whose longest prefix already cached is
-        `cached_before` tokens: a prefix shorter than the minimum is neither."""
+    def split(self, cached_before: int, marked: int) -> tuple[int, int]:
+        """(read, written) of a prompt whose longest prefix already cached is `cached_before`
+        tokens and whose last new breakpoint ends `marked` tokens in (0: none new): a prefix
+        shorter than the family's minimum is neither read nor written."""
         if self.kind == "none":
             return 0, 0
         read = cached_before if cached_before >= self.min_tokens else 0
-        if self.kind == "automatic" or tokens < self.min_tokens:
+        if self.kind == "automatic" or marked < self.min_tokens:
             return read, 0
-        return read, tokens - read
+        return read, max(0, marked - read)
 
     def words(self) -> str:
         return {
@@ -206,12 +207,12 @@ def estimate_run(
                         )
                         if iid not in done_items:
                             previous = 0
+                            first = ({"role": "system", "content": system},)
                             system_tokens = prompt_tokens_of(
-                                CompletionRequest(spec.id, ({"role": "system", "content": system},))
+                                CompletionRequest(spec.id, first, tools)
                             )
                             if system in systems:
                                 previous = system_tokens
-                            systems.add(system)
                             for turn in range(len(scenario.turns)):
                                 messages = build_messages(
                                     system=system,
@@ -225,7 +226,8 @@ def estimate_run(
                                 calls += 1
                                 tokens = prompt_tokens_of(request)
                                 prompt += tokens
-                                read, wrote = rule.split(tokens, previous)
+                                systems.add(system)
+                                read, wrote = rule.split(previous, tokens)
                                 cached += read
                                 written += wrote
                                 previous = tokens
@@ -240,12 +242,10 @@ def estimate_run(
                                 fixed = str(messages[0].get("content")) if messages else ""
                                 seen = fixed in judge_systems
                                 judge_systems.add(fixed)
-                                before = (
-                                    prompt_tokens_of(CompletionRequest(judge.id, messages[:1]))
-                                    if seen
-                                    else 0
+                                own = prompt_tokens_of(CompletionRequest(judge.id, messages[:1]))
+                                read, wrote = judge_rule.split(
+                                    own if seen else 0, 0 if seen else own
                                 )
-                                read, wrote = judge_rule.split(tokens, before)
                                 judge_read += read
                                 judge_written += wrote
                                 judge_completion += min(ASSUMED_JUDGE_TOKENS, most)

@@ -46,7 +46,8 @@ def refuse_changed_settings(run: RunRecord, spec: ModelSpec) -> None:
 def subject_request(
     spec: ModelSpec, messages: tuple[Message, ...], tools: tuple[Any, ...]
 ) -> CompletionRequest:
-    """One turn of a conversation with the model under test."""
+    """One turn of a conversation with the model under test: its conversation so far is a
+    prefix worth a cache breakpoint (`prompt_cache.py`)."""
     return CompletionRequest(
         model=spec.id,
         messages=messages,
@@ -57,6 +58,7 @@ def subject_request(
         provider_order=spec.provider_pin,
         provider_routing=spec.provider_routing,
         seed=spec.seed,
+        cache_last=True,
     )
 
 
