@@ -153,6 +153,8 @@ class OpenRouterService(MockService):
         self.script = script
         self._lock = threading.Lock()
         self.headers_seen: list[dict[str, str]] = []
+        self.bodies_seen: list[dict[str, Any]] = []
+        """Every chat request's body as it arrived (model ids and content blocks untouched)."""
         self._counts: dict[str, int] = {}
         self.cache = PromptCache()
 
@@ -220,6 +222,8 @@ class OpenRouterService(MockService):
         if not isinstance(body, dict) or not isinstance(body.get("model"), str):
             return _or_error(400, "request needs a string 'model'")
         model = body["model"]
+        with self._lock:
+            self.bodies_seen.append(body)
         if (problem := _request_problem(body)) is not None:
             return _or_error(400, problem)
         if self.script.credits_402 and self._count("402") < self.script.credits_402:
@@ -466,6 +470,12 @@ class MockOpenRouter(MockServer):
     def base_url(self) -> str:
         """OpenRouter's base URL shape: `http://127.0.0.1:PORT/api/v1`."""
         return f"http://{self.host}:{self.port}/api/v1"
+
+    @property
+    def bodies_seen(self) -> list[dict[str, Any]]:
+        """The body of every chat request as it arrived, in arrival order."""
+        with self._openrouter._lock:
+            return list(self._openrouter.bodies_seen)
 
     @property
     def headers_seen(self) -> list[dict[str, str]]:
