@@ -287,7 +287,9 @@ def test_provider_object_is_sent_as_given(aib: Any, monkeypatch: pytest.MonkeyPa
     body = next(b for b in bodies if "tools" not in b)
     assert body["provider"] == given
     # A request with tools asks only for providers that take them (issue 36).
-    assert all(b["provider"] == {**given, "require_parameters": True} for b in bodies if "tools" in b)
+    assert all(
+        b["provider"] == {**given, "require_parameters": True} for b in bodies if "tools" in b
+    )
     assert any("tools" in b for b in bodies)
     assert body["reasoning"] == {"max_tokens": 500, "exclude": True}
     assert _rows("SELECT DISTINCT served_by FROM completions WHERE reasoning IS NULL") != []

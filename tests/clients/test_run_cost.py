@@ -24,7 +24,16 @@ from support.mock_openrouter import MockOpenRouter, OpenRouterScript
 
 SCENARIOS = ("--suite", "v3", "--scenarios", "escalation_pref_city,psych", "--runs", "1")
 STORE = ("--data-dir", "d")
-TOOL_SCENARIOS = ("--suite", "full", "--scenarios", "direct", "--variants", "neutral", "--runs", "1")
+TOOL_SCENARIOS = (
+    "--suite",
+    "full",
+    "--scenarios",
+    "direct",
+    "--variants",
+    "neutral",
+    "--runs",
+    "1",
+)
 """`full` asks in both delivery modes (v3 in user_role only, v2 in tool_role only)."""
 BILLING = OpenRouterScript(bill=True, reply_tokens=250, judge_reply_tokens=400)
 
@@ -196,6 +205,10 @@ def test_a_reply_from_another_model_is_flagged_in_runs(
     runs = aib("runs", *STORE)
     assert "by another model" in runs.out
     assert "acme/scripted-firm → acme/cheaper-model" in runs.out
+    # The viewer flags it on the turn: its data carries the answering model (`answered_by`).
+    assert aib("view", *STORE, "--out", "v", "--resamples", "100").code == 0
+    data = "".join(p.read_text("utf-8") for p in Path("v").rglob("*.js"))
+    assert "acme/cheaper-model" in data and "not the model asked" in data
     with emulated(monkeypatch, OpenRouterScript()):
         assert aib("run", *_models("acme"), *SCENARIOS, "--data-dir", "e").code == 0
     assert "another model" not in aib("runs", "--data-dir", "e").out

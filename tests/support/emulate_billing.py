@@ -129,7 +129,8 @@ class PromptCache:
         self._stored: set[str] = set()
 
     def use(self, model: str, body: Mapping[str, Any]) -> CacheUse:
-        raw = body.get("messages") if isinstance(body.get("messages"), list) else []
+        given = body.get("messages")
+        raw: list[Any] = given if isinstance(given, list) else []
         messages = plain_messages(raw)
         tools = list(body.get("tools") or [])
         prompt = tokens_of([*tools, *messages])
@@ -213,7 +214,8 @@ def reasoning_budget(body: Mapping[str, Any]) -> int:
     reasoning = body.get("reasoning")
     if not isinstance(reasoning, Mapping):
         return 0
-    most = body.get("max_tokens") if isinstance(body.get("max_tokens"), int) else 0
+    given = body.get("max_tokens")
+    most = given if isinstance(given, int) else 0
     if isinstance(reasoning.get("max_tokens"), int):
         return min(int(reasoning["max_tokens"]), most)
     return int(EFFORT_SHARE.get(str(reasoning.get("effort")), 0.0) * most)
