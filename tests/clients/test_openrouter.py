@@ -284,13 +284,11 @@ def test_provider_object_is_sent_as_given(aib: Any, monkeypatch: pytest.MonkeyPa
         bodies = _bodies(server, "scripted-firm")
     given = {"only": ["beta"], "sort": "price", "data_collection": "deny",
              "quantizations": ["fp8"], "allow_fallbacks": False}  # fmt: skip
-    body = next(b for b in bodies if "tools" not in b)
-    assert body["provider"] == given
-    # A request with tools asks only for providers that take them (issue 36).
-    assert all(
-        b["provider"] == {**given, "require_parameters": True} for b in bodies if "tools" in b
-    )
-    assert any("tools" in b for b in bodies)
+    # v2 asks in tool_role: a request with tools asks only for providers that take them
+    # (issue 36), the rest of the object as given.
+    assert bodies and all("tools" in b for b in bodies)
+    assert all(b["provider"] == {**given, "require_parameters": True} for b in bodies)
+    body = bodies[0]
     assert body["reasoning"] == {"max_tokens": 500, "exclude": True}
     assert _rows("SELECT DISTINCT served_by FROM completions WHERE reasoning IS NULL") != []
 

@@ -6,8 +6,14 @@ placeholder of `ASSUMED_REPLY_TOKENS` (the judge's by `ASSUMED_JUDGE_TOKENS`), a
 tokens as characters ÷ 4. The *estimate* assumes replies of that length; the *upper bound*
 assumes every reply uses its whole `max_tokens`. Prices are the endpoint's whole price: its fee
 per request, and — where it prices them apart — reasoning tokens (the upper bound prices every
-reply token at the dearer of output and reasoning) and cached prompt tokens (the estimate reads
-each turn's repeat of the turn before from the cache). Retries of failed calls and judge repair
+reply token at the dearer of output and reasoning) and cached prompt tokens. Each configuration
+is priced in one *pricing case*, which the table names (`CacheRule`): no caching (no cache
+price listed, or `--no-prompt-cache` for a model that caches only at breakpoints), automatic
+caching (each turn reads the turn before from the cache once it reaches the family's shortest
+cached prefix, `prompt_cache.min_cached_tokens`), or explicit caching (the same reads, and each
+turn writes what it added at the cache-write price, as the breakpoints of `prompt_cache.py`
+make it; a judge call reads and writes only its fixed instructions); a reasoning effort adds
+its share of `max_tokens` to every reply (`EFFORT_SHARE`). Retries of failed calls and judge repair
 requests are not included. In the answer-probability judge forms a judgment is one call per
 question and copied span (one token each for yes/no, a short reply for a span), every
 comparison of spans counted as if none matched in code. Conversations and judgments already
