@@ -39,7 +39,7 @@ async def check_credits(
 ) -> list[str]:
     """Notices for the terminal; raises `UserError` when the credit does not cover the run and
     `options.allow_partial` is False. Nothing is sent but `GET /key`."""
-    on_openrouter = {s.display_label: s for s in reached if pool.is_openrouter(s)}
+    on_openrouter = {spec.display_label: spec for spec in reached if pool.is_openrouter(spec)}
     if not on_openrouter:
         return []
     endpoint = pool.endpoint_for(next(iter(on_openrouter.values())))
