@@ -176,7 +176,7 @@ def test_a_run_larger_than_the_keys_credit_stops_before_any_call_unless_allowed(
         assert refused.code == 2 and not server.bodies_seen  # nothing sent
         assert refused.err.count("\n") == 1
         assert "of credit left (GET /key limit_remaining)" in refused.err
-        assert "--allow-partial" in refused.err and "would be done" in refused.err
+        assert "--allow-partial" in refused.err and "it would pay for about" in refused.err
         allowed = aib("run", *_models("openai"), *SCENARIOS, *STORE, "--allow-partial")
         assert allowed.code == 0, allowed.err
         assert "running that much (--allow-partial)" in allowed.out

@@ -67,8 +67,8 @@ async def check_credits(
     line = (
         f"the estimate for what is left of this run on OpenRouter is {usd_text(needed)}, but "
         f"the key has {usd_text(max(0.0, left))} of credit left (GET /key limit_remaining): "
-        f"about {share:.0%} of it, some {count_of(int(calls * share), 'call')} of "
-        f"{calls:,}, would be done"
+        f"it would pay for about {share:.0%} of the run, some "
+        f"{count_of(int(calls * share), 'call')} of {calls:,}"
     )
     if not options.allow_partial:
         raise UserError(
