@@ -142,15 +142,29 @@ OPENROUTER_ONLY_FIELDS = frozenset({"usage", "provider", "reasoning", "transform
 OPENROUTER_HEADERS = frozenset({"http-referer", "x-title"})
 
 
-@pytest.mark.parametrize("kind", ["vllm", "ollama", "lmstudio"])
-def test_a_reasoning_effort_and_provider_pin_never_reach_a_local_server(
-    kind: str, aib: Any
+REASONING_CASES = [
+    # docs.ollama.com "OpenAI compatibility": `reasoning_effort` is a supported request field.
+    ("ollama", ("thinking",), "high", {"reasoning_effort": "high"}),
+    ("ollama", ("thinking",), "none", {"reasoning_effort": "none"}),
+    # docs.vllm.ai "Reasoning Outputs": `chat_template_kwargs` `enable_thinking=False`.
+    ("vllm", ("tool_parser", "reasoning"), "none",
+     {"chat_template_kwargs": {"enable_thinking": False}}),
+    ("vllm", ("tool_parser", "reasoning"), "high", None),  # no documented field: refused
+    ("lmstudio", (), "none", None),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("kind", "flags", "effort", "fields"), REASONING_CASES)
+def test_a_reasoning_effort_reaches_a_local_server_as_it_documents_or_is_refused(
+    kind: str, flags: tuple[str, ...], effort: str, fields: dict[str, Any] | None, aib: Any
 ) -> None:
-    flags = ("tool_parser",) if kind == "vllm" else ()
+    """Issue 36: a label names only settings that were sent. Ollama gets `reasoning_effort`,
+    vLLM `none` as `enable_thinking: false`; anything else is refused with one line before a
+    call; the provider pin (OpenRouter's) reaches no local server either way."""
     with MockServer(MockConfig(server=kind, server_flags=flags)) as emulated:
         Path("models.yaml").write_text(
             f"models:\n  - id: scripted-firm\n    base_url: {emulated.base_url}\n"
-            "    reasoning_effort: high\n    provider: [somewhere]\n"
+            f"    reasoning_effort: {effort}\n    provider: [somewhere]\n"
             f"judge:\n  id: scripted-judge\n  base_url: {emulated.base_url}\n",
             encoding="utf-8",
         )
@@ -159,8 +173,21 @@ def test_a_reasoning_effort_and_provider_pin_never_reach_a_local_server(
             "--config", "models.yaml", "--runs", "1", "--data-dir", "store",
         )  # fmt: skip
         seen = emulated.seen
+    if fields is None:
+        assert result.code == 2 and not seen.requests
+        assert result.err.count("\n") == 1
+        assert f"scripted-firm+somewhere@{effort}: reasoning effort {effort} cannot be sent" in (
+            result.err
+        )
+        return
     assert result.code == 0, result.err
-    assert seen.requests
+    subject = [b for b in seen.requests if b["model"] == "scripted-firm"]
+    assert subject and all(fields.items() <= b.items() for b in subject)
+    judge = [b for b in seen.requests if b["model"] == "scripted-judge"]
+    assert judge and not any(fields.keys() & b.keys() for b in judge)  # the judge asked none
     sent = [sorted(OPENROUTER_ONLY_FIELDS & b.keys()) for b in seen.requests]
-    assert not [fields for fields in sent if fields]
+    assert not [names for names in sent if names]
     assert not [h for h in seen.headers if OPENROUTER_HEADERS & h.keys()]
+    _, _, completions = _stored()
+    thought = [c.reasoning for c in completions if c is not None and c.reasoning]
+    assert bool(thought) == (effort != "none")  # `none` turned the thinking off

@@ -94,20 +94,24 @@ def test_a_server_that_is_not_openrouter_is_sent_no_openrouter_field(
     aib: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The emulator reached by `--base-url` without `OPENROUTER_BASE_URL` is just a server:
-    it gets no reasoning or provider object and no attribution header."""
-    Path("models.yaml").write_text(
-        f"models:\n  - id: {SUBJECT}\n    reasoning_effort: high\n"
-        "    provider: {only: [alpha], sort: price}\n"
-        f"judge:\n  id: {JUDGE}\n",
-        encoding="utf-8",
+    it gets no reasoning, provider or transforms field and no attribution header; a reasoning
+    effort it documents no field for is refused before anything is sent (issue 36)."""
+    routed = f"models:\n  - id: {SUBJECT}\n    provider: {{only: [alpha], sort: price}}\n"
+    Path("models.yaml").write_text(routed + f"judge:\n  id: {JUDGE}\n", encoding="utf-8")
+    Path("effort.yaml").write_text(
+        routed + "    reasoning_effort: high\n" + f"judge:\n  id: {JUDGE}\n", encoding="utf-8"
     )
     with MockOpenRouter() as server:
         monkeypatch.setenv(GENERIC_KEY_ENV, "local-key")
+        refused = aib("run", "--config", "effort.yaml", "--base-url", server.base_url, *QUICK)
+        assert refused.code == 2 and not server.seen.requests
+        assert refused.err.count("\n") == 1
+        assert "reasoning effort high cannot be sent to" in refused.err
         aib("run", "--config", "models.yaml", "--base-url", server.base_url, *QUICK)
         assert not is_openrouter_endpoint(server.base_url, {})
         assert {"scripted-firm", "scripted-judge"} <= {b["model"] for b in server.seen.requests}
         for body in server.seen.requests:
-            assert not {"reasoning", "provider", "usage"} & set(body)
+            assert not {"reasoning", "provider", "usage", "transforms"} & set(body)
         assert all("http-referer" not in h and "x-title" not in h for h in server.headers_seen)
 
 
@@ -277,9 +281,14 @@ def test_provider_object_is_sent_as_given(aib: Any, monkeypatch: pytest.MonkeyPa
     with emulated(monkeypatch, OpenRouterScript()) as server:
         result = aib("run", "--config", "models.yaml", "--judge", JUDGE, *QUICK)
         assert result.code == 0, result.err
-        (body, *_) = _bodies(server, "scripted-firm")
-    assert body["provider"] == {"only": ["beta"], "sort": "price", "data_collection": "deny",
-                                "quantizations": ["fp8"], "allow_fallbacks": False}  # fmt: skip
+        bodies = _bodies(server, "scripted-firm")
+    given = {"only": ["beta"], "sort": "price", "data_collection": "deny",
+             "quantizations": ["fp8"], "allow_fallbacks": False}  # fmt: skip
+    # v2 asks in tool_role: a request with tools asks only for providers that take them
+    # (issue 36), the rest of the object as given.
+    assert bodies and all("tools" in b for b in bodies)
+    assert all(b["provider"] == {**given, "require_parameters": True} for b in bodies)
+    body = bodies[0]
     assert body["reasoning"] == {"max_tokens": 500, "exclude": True}
     assert _rows("SELECT DISTINCT served_by FROM completions WHERE reasoning IS NULL") != []
 

@@ -116,6 +116,9 @@ def test_the_table_totals_known_prices_and_says_how_many_are_unknown() -> None:
         "store is not counted\n"
         "tokens = characters / 4 of the exact prompts; replies assumed 250 tokens (judge 400); "
         "upper bound: every reply uses max_tokens; retries and judge repairs not included\n"
+        "pricing case assumed (prompt caching as each provider documents it; a "
+        "bring-your-own-key call adds OpenRouter's fee, 5% of the provider's charge):\n"
+        "  a: no caching\n  b: no caching\n  judge j: no caching\n"
     )
     # a: 50000·1e-6 + 3000·2e-6 = 0.056, upper 50000·1e-6 + 9000·2e-6 = 0.068
     # j: 7000·2e-6 + 1200·4e-6 = 0.0188, upper 7000·2e-6 + 4500·4e-6 = 0.032

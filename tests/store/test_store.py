@@ -430,7 +430,7 @@ def test_a_store_another_process_migrated_part_of_the_way_is_migrated_the_rest(
             db.executescript(step)
         db.execute("PRAGMA user_version = 2")
         migrate(cast(sqlite3.Connection, _StaleVersion(db, seen=1)))  # it read 1 before
-        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         assert {"texts", "messages", "claims", "judge_standings"} <= tables
         columns = {r[1] for r in db.execute("PRAGMA table_info(completions)")}

@@ -64,6 +64,11 @@ def shape(reply: MockReply, body: Mapping[str, Any], flags: frozenset[str]) -> M
     # docs.vllm.ai, "Reasoning Outputs": with `--reasoning-parser` the reasoning steps come in
     # their own message field, `reasoning` (called `reasoning_content` up to 0.10, see the
     # page's warning); without a parser a reasoning model's `<think>` block stays in `content`.
+    # The same page's note: the Qwen3 series thinks by default and stops when the request
+    # passes `enable_thinking=False` in `chat_template_kwargs`.
+    kwargs = body.get("chat_template_kwargs")
+    if isinstance(kwargs, Mapping) and kwargs.get("enable_thinking") is False:
+        return reply
     return place_reasoning(reply, flags)
 
 

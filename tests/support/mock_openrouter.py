@@ -35,6 +35,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from support.emulate_billing import (
+    FAMILIES,
+    PromptCache,
+    billed_usage,
+    family_of,
+    family_price,
+    padded,
+    plain_messages,
+    reasoning_budget,
+    tokens_of,
+)
 from support.mock_behaviours import (
     COST_PER_TOKEN_USD,
     JUDGE_MODELS,
@@ -84,6 +95,24 @@ class OpenRouterScript:
     """The first N chat calls get 402 for the in-flight budget, with `Retry-After: 0`."""
     free_daily_cap: int | None = None
     """Requests a `:free` model answers per UTC day; then 429 with `X-RateLimit-*` headers."""
+    bill: bool = False
+    """Bill as documented (`emulate_billing.py`): family prices, the prompt cache, reasoning
+    budgets, 4 characters a token; the catalog lists the `anthropic/`, `openai/` and
+    `deepseek/` families of every scripted model."""
+    reply_tokens: int | None = None
+    """Subject replies lengthened to this many tokens (the text the next turn repeats)."""
+    judge_reply_tokens: int | None = None
+    """Judge replies billed as this many completion tokens."""
+    limit_remaining: float | None = None
+    """What `GET /key` answers as `data.limit_remaining`; None: null (no limit on the key)."""
+    context_length: int | None = None
+    """Prompt tokens the models take; a longer prompt is shortened in the middle (middle-out)
+    unless the request sends `transforms: []`, then refused with 400."""
+    answer_as: str | None = None
+    """The model every reply names as its `model` (another than asked: a silent swap)."""
+    no_tool_providers: bool = False
+    """No provider of a model takes `tools`: with `require_parameters` a 404 "No endpoints
+    found", without it a provider that ignores the tools."""
 
 
 def _base_model(model: str) -> str:
@@ -103,14 +132,18 @@ def _price(factor: float) -> dict[str, str]:
     }
 
 
-def catalog() -> list[dict[str, Any]]:
-    """Every model the emulator serves, as `GET /models` lists it."""
+def catalog(families: bool = False) -> list[dict[str, Any]]:
+    """Every model the emulator serves, as `GET /models` lists it; with `families`, each
+    scripted model under every documented family too, at that family's prices."""
     entries = []
     for name in KNOWN_MODELS:
         for variant in ("", ":free"):
             free = variant == ":free"
             pricing = {"prompt": "0", "completion": "0"} if free else _price(1.0)
             entries.append({"id": f"{AUTHOR}/{name}{variant}", "pricing": pricing})
+        if families:
+            for author, family in FAMILIES.items():
+                entries.append({"id": f"{author}/{name}", "pricing": family_price(family)})
     return entries
 
 
@@ -122,7 +155,10 @@ class OpenRouterService(MockService):
         self.script = script
         self._lock = threading.Lock()
         self.headers_seen: list[dict[str, str]] = []
+        self.bodies_seen: list[dict[str, Any]] = []
+        """Every chat request's body as it arrived (model ids and content blocks untouched)."""
         self._counts: dict[str, int] = {}
+        self.cache = PromptCache()
 
     def _count(self, what: str) -> int:
         """How many times `what` happened before (then counts this one)."""
@@ -139,6 +175,12 @@ class OpenRouterService(MockService):
         if not request.headers.get("authorization", "").startswith("Bearer "):
             return _or_error(401, "No auth credentials found")
         rest = path[len("/api/v1") :]
+        if request.method == "GET" and rest == "/key":
+            # limits page, "Rate Limits and Credits Remaining": `data.limit_remaining` is the
+            # credit the key may still spend, null when the key has no limit.
+            info = {"label": "sk-or-v1-emu...", "limit": self.script.limit_remaining,
+                    "limit_remaining": self.script.limit_remaining, "usage": 0.0}  # fmt: skip
+            return MockReply(200, {"data": info})
         if request.method == "GET" and rest == "/models":
             self.state.record_model_list()
             return MockReply(200, self._models_page(request.query))
@@ -153,7 +195,7 @@ class OpenRouterService(MockService):
     def _models_page(self, query: str) -> dict[str, Any]:
         # models API reference, `ModelsListResponseLinks`: `links.next` names the next page,
         # e.g. "/api/v1/models?offset=500&limit=500", and is null on the last.
-        entries = catalog()
+        entries = catalog(self.script.bill)
         size = self.script.page_size or len(entries)
         fields = dict(part.partition("=")[::2] for part in query.split("&") if part)
         offset = int(fields.get("offset", "0") or 0)
@@ -182,6 +224,8 @@ class OpenRouterService(MockService):
         if not isinstance(body, dict) or not isinstance(body.get("model"), str):
             return _or_error(400, "request needs a string 'model'")
         model = body["model"]
+        with self._lock:
+            self.bodies_seen.append(body)
         if (problem := _request_problem(body)) is not None:
             return _or_error(400, problem)
         if self.script.credits_402 and self._count("402") < self.script.credits_402:
@@ -195,11 +239,43 @@ class OpenRouterService(MockService):
             return capped
         if _base_model(model) not in KNOWN_MODELS:
             return _or_error(404, f"No endpoints found for {model}")
-        raw = json.dumps({**body, "model": _base_model(model)}).encode()
+        if self.script.no_tool_providers and body.get("tools"):
+            routing = body.get("provider")
+            if isinstance(routing, Mapping) and routing.get("require_parameters") is True:
+                # provider routing page, "Requiring Providers to Support All Parameters": no
+                # provider left that takes every parameter: 404, as for an unknown model.
+                return _or_error(404, "No endpoints found that support the requested parameters")
+            body = {k: v for k, v in body.items() if k != "tools"}  # a provider ignores them
+        messages = plain_messages(body.get("messages") or [])
+        if (overflow := self._context_overflow(body, messages)) is not None:
+            if isinstance(overflow, MockReply):
+                return overflow
+            messages = overflow
+        raw = json.dumps({**body, "model": _base_model(model), "messages": messages}).encode()
         reply = await super()._answer_chat(dataclasses.replace(request, body=raw), 1)
         if reply is None or reply.status != 200:
             return reply
         return self._as_openrouter(body, model, dict(reply.payload))
+
+    def _context_overflow(
+        self, body: Mapping[str, Any], messages: list[dict[str, Any]]
+    ) -> MockReply | list[dict[str, Any]] | None:
+        """None when the prompt fits the context; else middle-out's shortened messages
+        (message-transforms page: the default for contexts of 8k or less, messages removed
+        from the middle), or with `transforms: []` the 400 of a prompt over the context."""
+        most = self.script.context_length
+        if most is None or tokens_of(messages) <= most:
+            return None
+        if body.get("transforms") == []:
+            return _or_error(
+                400,
+                f"This endpoint's maximum context length is {most} tokens. However, you "
+                f"requested about {tokens_of(messages)} tokens. Please reduce the length.",
+            )
+        kept = list(messages)
+        while len(kept) > 2 and tokens_of(kept) > most:
+            del kept[len(kept) // 2]
+        return kept
 
     def _free_cap(self, model: str) -> MockReply | None:
         cap = self.script.free_daily_cap
@@ -251,13 +327,36 @@ class OpenRouterService(MockService):
             < self.script.inband_after + self.script.inband_errors
         ):
             return self._inband(reply, message, provider)
-        cost = COST_PER_TOKEN_USD * (usage["prompt_tokens"] + usage["completion_tokens"])
-        usage.update(_usage_cost(cost, self.script.byok))
-        # chat completions API reference: `id` (gen-…), `provider`, `native_finish_reason`.
+        extra: dict[str, Any] = {}
+        if self.script.bill:
+            message, usage, extra = self._billed(body, model, is_judge, message)
+        else:
+            cost = COST_PER_TOKEN_USD * (usage["prompt_tokens"] + usage["completion_tokens"])
+            usage.update(_usage_cost(cost, self.script.byok))
+        # chat completions API reference: `id` (gen-…), `provider`, `native_finish_reason`,
+        # and `model`, the model that answered.
         choice.update(message=message, native_finish_reason="end_turn")
         generation = f"gen-{self._count('generation') + 1}"
-        out = {**reply, "id": generation, "model": model, "provider": provider}
+        answered = self.script.answer_as or model
+        out = {**reply, **extra, "id": generation, "model": answered, "provider": provider}
         return MockReply(200, {**out, "choices": [choice], "usage": usage})
+
+    def _billed(
+        self, body: Mapping[str, Any], model: str, is_judge: bool, message: dict[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        """The message, usage and top-level fields of a call billed as documented."""
+        want = self.script.judge_reply_tokens if is_judge else self.script.reply_tokens
+        if want is not None and not is_judge:
+            message = _lengthened(message, want)
+        text = str(message.get("content") or "") + "".join(
+            str(c.get("function", {}).get("arguments", "")) for c in message.get("tool_calls") or ()
+        )
+        completion = want if (is_judge and want is not None) else len(text) // 4
+        reasoning = reasoning_budget(body) if family_of(model) or model.startswith(AUTHOR) else 0
+        cache = self.cache.use(model, body)
+        usage = billed_usage(model, cache, completion + reasoning, reasoning, byok=self.script.byok)
+        # prompt-caching page, "Inspecting cache usage": `cache_discount` in the response body.
+        return message, usage, {"cache_discount": usage.pop("cache_discount")}
 
     def _inband(
         self, reply: Mapping[str, Any], message: Mapping[str, Any], provider: str
@@ -309,6 +408,24 @@ def off_spec_inband(shape: str, reply: Mapping[str, Any], provider: str) -> dict
     else:
         raise ValueError(f"unknown in-band shape {shape!r}")
     return {**out, "choices": [choice]}
+
+
+def _lengthened(message: dict[str, Any], tokens: int) -> dict[str, Any]:
+    """The reply's text (its content, or its tool call's `message`) lengthened to `tokens`."""
+    if isinstance(message.get("content"), str) and message["content"]:
+        return {**message, "content": padded(message["content"], tokens)}
+    calls = []
+    for call in message.get("tool_calls") or ():
+        function = dict(call.get("function") or {})
+        try:
+            arguments = json.loads(function.get("arguments") or "{}")
+        except ValueError:
+            arguments = None
+        if isinstance(arguments, dict) and isinstance(arguments.get("message"), str):
+            arguments["message"] = padded(arguments["message"], tokens)
+            function["arguments"] = json.dumps(arguments, ensure_ascii=False)
+        calls.append({**call, "function": function})
+    return {**message, "tool_calls": calls} if calls else message
 
 
 def _or_error(
@@ -398,6 +515,12 @@ class MockOpenRouter(MockServer):
             self.script = self._openrouter.script = script
             self._openrouter._counts.clear()
         self.reset()
+
+    @property
+    def bodies_seen(self) -> list[dict[str, Any]]:
+        """The body of every chat request as it arrived, in arrival order."""
+        with self._openrouter._lock:
+            return list(self._openrouter.bodies_seen)
 
     @property
     def headers_seen(self) -> list[dict[str, str]]:

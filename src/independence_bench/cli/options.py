@@ -370,6 +370,17 @@ run_options = _block(
         default=None,
         help="Stop sending new calls before this session would spend more USD (resumable).",
     ),
+    click.option(
+        "--prompt-cache/--no-prompt-cache",
+        default=True,
+        help="Mark cache_control breakpoints for models that cache only with them (Anthropic, "
+        "Alibaba on OpenRouter); others cache on their own.",
+    ),
+    click.option(
+        "--allow-partial",
+        is_flag=True,
+        help="Start even when the estimate exceeds the OpenRouter key's remaining credit.",
+    ),
     data_dir_option,
 )
 """The options `aib run` and `aib estimate` share."""

@@ -43,6 +43,8 @@ _PASSED_AS_GIVEN = (
     "preset",
     "reasoning_effort",
     "temperature",
+    "prompt_cache",
+    "allow_partial",
 )
 """The options of `aib run` and `aib estimate` that fill the `RunOptions` field of their name."""
 

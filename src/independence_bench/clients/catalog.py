@@ -24,8 +24,10 @@ from typing import Any
 from independence_bench.clients.budget import Price
 from independence_bench.clients.config import ModelSpec
 from independence_bench.clients.endpoints import GENERIC_KEY_ENV, OPENROUTER_KEY_ENV, ClientPool
+from independence_bench.clients.openai_compat import NO_TOOL_PROVIDER
 from independence_bench.clients.openrouter import KEY_ALIAS_ENV
 from independence_bench.clients.protocol import ClientError, NotJsonReply
+from independence_bench.clients.server_reasoning import refusal
 from independence_bench.errors import UserError
 
 
@@ -77,6 +79,8 @@ def rejection_of(
             f"{endpoint} refused model {spec.id} for payment ({error}); add credits to the "
             "account and run the same command again (completed calls are kept)"
         )
+    if error.status == 404 and str(error).startswith(NO_TOOL_PROVIDER):
+        return UserError(f"{endpoint}: {error}")
     if error.status == 404:
         return UserError(
             f"{endpoint} does not serve model {spec.id!r} ({error}); check the model id and "
@@ -251,3 +255,17 @@ def resolve_prices(
             found = Price(0.0, 0.0, "local")
         prices[spec.display_label] = found
     return prices
+
+
+def refuse_unsent_reasoning(pool: ClientPool, specs: Sequence[ModelSpec]) -> None:
+    """Raise `UserError` for a configuration whose reasoning setting its endpoint cannot be
+    sent (`server_reasoning.refusal`): its label would name a setting the model never got.
+    Run after `survey_endpoints`, which tells each client its server's kind."""
+    for spec in specs:
+        if spec.reasoning_sent is None or pool.is_openrouter(spec):
+            continue
+        endpoint = pool.endpoint_for(spec)
+        server = getattr(endpoint.client, "server", None)
+        line = refusal(spec.display_label, endpoint.name, server, spec.reasoning_sent)
+        if line is not None:
+            raise UserError(line)

@@ -123,10 +123,13 @@ class ClientPool:
         timeout_s: float = 300.0,
         connections: int | None = None,
         missing_key_hint: str = "",
+        prompt_cache: bool = True,
     ) -> None:
         """`missing_key_hint` ends the error for a missing OpenRouter key: what else the
-        command can be given (the pool does not know the command's options)."""
+        command can be given (the pool does not know the command's options); `prompt_cache`
+        False sends no `cache_control` breakpoints (`--no-prompt-cache`)."""
         self._env = env
+        self._prompt_cache = prompt_cache
         self._missing_key_hint = missing_key_hint
         self._concurrency = concurrency
         self.connections = ConnectionBudget(connections or connection_budget())
@@ -169,6 +172,7 @@ class ClientPool:
                 timeout_s=self._timeout_s,
                 connections=self.connections,
                 headers=attribution_headers(self._env),
+                prompt_cache=self._prompt_cache,
             )
             shown = without_url_credentials(base_url)
             limiter = limiter_for(self._concurrency, self.connections.limit)

@@ -27,6 +27,7 @@ flags that give native tool calls back.
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Mapping
 from dataclasses import replace
@@ -36,6 +37,7 @@ from urllib.parse import quote, urlsplit
 from independence_bench.clients.http import ConnectionBudget, HttpFailure, HttpReply, JsonPoster
 from independence_bench.clients.local.gguf_chat import constrainable_schema
 from independence_bench.clients.openrouter import provider_field, reasoning_field
+from independence_bench.clients.prompt_cache import cache_kind, with_breakpoints
 from independence_bench.clients.protocol import (
     ClientError,
     Completion,
@@ -51,6 +53,7 @@ from independence_bench.clients.replies import (
     rate_limit_error,
 )
 from independence_bench.clients.reply_body import cut_error_text
+from independence_bench.clients.server_reasoning import ServerKind, reasoning_fields, server_of
 from independence_bench.clients.tool_prompt import (
     TOOLS_IN_PROMPT,
     instructions_digest,
@@ -87,6 +90,13 @@ LIST_RETRY_DELAY_S = 0.5
 MAX_LIST_PAGES = 50
 """`GET /models` pages followed at most (OpenRouter pages by `links.next`, 500 models each)."""
 OPENROUTER_ONLY_MESSAGE_FIELDS = ("reasoning_details",)
+NO_TOOL_PROVIDER = "no OpenRouter provider takes tool calls for"
+"""Starts the error of OpenRouter's 404 "No endpoints found that support the requested
+parameters" for a request with `tools` and `provider.require_parameters` (provider-routing
+page, "Requiring Providers to Support All Parameters"); `catalog.rejection_of` stops on it."""
+CONTEXT_OVERFLOW = "the prompt is longer than the context"
+_CONTEXT_WORDS = ("context length", "context_length", "context window", "maximum context")
+"""How OpenRouter's (and vLLM's, OpenAI's) 400 for a prompt over the context names it."""
 
 
 def _seconds(value: str | None) -> float | None:
@@ -144,8 +154,13 @@ class OpenAICompatibleClient:
         timeout_s: float = 300.0,
         connections: ConnectionBudget | None = None,
         headers: Mapping[str, str] | None = None,
+        prompt_cache: bool = True,
     ) -> None:
         self._is_openrouter = is_openrouter
+        self._prompt_cache = prompt_cache
+        """Mark `cache_control` breakpoints for models that need them (`prompt_cache.py`)."""
+        self.server: ServerKind | None = None
+        """The kind of server, from its model list (`server_reasoning.server_of`)."""
         self._base_path = urlsplit(base_url).path.rstrip("/")
         self._http = JsonPoster(
             base_url=base_url,
@@ -190,6 +205,7 @@ class OpenAICompatibleClient:
             entries += [e for e in page if isinstance(e, dict)] if isinstance(page, list) else []
             links = data.get("links") if isinstance(data, dict) else None
             path = self._next_page(links.get("next") if isinstance(links, dict) else None)
+        self.server = server_of(entries)
         return entries
 
     def _next_page(self, link: Any) -> str | None:
@@ -203,6 +219,17 @@ class OpenAICompatibleClient:
             return None
         rest = parts.path[len(self._base_path) :]
         return rest + (f"?{parts.query}" if parts.query else "")
+
+    async def credit_left(self) -> float | None:
+        """OpenRouter's `GET /key` `data.limit_remaining` in USD: the credit the key may still
+        spend (limits page, "Rate Limits and Credits Remaining"); None when unlimited (the
+        documented null) or not a finite number. Raises `ClientError` when it cannot be read."""
+        data = await self._get_json("/key")
+        info = data.get("data") if isinstance(data, dict) else None
+        left = info.get("limit_remaining") if isinstance(info, dict) else None
+        if isinstance(left, bool) or not isinstance(left, int | float):
+            return None
+        return float(left) if math.isfinite(left) else None
 
     async def model_endpoints(self, model_id: str) -> list[dict[str, Any]]:
         """OpenRouter's `GET /models/{author}/{slug}/endpoints`: the providers serving a model,
@@ -252,10 +279,10 @@ class OpenAICompatibleClient:
         in_prompt = self._tools.in_prompt(request.model)
         if request.tools and in_prompt:
             messages = tools_in_text(messages, request.tools)
-        body: dict[str, Any] = {
-            "model": request.model,
-            "messages": wire_messages(messages, openrouter=self._is_openrouter),
-        }
+        sent = wire_messages(messages, openrouter=self._is_openrouter)
+        if self._is_openrouter and self._prompt_cache and cache_kind(request.model) == "explicit":
+            sent = with_breakpoints(sent, last=request.cache_last)
+        body: dict[str, Any] = {"model": request.model, "messages": sent}
         if request.tools and not in_prompt:
             body["tools"] = list(request.tools)
         if request.temperature is not None:
@@ -270,9 +297,11 @@ class OpenAICompatibleClient:
             # both among its request parameters and passes them to providers that support them.
             body["logprobs"] = True
             body["top_logprobs"] = request.top_logprobs
-        extra: dict[str, Any] = {}
         if self._is_openrouter:
-            extra = self._openrouter_fields(request)
+            extra = self._openrouter_fields(request, tools=bool(request.tools) and not in_prompt)
+        else:
+            # Refused before the run when None (`server_reasoning.refusal`); nothing sent here.
+            extra = reasoning_fields(self.server, request.reasoning_effort) or {}
         if request.response_schema is not None:
             if self.response_format == "json_schema":
                 body["response_format"] = {
@@ -295,17 +324,23 @@ class OpenAICompatibleClient:
         body.update(extra)
         return body
 
-    def _openrouter_fields(self, request: CompletionRequest) -> dict[str, Any]:
-        """OpenRouter's own body fields: `reasoning`, and `provider` — with
-        `require_parameters` whenever a judge schema goes as `response_format`, so no
-        provider that would ignore it is chosen (structured-outputs page)."""
-        fields: dict[str, Any] = {}
+    def _openrouter_fields(self, request: CompletionRequest, *, tools: bool) -> dict[str, Any]:
+        """OpenRouter's own body fields: `transforms: []`, `reasoning`, and `provider` — with
+        `require_parameters` whenever a judge schema goes as `response_format` or `tools` go
+        natively, so no provider that would ignore them is chosen (provider-routing page,
+        "Requiring Providers to Support All Parameters")."""
+        # message-transforms page: middle-out compression is on by default for endpoints with
+        # 8k context or less; `transforms: []` turns it off, so no conversation is shortened
+        # unseen (a prompt too long then fails with the context-length error).
+        fields: dict[str, Any] = {"transforms": []}
         reasoning = reasoning_field(request.reasoning_effort)
         if reasoning is not None:
             fields["reasoning"] = reasoning
         schema_sent = request.response_schema is not None and self.response_format != "prompt"
         provider = provider_field(
-            request.provider_order, request.provider_routing, require_parameters=schema_sent
+            request.provider_order,
+            request.provider_routing,
+            require_parameters=schema_sent or tools,
         )
         if provider is not None:
             fields["provider"] = provider
@@ -343,7 +378,7 @@ class OpenAICompatibleClient:
             if native_tools and refuses_tools(reply):
                 self._adopt_text_tools(request.model, reply)
                 return await self._complete(request)
-            raise self._status_error(reply, request.model)
+            raise self._status_error(reply, request.model, tools=native_tools)
         try:
             response = reply.json()
         except ValueError:
@@ -369,12 +404,29 @@ class OpenAICompatibleClient:
             completion = replace(completion, extra=extra)
         return completion
 
-    def _status_error(self, reply: HttpReply, model: str) -> ClientError:
+    def _status_error(self, reply: HttpReply, model: str, *, tools: bool) -> ClientError:
         """The `ClientError` of an HTTP error status: retryable by status; a 402 with
         `Retry-After` waits (limits page: an in-flight budget that frees up); a 429 whose
-        `X-RateLimit-*` headers say the limit resets far off stops the model."""
+        `X-RateLimit-*` headers say the limit resets far off stops the model; OpenRouter's
+        404 "No endpoints found" for a request with `tools` and `require_parameters`, and a
+        prompt over the context length, get a line that says what to change."""
         text = self._redact(_reply_error_text(reply))
         retry_after = _seconds(reply.retry_after)
+        lowered = text.lower()
+        if self._is_openrouter and tools and reply.status == 404 and "no endpoints" in lowered:
+            return ClientError(
+                f"{NO_TOOL_PROVIDER} {model} ({text}); its tool_role conversations need one: "
+                "run with --modes user_role, or pick a model whose providers take tools",
+                retryable=False,
+                status=404,
+            )
+        if reply.status in (400, 413) and any(w in lowered for w in _CONTEXT_WORDS):
+            return ClientError(
+                f"{CONTEXT_OVERFLOW} of {model} ({text}); nothing was shortened (transforms: "
+                "[]): use a model with a longer context or a smaller max_tokens",
+                retryable=False,
+                status=reply.status,
+            )
         if reply.status == 429 and (capped := rate_limit_error(text, reply.rate_limits, model)):
             return capped
         return ClientError(

@@ -44,6 +44,10 @@ class CompletionRequest:
     top_logprobs: int | None = None
     """Ask for this many most likely tokens at the reply's first position, with their
     log-probabilities (`Completion.top_logprobs`); None asks for none."""
+    cache_last: bool = False
+    """The messages are a conversation's turn, whose prefix the next turn repeats or this one
+    reads: a model that caches only at breakpoints gets one on the last message too
+    (`prompt_cache.py`). A wire detail: not part of the request's key or its stored record."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +97,16 @@ class Completion:
     top_logprobs: tuple[TokenLogprob, ...] | None = None
     """The most likely tokens at the reply's first position, most likely first, when the
     request asked for them (`CompletionRequest.top_logprobs`) and the endpoint returned them."""
+    cached_tokens: int | None = None
+    """Prompt tokens read from the provider's cache (`usage.prompt_tokens_details.cached_tokens`,
+    OpenRouter's prompt-caching page, "Usage object fields"); None when not reported."""
+    cache_write_tokens: int | None = None
+    """Prompt tokens written to the cache (`prompt_tokens_details.cache_write_tokens`)."""
+    cache_discount: float | None = None
+    """What caching saved on this call in USD (`cache_discount`: negative for a write dearer
+    than input, as Anthropic's); None when not reported."""
+    answered_model: str | None = None
+    """The model the reply says answered it (the reply's `model`), to compare with the one asked."""
 
 
 class ClientError(Exception):

@@ -8,7 +8,8 @@ retried when its code says a retry can help (429, 5xx, 408, or no code) and stop
 retries on a key (401) or credit (402, unless `Retry-After` says when to come back) error, the
 provider's message and name in its text. `completion_of` reads the rest: text, tool calls,
 reasoning (`reasoning`, `reasoning_content`, or the text of `reasoning_details`), the
-generation id, native finish reason and serving provider, token counts and cost — with
+generation id, native finish reason and serving provider, the model that answered, token
+counts, cache reads and writes and the cache discount, and cost — with
 bring-your-own-key cost as OpenRouter's fee (`usage.cost`) plus the provider's charge
 (`usage.cost_details.upstream_inference_cost`, usage-accounting page). Fields of the wrong
 type count as absent: every byte here came from a server.
@@ -274,6 +275,9 @@ def completion_of(response: Any, latency: float) -> Completion:
         or thought
     )
     usage = _mapping(response.get("usage"))
+    # prompt-caching page, "Usage object fields": `usage.prompt_tokens_details` carries
+    # `cached_tokens` (read from the cache) and `cache_write_tokens` (written to it).
+    cache_usage = _mapping(usage.get("prompt_tokens_details"))
     return Completion(
         content=content,
         tool_calls=tool_calls,
@@ -291,7 +295,18 @@ def completion_of(response: Any, latency: float) -> Completion:
         ),
         reasoning_details=details,
         top_logprobs=first_token_logprobs(choice.get("logprobs")),
+        cached_tokens=_count(cache_usage.get("cached_tokens")),
+        cache_write_tokens=_count(cache_usage.get("cache_write_tokens")),
+        cache_discount=_discount(response.get("cache_discount", usage.get("cache_discount"))),
+        answered_model=_text(response.get("model")),
     )
+
+
+def _discount(value: Any) -> float | None:
+    """A `cache_discount` in USD: finite, at most `MAX_CALL_COST_USD` either way (negative is
+    a cache write dearer than plain input, prompt-caching page, "Inspecting cache usage")."""
+    number = _finite(value)
+    return number if number is not None and abs(number) <= MAX_CALL_COST_USD else None
 
 
 MAX_TOP_LOGPROBS = 20

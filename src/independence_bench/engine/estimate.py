@@ -6,8 +6,14 @@ placeholder of `ASSUMED_REPLY_TOKENS` (the judge's by `ASSUMED_JUDGE_TOKENS`), a
 tokens as characters ÷ 4. The *estimate* assumes replies of that length; the *upper bound*
 assumes every reply uses its whole `max_tokens`. Prices are the endpoint's whole price: its fee
 per request, and — where it prices them apart — reasoning tokens (the upper bound prices every
-reply token at the dearer of output and reasoning) and cached prompt tokens (the estimate reads
-each turn's repeat of the turn before from the cache). Retries of failed calls and judge repair
+reply token at the dearer of output and reasoning) and cached prompt tokens. Each configuration
+is priced in one *pricing case*, which the table names (`CacheRule`): no caching (no cache
+price listed, or `--no-prompt-cache` for a model that caches only at breakpoints), automatic
+caching (each turn reads the turn before from the cache once it reaches the family's shortest
+cached prefix, `prompt_cache.min_cached_tokens`), or explicit caching (the same reads, and each
+turn writes what it added at the cache-write price, as the breakpoints of `prompt_cache.py`
+make it; a judge call reads and writes only its fixed instructions); a reasoning effort adds
+its share of `max_tokens` to every reply (`EFFORT_SHARE`). Retries of failed calls and judge repair
 requests are not included. In the answer-probability judge forms a judgment is one call per
 question and copied span (one token each for yes/no, a short reply for a span), every
 comparison of spans counted as if none matched in code. Conversations and judgments already
@@ -22,6 +28,7 @@ from dataclasses import dataclass
 
 from independence_bench.clients.budget import CHARS_PER_TOKEN, Price, prompt_tokens_of
 from independence_bench.clients.config import ModelSpec
+from independence_bench.clients.prompt_cache import cache_kind, min_cached_tokens
 from independence_bench.clients.protocol import CompletionRequest, Message
 from independence_bench.conversations.conversation import (
     build_messages,
@@ -43,6 +50,11 @@ ASSUMED_JUDGE_TOKENS = 400
 """A judge's reasoning plus its JSON fields."""
 
 
+EFFORT_SHARE = {"xhigh": 0.95, "high": 0.8, "medium": 0.5, "low": 0.2, "minimal": 0.1}
+"""OpenRouter's reasoning-tokens page, "Reasoning effort level": the share of `max_tokens` an
+effort gives as the reasoning budget; the estimate assumes a reply uses its whole budget."""
+
+
 @dataclass(frozen=True)
 class CostLine:
     """The estimate for one model configuration (or the judge)."""
@@ -56,8 +68,13 @@ class CostLine:
     completion_tokens_max: int
     price: Price | None
     cached_prompt_tokens: int = 0
-    """Prompt tokens that repeat the same conversation's previous request (a cache can serve
-    them)."""
+    """Prompt tokens the estimate reads from the provider's cache."""
+    cache_write_tokens: int = 0
+    """Prompt tokens the estimate writes to the cache (billed at the write price when listed)."""
+    reasoning_tokens: int = 0
+    """Of `completion_tokens`, the reasoning the effort's budget allows."""
+    case: str = "no caching"
+    """The pricing case assumed, in words (`aib estimate` prints it)."""
 
     @property
     def cost(self) -> float | None:
@@ -74,8 +91,64 @@ class CostLine:
         prompt = self.prompt_tokens * price.prompt
         if not worst and price.cache_read is not None:
             prompt -= self.cached_prompt_tokens * (price.prompt - price.cache_read)
-        output = completion_tokens * (price.output_max if worst else price.completion)
+        if price.cache_write is not None:
+            prompt += self.cache_write_tokens * (price.cache_write - price.prompt)
+        if worst:
+            output = completion_tokens * price.output_max
+        else:
+            reasoning = min(self.reasoning_tokens, completion_tokens)
+            output = (completion_tokens - reasoning) * price.completion
+            output += reasoning * (price.completion if price.reasoning is None else price.reasoning)
         return prompt + output + self.calls * price.request
+
+
+@dataclass(frozen=True)
+class CacheRule:
+    """How a configuration's prompts are cached, as the estimate prices them."""
+
+    kind: str
+    """`none`, `automatic` or `explicit` (`clients/prompt_cache.py`)."""
+    min_tokens: int
+
+    @classmethod
+    def of(cls, spec: ModelSpec, price: Price | None, *, prompt_cache: bool) -> CacheRule:
+        """`none` without a cache-read price (or with breakpoints turned off for a model that
+        needs them), else the model family's kind and shortest cached prefix."""
+        kind = cache_kind(spec.id)
+        if price is None or price.cache_read is None or (kind == "explicit" and not prompt_cache):
+            return cls("none", 0)
+        return cls(kind, min_cached_tokens(spec.id))
+
+    def split(self, cached_before: int, marked: int) -> tuple[int, int]:
+        """(read, written) of a prompt whose longest prefix already cached is `cached_before`
+        tokens and whose last new breakpoint ends `marked` tokens in (0: none new): a prefix
+        shorter than the family's minimum is neither read nor written."""
+        if self.kind == "none":
+            return 0, 0
+        read = cached_before if cached_before >= self.min_tokens else 0
+        if self.kind == "automatic" or marked < self.min_tokens:
+            return read, 0
+        return read, max(0, marked - read)
+
+    def words(self) -> str:
+        return {
+            "none": "no caching",
+            "automatic": f"automatic caching (≥ {self.min_tokens:,} tokens)",
+            "explicit": f"explicit caching, cache_control (≥ {self.min_tokens:,} tokens)",
+        }[self.kind]
+
+
+def reasoning_budget(spec: ModelSpec) -> int:
+    """Reasoning tokens a reply is assumed to use: the effort's share of `max_tokens`, or the
+    reasoning object's own `max_tokens`; 0 for none or off."""
+    sent = spec.reasoning_sent
+    if isinstance(sent, str):
+        return int(EFFORT_SHARE.get(sent, 0.0) * spec.max_tokens)
+    if isinstance(sent, dict):
+        if isinstance(sent.get("max_tokens"), int):
+            return min(int(sent["max_tokens"]), spec.max_tokens)
+        return int(EFFORT_SHARE.get(str(sent.get("effort")), 0.0) * spec.max_tokens)
+    return 0
 
 
 def _placeholder(tokens: int) -> str:
@@ -106,13 +179,29 @@ def estimate_run(
     *,
     done_items: Collection[str] = (),
     judged_items: Collection[str] = (),
+    prompt_cache: bool = True,
 ) -> list[CostLine]:
-    """One line per model, then one for the judge; `runs` maps a label to its run numbers."""
+    """One line per model, then one for the judge; `runs` maps a label to its run numbers.
+
+    Caching is priced per conversation as the provider documents it: each turn's prompt
+    repeats the turn before, which is read from the cache (when at least the family's
+    shortest cached prefix); a model that caches only at breakpoints writes what it did not
+    read, and its first turn reads the system prompt another conversation wrote."""
     reply = _placeholder(ASSUMED_REPLY_TOKENS)
     lines = []
     judge_calls = judge_prompt = judge_completion = judge_completion_max = 0
+    judge_rule = (
+        CacheRule.of(judge, prices.get(judge.display_label), prompt_cache=prompt_cache)
+        if judge is not None
+        else CacheRule("none", 0)
+    )
+    judge_read = judge_written = 0
+    judge_systems: set[str] = set()
     for spec in models:
-        calls = prompt = completion = completion_max = cached = 0
+        calls = prompt = completion = completion_max = cached = written = 0
+        rule = CacheRule.of(spec, prices.get(spec.display_label), prompt_cache=prompt_cache)
+        reasoning = reasoning_budget(spec)
+        systems: set[str] = set()
         for run_index in runs[spec.display_label]:
             for variant in suite.variants:
                 for mode in suite.delivery_modes:
@@ -124,6 +213,12 @@ def estimate_run(
                         )
                         if iid not in done_items:
                             previous = 0
+                            first = ({"role": "system", "content": system},)
+                            system_tokens = prompt_tokens_of(
+                                CompletionRequest(spec.id, first, tools)
+                            )
+                            if system in systems:
+                                previous = system_tokens
                             for turn in range(len(scenario.turns)):
                                 messages = build_messages(
                                     system=system,
@@ -137,17 +232,28 @@ def estimate_run(
                                 calls += 1
                                 tokens = prompt_tokens_of(request)
                                 prompt += tokens
-                                cached += previous
+                                systems.add(system)
+                                read, wrote = rule.split(previous, tokens)
+                                cached += read
+                                written += wrote
                                 previous = tokens
-                                completion += min(ASSUMED_REPLY_TOKENS, spec.max_tokens)
+                                completion += min(ASSUMED_REPLY_TOKENS + reasoning, spec.max_tokens)
                                 completion_max += spec.max_tokens
                         if judge is not None and iid not in judged_items:
                             turns = [TurnRecord(h, reply, "") for h in scenario.turns]
                             for messages, most in judge_requests(judge, scenario.rubric, turns):
                                 judge_calls += 1
-                                judge_prompt += prompt_tokens_of(
-                                    CompletionRequest(judge.id, messages)
+                                tokens = prompt_tokens_of(CompletionRequest(judge.id, messages))
+                                judge_prompt += tokens
+                                fixed = str(messages[0].get("content")) if messages else ""
+                                seen = fixed in judge_systems
+                                judge_systems.add(fixed)
+                                own = prompt_tokens_of(CompletionRequest(judge.id, messages[:1]))
+                                read, wrote = judge_rule.split(
+                                    own if seen else 0, 0 if seen else own
                                 )
+                                judge_read += read
+                                judge_written += wrote
                                 judge_completion += min(ASSUMED_JUDGE_TOKENS, most)
                                 judge_completion_max += most
         lines.append(
@@ -160,6 +266,9 @@ def estimate_run(
                 completion_max,
                 prices.get(spec.display_label),
                 cached,
+                written,
+                min(reasoning, spec.max_tokens) * calls,
+                _case(rule, reasoning),
             )
         )
     if judge is not None:
@@ -172,9 +281,17 @@ def estimate_run(
                 judge_completion,
                 judge_completion_max,
                 prices.get(judge.display_label),
+                judge_read,
+                judge_written,
+                case=_case(judge_rule, 0),
             )
         )
     return lines
+
+
+def _case(rule: CacheRule, reasoning: int) -> str:
+    words = rule.words()
+    return f"{words}; reasoning {reasoning:,} tokens a reply" if reasoning else words
 
 
 def _money(value: float | None) -> str:
@@ -193,6 +310,10 @@ def render_estimate(suite: Suite, lines: Sequence[CostLine], runs_text: str) -> 
         f"{'':<{width}}  {'calls':>7}  {'prompt tok':>12}  {'reply tok':>11}  "
         f"{'cost':>12}  {'upper bound':>12}  price from",
     ]
+    cases = [
+        "pricing case assumed (prompt caching as each provider documents it; a "
+        "bring-your-own-key call adds OpenRouter's fee, 5% of the provider's charge):"
+    ]
     for line in lines:
         name = line.label if line.role == "model" else f"judge {line.label}"
         source = line.price.source if line.price else "unknown (no price in models.yaml or list)"
@@ -201,6 +322,7 @@ def render_estimate(suite: Suite, lines: Sequence[CostLine], runs_text: str) -> 
             f"{line.completion_tokens:>11,}  {_money(line.cost):>12}  "
             f"{_money(line.cost_max):>12}  {source}"
         )
+        cases.append(f"  {name}: {line.case}")
     known = [x for x in lines if x.price is not None]
     unknown = len(lines) - len(known)
     total = sum(x.cost or 0.0 for x in known)
@@ -213,4 +335,4 @@ def render_estimate(suite: Suite, lines: Sequence[CostLine], runs_text: str) -> 
         f"{sum(x.completion_tokens for x in lines):>11,}  {prefix + _money(total):>12}  "
         f"{prefix + _money(total_max):>12}{note}"
     )
-    return "\n".join(out)
+    return "\n".join(out[:2] + cases + out[2:])

@@ -47,6 +47,7 @@ def cap_reply(completion: Completion, cap: int = REPLY_CAP_CHARS) -> Completion:
     generation_id = cut(completion.generation_id)
     native_finish_reason = cut(completion.native_finish_reason)
     served_by = cut(completion.served_by)
+    answered_model = cut(completion.answered_model)
     if not dropped:
         return completion
     return replace(
@@ -59,4 +60,5 @@ def cap_reply(completion: Completion, cap: int = REPLY_CAP_CHARS) -> Completion:
         generation_id=generation_id,
         native_finish_reason=native_finish_reason,
         served_by=served_by,
+        answered_model=answered_model,
     )

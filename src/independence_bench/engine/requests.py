@@ -47,8 +47,9 @@ def refuse_changed_settings(run: RunRecord, spec: ModelSpec) -> None:
 def subject_request(
     spec: ModelSpec, messages: tuple[Message, ...], tools: tuple[Any, ...]
 ) -> CompletionRequest:
-    """One turn of a conversation with the model under test."""
-    return replace(_request(spec, messages, spec.max_tokens), tools=tools)
+    """One turn of a conversation with the model under test: its conversation so far is a
+    prefix worth a cache breakpoint (`prompt_cache.py`)."""
+    return replace(_request(spec, messages, spec.max_tokens), tools=tools, cache_last=True)
 
 
 def judge_request(

@@ -21,7 +21,13 @@ from independence_bench.reports.leaderboard import (
     evidence_ceiling_note,
     names_json,
 )
-from independence_bench.reports.report import JudgedItem, ModelReport, SuiteReport, report_spend
+from independence_bench.reports.report import (
+    Cost,
+    JudgedItem,
+    ModelReport,
+    SuiteReport,
+    report_spend,
+)
 from independence_bench.scoring.scoring import METRIC_KEYS
 from independence_bench.stats.analysis import LeaderboardRow
 from independence_bench.stats.core import Estimate
@@ -69,6 +75,16 @@ def ranking_json(row: LeaderboardRow | None) -> dict[str, Any]:
     }
 
 
+def cache_json(cost: Cost) -> dict[str, Any]:
+    """A cost's prompt-cache fields: tokens read and written, saved and uncached USD."""
+    return {
+        "cached_tokens": cost.cached_tokens,
+        "cache_write_tokens": cost.cache_write_tokens,
+        "cache_saved_usd": round(cost.saved_usd, 6),
+        "uncached_cost_usd": rounded(cost.uncached_usd, 6),
+    }
+
+
 def model_record(model: ModelReport, report: SuiteReport | None = None) -> dict[str, Any]:
     """One model's row in `results.json` (the CSV flattens the same values)."""
     row = model.row
@@ -89,6 +105,7 @@ def model_record(model: ModelReport, report: SuiteReport | None = None) -> dict[
         "calls": model.cost.calls,
         "unpriced_calls": model.cost.unpriced,
         "cost_per_run_usd": rounded(model.cost_per_run, 6),
+        **cache_json(model.cost),
         "index_per_usd": rounded(model.index_per_usd, 2),
         "run_indexes": {str(r): rounded(v, 2) for r, v in model.run_indexes.items()},
         "detailed": detailed_json(detailed),
@@ -142,6 +159,7 @@ def results_document(reports: Sequence[SuiteReport]) -> dict[str, Any]:
                 "judge_standing": report.standing.as_json() if report.standing else None,
                 "method": report.leaderboard.method,
                 "judge_cost_usd": rounded(report.judge_cost.usd, 6),
+                "judge_cache": cache_json(report.judge_cost),
                 "selection": report.selection.as_json() if report.selection.active else None,
                 "partial": list(report.left_out),
                 "evidence_ceiling": evidence_ceiling_note(report.leaderboard),

@@ -34,6 +34,7 @@ from independence_bench.reports.leaderboard import (
 from independence_bench.reports.report import (
     ModelReport,
     SuiteReport,
+    cost_table,
     metric_scale,
     report_spend,
     spend_line,
@@ -316,6 +317,7 @@ def _suite_section(report: SuiteReport, charts: Sequence[Path]) -> list[str]:
     lines += ["### Models", ""]
     for model in report.models:
         lines += [*_model_detail(report, model), ""]
+    lines += ["### Cost and prompt caching", "", *cost_table(report), ""]
     compared = sum(model.row is not None for model in report.models)
     if report.difficulty and compared > 1:
         lines += ["### Item difficulty", "", *_difficulty(report), ""]

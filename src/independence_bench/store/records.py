@@ -116,6 +116,10 @@ def completion_to_row(completion: Completion) -> dict[str, Any]:
         "top_logprobs_json": None
         if completion.top_logprobs is None
         else json_to_sql([[c.token, c.logprob] for c in completion.top_logprobs]),
+        "cached_tokens": completion.cached_tokens,
+        "cache_write_tokens": completion.cache_write_tokens,
+        "cache_discount": completion.cache_discount,
+        "answered_model": to_sql(completion.answered_model),
     }
 
 
@@ -144,6 +148,10 @@ def completion_from_row(row: Mapping[str, Any], content: str | None) -> Completi
         reasoning_tokens=row["reasoning_tokens"],
         reasoning_details=tuple(details) if isinstance(details, list) else (),
         top_logprobs=_top_logprobs(row["top_logprobs_json"]),
+        cached_tokens=row["cached_tokens"],
+        cache_write_tokens=row["cache_write_tokens"],
+        cache_discount=row["cache_discount"],
+        answered_model=from_sql(row["answered_model"]),
     )
 
 

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from independence_bench.clients.config import ModelSpec
+from independence_bench.clients.model_identity import answered_by_other
 from independence_bench.store.store import RunRecord, Store
 from independence_bench.suites.suite import Suite, available_suites, load_suite
 from independence_bench.text.counts import count_of
@@ -43,6 +44,10 @@ class RunState:
     """Done conversations whose judgments are all unscored (the judge's reply never validated)."""
     cut: int = 0
     """Replies in its conversations that the reply cap cut (`engine/reply_cap.py`)."""
+    other_model: int = 0
+    """Replies whose `model` names another model than the one asked (`model_identity.py`)."""
+    other_example: str = ""
+    """One such reply's model, `asked → answered`, for the line that counts them."""
 
     @property
     def missing(self) -> int | None:
@@ -79,10 +84,20 @@ def run_states(store: Store, *, suite_id: str | None = None) -> list[RunState]:
         judged[judgment.item_id].add(judgment.status)
     counts: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     cut = store.cut_completions()
+    other = {
+        key: f"{asked} → {answered}"
+        for key, (asked, answered) in store.answered_models().items()
+        if answered_by_other(asked, answered)
+    }
+    examples: dict[int, str] = {}
     for item in store.items(suite_id=suite_id, words=False):
         tally = counts[item.run.id]
         tally[item.status] += 1
         tally["cut"] += sum(turn.completion_key in cut for turn in item.turns)
+        for turn in item.turns:
+            if turn.completion_key in other:
+                tally["other"] += 1
+                examples.setdefault(item.run.id, other[turn.completion_key])
         if item.status == "done":
             statuses = judged.get(item.id, set())
             if "scored" in statuses:
@@ -105,6 +120,8 @@ def run_states(store: Store, *, suite_id: str | None = None) -> list[RunState]:
                 scored=tally["scored"],
                 unscored=tally["unscored"],
                 cut=tally["cut"],
+                other_model=tally["other"],
+                other_example=examples.get(run.id, ""),
             )
         )
     return states
@@ -119,6 +136,8 @@ def render_run_states(states: Sequence[RunState]) -> str:
         missing = "?" if s.missing is None else str(s.missing)
         source = "" if s.source == "run" else f" ({s.source})"
         cut = f", {count_of(s.cut, 'reply')} cut" if s.cut else ""
+        if s.other_model:
+            cut += f", {count_of(s.other_model, 'reply')} by another model"
         rows.append(
             (
                 one_line_label(s.model),
@@ -142,6 +161,13 @@ def render_run_states(states: Sequence[RunState]) -> str:
     if cut_replies:
         longer = f"{count_of(cut_replies, 'reply')} longer than the reply cap"
         summary += f"; {longer} {'was' if cut_replies == 1 else 'were'} stored and judged cut"
+    others = [s for s in states if s.other_model]
+    if others:
+        total = sum(s.other_model for s in others)
+        summary += (
+            f"; {count_of(total, 'reply')} named another model than the one asked (e.g. "
+            f"{one_line_label(others[0].other_example)}): 'aib view' flags each on its turn"
+        )
     lines.append(summary)
     return "\n".join(lines)
 

@@ -110,5 +110,14 @@ MIGRATIONS: tuple[Migration, ...] = (
         measured_at REAL NOT NULL
     ) WITHOUT ROWID;
     """,
+    # 7: what a call's prompt cache did and who answered it (`clients/replies.py`): tokens read
+    # from and written to the provider's cache, OpenRouter's `cache_discount`, and the reply's
+    # `model` (compared with the model asked for); NULL where the endpoint reported none.
+    """
+    ALTER TABLE completions ADD COLUMN cached_tokens INTEGER;
+    ALTER TABLE completions ADD COLUMN cache_write_tokens INTEGER;
+    ALTER TABLE completions ADD COLUMN cache_discount REAL;
+    ALTER TABLE completions ADD COLUMN answered_model TEXT;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -283,6 +283,33 @@ class Store:
         rows = self._db.execute("SELECT key FROM completions WHERE cut_chars > 0")
         return {str(key) for (key,) in rows}
 
+    def answered_models(self) -> dict[str, tuple[str, str]]:
+        """Per completion key, (model asked, model that answered) where the reply named one."""
+        rows = self._db.execute(
+            "SELECT key, model_id, answered_model FROM completions WHERE answered_model IS NOT NULL"
+        )
+        return {
+            str(key): (str(from_sql(asked)), str(from_sql(answered)))
+            for key, asked, answered in rows
+        }
+
+    def cache_usage(self, keys: Sequence[str]) -> tuple[int, int, float]:
+        """Of these completions: prompt tokens read from a cache, written to one, and the
+        cache discount in USD (what caching saved; 0 where none was reported)."""
+        read = written = 0
+        saved = 0.0
+        for key in keys:
+            row = self._db.execute(
+                "SELECT cached_tokens, cache_write_tokens, cache_discount FROM completions "
+                "WHERE key = ?",
+                (key,),
+            ).fetchone()
+            if row is not None:
+                read += row[0] or 0
+                written += row[1] or 0
+                saved += row[2] or 0.0
+        return read, written, saved
+
     def completion_keys(self) -> list[str]:
         """Every stored completion's key, in the order written (by time, then key)."""
         rows = self._db.execute("SELECT key FROM completions ORDER BY created_at, key")

@@ -8,13 +8,17 @@ judgments cost nothing again, and `--fresh` counts from the next run numbers.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 
+from independence_bench.clients.budget import Price
 from independence_bench.clients.catalog import resolve_prices, survey_endpoints
+from independence_bench.clients.config import ModelSpec
 from independence_bench.clients.local.local_models import LocalModels
-from independence_bench.engine.estimate import estimate_run, render_estimate
+from independence_bench.engine.estimate import CostLine, estimate_run, render_estimate
 from independence_bench.judging.forms import judge_label_of
 from independence_bench.store.run_status import next_run_numbers
 from independence_bench.store.store import STORE_FILENAME, Store
+from independence_bench.suites.suite import Suite
 from independence_bench.text.counts import count_of
 from independence_bench.workflows import Echo
 from independence_bench.workflows.plan import (
@@ -40,17 +44,47 @@ async def estimate_benchmark_async(options: RunOptions) -> str:
     async with LocalModels(everyone, options.env) as local:
         factories = options.factories + local.factories()
         hint = missing_key_hint(options)
-        pool = make_pool(options.env, options.concurrency, factories, options.timeout_s, hint)
+        pool = make_pool(
+            options.env,
+            options.concurrency,
+            factories,
+            options.timeout_s,
+            hint,
+            prompt_cache=options.prompt_cache,
+        )
         try:
             listings = await survey_endpoints(pool, everyone, require_answer=False)
             prices = resolve_prices(everyone, listings, pool)
         finally:
             await pool.aclose()
+    lines = stored_estimate(options, suite, specs, judge, count, prices)
+    runs_text = f"{count_of(count, 'run')} per model"
+    return render_estimate(suite, lines, runs_text)
+
+
+def stored_estimate(
+    options: RunOptions,
+    suite: Suite,
+    specs: tuple[ModelSpec, ...],
+    judge: ModelSpec | None,
+    count: int,
+    prices: Mapping[str, Price | None],
+    *,
+    read_only: bool = True,
+) -> list[CostLine]:
+    """The estimate of what is left of the run: conversations and judgments the store holds
+    cost nothing again, and `--fresh` counts from the next run numbers. `read_only` False
+    reads on an ordinary connection (`run.stored_work` says why a run does)."""
     first_run: dict[str, int] = {}
     done: set[str] = set()
     judged: set[str] = set()
     if (options.data_dir / STORE_FILENAME).exists():
-        with Store(options.data_dir, read_only=True) as store:
+        opened = (
+            Store(options.data_dir, read_only=True)
+            if read_only
+            else Store(options.data_dir, create=False)
+        )
+        with opened as store:
             if options.fresh:
                 first_run = next_run_numbers(store, suite, specs)
             else:
@@ -61,9 +95,16 @@ async def estimate_benchmark_async(options: RunOptions) -> str:
     for spec in specs:
         first = first_run.get(spec.display_label, 1)
         runs[spec.display_label] = range(first, first + count)
-    lines = estimate_run(suite, specs, judge, runs, prices, done_items=done, judged_items=judged)
-    runs_text = f"{count_of(count, 'run')} per model"
-    return render_estimate(suite, lines, runs_text)
+    return estimate_run(
+        suite,
+        specs,
+        judge,
+        runs,
+        prices,
+        done_items=done,
+        judged_items=judged,
+        prompt_cache=options.prompt_cache,
+    )
 
 
 def estimate_command(options: RunOptions, *, echo: Echo) -> None:

@@ -77,6 +77,11 @@ class RunOptions:
     """Run only these experiments, prompt variants and delivery modes (own content hash)."""
     reply_cap: int = REPLY_CAP_CHARS
     """Characters kept of each text field of a reply; longer ones are cut and flagged."""
+    prompt_cache: bool = True
+    """Mark `cache_control` breakpoints for models that need them (`--no-prompt-cache`: none)."""
+    allow_partial: bool = False
+    """Run what the OpenRouter key's remaining credit covers when the estimate is larger
+    (`--allow-partial`), instead of stopping before the first call."""
     claim_lease_s: float = LEASE_S
     """How long this process's claims on calls in flight outlive it if it is killed
     (`store/claims.py`); tests shorten it."""
@@ -209,6 +214,7 @@ def make_pool(
     factories: tuple[ClientFactory, ...],
     timeout_s: float = 300.0,
     missing_key_hint: str = "",
+    prompt_cache: bool = True,
 ) -> ClientPool:
     """The endpoints of a run or a judging pass, with one limiter each; `missing_key_hint`
     ends the error for a missing OpenRouter key (`ClientPool`)."""
@@ -218,6 +224,7 @@ def make_pool(
         factories=factories,
         timeout_s=timeout_s,
         missing_key_hint=missing_key_hint,
+        prompt_cache=prompt_cache,
     )
 
 

@@ -15,7 +15,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from independence_bench.clients.budget import CostGuard, Price
-from independence_bench.clients.catalog import Listing, resolve_prices, survey_endpoints
+from independence_bench.clients.catalog import (
+    Listing,
+    refuse_unsent_reasoning,
+    resolve_prices,
+    survey_endpoints,
+)
 from independence_bench.clients.config import ModelSpec
 from independence_bench.clients.endpoints import ClientPool
 from independence_bench.clients.local.local_models import OFFLINE_NOTICE, LocalModels
@@ -38,6 +43,7 @@ from independence_bench.store.store import STORE_FILENAME, Store
 from independence_bench.suites.suite import Suite, load_suite
 from independence_bench.text.counts import count_of
 from independence_bench.workflows import Echo
+from independence_bench.workflows.credits import check_credits
 from independence_bench.workflows.plan import (
     RunOptions,
     make_pool,
@@ -99,7 +105,14 @@ async def run_benchmark_async(options: RunOptions) -> RunResult:
     async with LocalModels(reached, options.env, notify) as local:
         factories = options.factories + local.factories()
         hint = missing_key_hint(options)
-        pool = make_pool(options.env, options.concurrency, factories, options.timeout_s, hint)
+        pool = make_pool(
+            options.env,
+            options.concurrency,
+            factories,
+            options.timeout_s,
+            hint,
+            prompt_cache=options.prompt_cache,
+        )
         try:
             return await _run_on_pool(options, suite, specs, judge, runs, pool, reached, local)
         finally:
@@ -143,13 +156,15 @@ async def _run_on_pool(
     Keys, endpoints and prices are checked before the local models load: loading takes minutes,
     and a missing key for a remote judge should not wait for the embedded subject."""
     listings = await survey_endpoints(pool, reached)
+    refuse_unsent_reasoning(pool, reached)
     guard = _cost_guard(options, reached, listings, pool)
+    prices = resolve_prices(reached, listings, pool)
+    credit_notices = await check_credits(options, suite, specs, judge, runs, pool, reached, prices)
     await local.load_all(reached)
     with Store(options.data_dir) as store:
         progress = (
             RichProgress(limits=lambda: _limits_text(pool)) if options.show_progress else None
         )
-        prices = resolve_prices(reached, listings, pool)
         claims = Claims(store, lease_s=options.claim_lease_s)
         engine = Engine(
             store,
@@ -206,7 +221,10 @@ async def _run_on_pool(
             why = "the judge of this run; aib leaderboard shows the judge with most items"
             note = store_judge_note(store, suite.id, board.judge, asked=True, why=why)
             captions += [note] if note else []
-    notices = tuple(n for e in pool.endpoints() for n in getattr(e.client, "notices", ()))
+    notices = (
+        *credit_notices,
+        *(n for e in pool.endpoints() for n in getattr(e.client, "notices", ())),
+    )
     return RunResult(suite, specs, judge, summary, board, guard, spend, notices, tuple(captions))
 
 

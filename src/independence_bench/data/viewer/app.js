@@ -556,12 +556,14 @@
         turn.pressure ? h("span", { class: "badge pressure" }, "pressure") : null);
       const modelHead = h("div", { class: "who" }, "Model",
         turn.protocol_ok === false ? h("span", { class: "badge warn" }, "protocol deviation") : null,
+        turn.answered_by ? h("span", { class: "badge warn" }, "answered by " + turn.answered_by + ", not the model asked") : null,
         flip && flip.round > 0 && n === flip.round ? h("span", { class: "badge warn flip" }, "gave way here (round " + flip.round + ")") : null);
       const meta = [turn.finish ? "finish: " + turn.finish + (turn.native_finish ? " (provider: " + turn.native_finish + ")" : "") : null,
         turn.completion_tokens !== undefined && turn.completion_tokens !== null ? turn.prompt_tokens + " → " + turn.completion_tokens + " tokens" : null,
         turn.cost_usd !== undefined ? "cost " + usd(turn.cost_usd) : null,
         turn.latency_s ? turn.latency_s + " s" : null,
         turn.reasoning_tokens ? turn.reasoning_tokens + " reasoning tokens" : null,
+        turn.cached_tokens ? turn.cached_tokens + " prompt tokens from the cache" : null,
         turn.served_by ? "served by " + turn.served_by : null,
         turn.generation ? "generation " + turn.generation : null].filter(Boolean).join(" · ");
       return h("li", { class: "turn" },

@@ -30,6 +30,7 @@ from independence_bench.reports.report._gather import (
 )
 from independence_bench.reports.report._spend import (
     Spend,
+    cost_table,
     report_spend,
     run_spend,
     spend_line,
@@ -50,6 +51,7 @@ __all__ = [
     "build_extras",
     "build_reports",
     "build_suite_report",
+    "cost_table",
     "count_deviations",
     "index_terms",
     "item_metrics_of",

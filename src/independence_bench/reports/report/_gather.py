@@ -58,13 +58,31 @@ class Cost:
     known_usd: float
     calls: int
     unpriced: int
+    cached_tokens: int = 0
+    """Prompt tokens the provider read from its cache."""
+    cache_write_tokens: int = 0
+    """Prompt tokens written to the cache (dearer than input on Anthropic)."""
+    saved_usd: float = 0.0
+    """The calls' `cache_discount` summed: what caching saved (negative: it cost more)."""
+
+    @property
+    def uncached_usd(self) -> float | None:
+        """What the calls would have cost with no cache: billed plus saved."""
+        return None if self.usd is None else self.usd + self.saved_usd
 
 
-def sum_costs(costs: Sequence[float | None]) -> Cost:
-    """Add up completion costs; one unknown cost makes the total unknown (not 0)."""
+def sum_costs(costs: Sequence[float | None], cache: tuple[int, int, float] = (0, 0, 0.0)) -> Cost:
+    """Add up completion costs; one unknown cost makes the total unknown (not 0). `cache` is
+    the calls' (read, written, saved), as `Store.cache_usage` sums them."""
     known = [c for c in costs if c is not None]
     unpriced = len(costs) - len(known)
-    return Cost(None if unpriced else sum(known), sum(known), len(costs), unpriced)
+    return Cost(None if unpriced else sum(known), sum(known), len(costs), unpriced, *cache)
+
+
+def stored_cost(store: Store, keys: Sequence[str]) -> Cost:
+    """The cost of these stored completions (each counted once), with their cache usage."""
+    unique = list(dict.fromkeys(keys))
+    return sum_costs(store.completion_costs(unique), store.cache_usage(unique))
 
 
 @dataclass(frozen=True)
@@ -305,7 +323,7 @@ def build_suite_report(
                 scored=sum(status.get(i.id) == "scored" for i in items),
                 unscored=sum(status.get(i.id) == "unscored" for i in items),
                 failed=sum(i.status == "failed" for i in items),
-                cost=sum_costs(store.completion_costs(list(dict.fromkeys(keys)))),
+                cost=stored_cost(store, keys),
                 deviations=count_deviations(items),
             )
         )
@@ -328,7 +346,7 @@ def build_suite_report(
         judged=judged,
         difficulty=tuple(item_difficulty(results.scored, results.formula)),
         configs=tuple(_config_cells(results.scored, results.formula, scope.resampling)),
-        judge_cost=sum_costs(store.completion_costs(list(dict.fromkeys(judge_keys)))),
+        judge_cost=stored_cost(store, judge_keys),
         selection=selection,
         left_out=results.left_out,
         extras=build_extras(store, results, resampling=scope.resampling),

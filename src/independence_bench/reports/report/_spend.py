@@ -8,12 +8,13 @@ for each suite. Costs add up as `_gather.sum_costs` does: a call without a cost 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from independence_bench.reports.report._gather import Cost, SuiteReport, sum_costs
+from independence_bench.reports.report._gather import Cost, SuiteReport, stored_cost
 from independence_bench.store.store import Store
 from independence_bench.text.counts import count_of
+from independence_bench.text.outputs import md_text
 
 
 @dataclass(frozen=True)
@@ -25,10 +26,22 @@ class Spend:
 
     @property
     def total(self) -> Cost:
-        unpriced = self.models.unpriced + self.judge.unpriced
-        known = self.models.known_usd + self.judge.known_usd
-        calls = self.models.calls + self.judge.calls
-        return Cost(None if unpriced else known, known, calls, unpriced)
+        return combined_cost([self.models, self.judge])
+
+
+def combined_cost(costs: Sequence[Cost]) -> Cost:
+    """Several costs as one: unknown when any part is."""
+    unpriced = sum(c.unpriced for c in costs)
+    known = sum(c.known_usd for c in costs)
+    return Cost(
+        None if unpriced else known,
+        known,
+        sum(c.calls for c in costs),
+        unpriced,
+        sum(c.cached_tokens for c in costs),
+        sum(c.cache_write_tokens for c in costs),
+        sum(c.saved_usd for c in costs),
+    )
 
 
 def run_spend(
@@ -51,19 +64,12 @@ def run_spend(
         judge_keys = list(
             dict.fromkeys(k for j in judgments if j.item_id in ids for k in j.completion_keys)
         )
-    return Spend(
-        sum_costs(store.completion_costs(model_keys)),
-        sum_costs(store.completion_costs(judge_keys)),
-    )
+    return Spend(stored_cost(store, model_keys), stored_cost(store, judge_keys))
 
 
 def report_spend(report: SuiteReport) -> Spend:
     """A suite report's spend: every model's calls over all its runs, and the judge's."""
-    models = [m.cost for m in report.models]
-    unpriced = sum(c.unpriced for c in models)
-    known = sum(c.known_usd for c in models)
-    combined = Cost(None if unpriced else known, known, sum(c.calls for c in models), unpriced)
-    return Spend(combined, report.judge_cost)
+    return Spend(combined_cost([m.cost for m in report.models]), report.judge_cost)
 
 
 def usd_text(value: float) -> str:
@@ -84,4 +90,38 @@ def spend_line(spend: Spend) -> str:
             "no cost (none reported, no price set), so it is "
             f"at least {usd_text(total.known_usd)}"
         )
+    if total.cached_tokens or total.cache_write_tokens:
+        line += f"; {cache_text(total)}"
     return line
+
+
+def cache_text(cost: Cost) -> str:
+    """`prompt cache: 90,000 tokens read, 10,000 written, saved $0.0400 of $0.0900 uncached`."""
+    uncached = cost.known_usd + cost.saved_usd
+    return (
+        f"prompt cache: {cost.cached_tokens:,} tokens read, {cost.cache_write_tokens:,} "
+        f"written, saved {_signed_usd(cost.saved_usd)} of {usd_text(uncached)} uncached"
+    )
+
+
+def cost_table(report: SuiteReport) -> list[str]:
+    """The report's cost table in Markdown: per model and for the judge, what was billed, what
+    it would have cost with no prompt cache, what caching saved, and the tokens it read and
+    wrote (all from the stored calls' usage)."""
+    head = "| Calls of | Billed | Uncached | Saved | Cached tokens read | Written |"
+    lines = [head, "|---|---:|---:|---:|---:|---:|"]
+    rows = [(m.model, m.cost) for m in report.models]
+    if report.judge is not None:
+        rows.append((f"judge {report.judge}", report.judge_cost))
+    for name, cost in rows:
+        billed = usd_text(cost.known_usd) if cost.usd is not None else "unknown"
+        uncached = usd_text(cost.known_usd + cost.saved_usd) if cost.usd is not None else "unknown"
+        lines.append(
+            f"| {md_text(name)} | {billed} | {uncached} | {_signed_usd(cost.saved_usd)} | "
+            f"{cost.cached_tokens:,} | {cost.cache_write_tokens:,} |"
+        )
+    return lines
+
+
+def _signed_usd(value: float) -> str:
+    return usd_text(value) if value >= 0 else "-" + usd_text(-value)

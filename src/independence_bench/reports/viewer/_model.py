@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from independence_bench.clients.model_identity import answered_by_other
 from independence_bench.reports.format import rounded
 from independence_bench.reports.report import JudgedItem, ModelReport, SuiteReport
 from independence_bench.reports.viewer._tables import Numbering, Packer, SharedTables
@@ -44,7 +45,7 @@ FIELDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "turn": ("human", "reply", "pressure", "protocol_ok", "note", "key", "completion"),
         "completion": ("reasoning", "finish", "prompt_tokens", "completion_tokens", "cost_usd",
                        "latency_s", "served_by", "native_finish", "generation",
-                       "reasoning_tokens"),
+                       "reasoning_tokens", "cached_tokens", "answered_by"),
         "request": ("messages", "final", "model", "temperature", "max_tokens", "seed"),
         "final": ("content", "tool_calls"),
         "call": ("name", "arguments"),
@@ -56,7 +57,7 @@ FIELDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
 TEXT_FIELDS = frozenset(
     {"variant", "mode", "scenario", "kind", "experiment", "status", "error", "judged", "human",
      "reply", "note", "reasoning", "finish", "served_by", "native_finish", "generation",
-     "content", "name", "arguments",
+     "answered_by", "content", "name", "arguments",
      "judge", "raw", "rubric_id", "rubric_hash"}
 )  # fmt: skip
 """Fields whose value is an index into `texts` (every one of them holds text or null)."""
@@ -89,6 +90,10 @@ def _turns(store: Store, item: ItemRecord, packer: Packer) -> list[list[Any]]:
                     "native_finish": completion.native_finish_reason,
                     "generation": completion.generation_id,
                     "reasoning_tokens": completion.reasoning_tokens,
+                    "cached_tokens": completion.cached_tokens,
+                    "answered_by": completion.answered_model
+                    if answered_by_other(item.run.model_id, completion.answered_model)
+                    else None,
                 },
             )
         entry = {
