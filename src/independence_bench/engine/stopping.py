@@ -41,13 +41,16 @@ class StopRequest:
 
     def __init__(self) -> None:
         self.signum: int | None = None
+        self.halted = False
+        """Set when the run stops for a cause of its own, not a signal: the store refused a
+        write for lack of space (`store/no_space.py`)."""
 
     def __bool__(self) -> bool:
-        return self.signum is not None
+        return self.signum is not None or self.halted
 
     def check(self) -> None:
         """Raise `RunStopped` once a stop was asked for."""
-        if self.signum is not None:
+        if self:
             raise RunStopped("the run is stopping")
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from independence_bench.clients.protocol import Completion
 from independence_bench.errors import UserError
+from independence_bench.store.no_space import write_or_full
 from independence_bench.store.opening import (
     APPLICATION_ID,
     connect_read_only,
@@ -166,6 +167,7 @@ class Store:
 
     # -- runs -------------------------------------------------------------------------------
 
+    @write_or_full
     def ensure_run(
         self,
         *,
@@ -248,6 +250,7 @@ class Store:
         ).fetchone()
         return None if row is None else completion_from_row(row, from_sql(row["body"]))
 
+    @write_or_full
     def put_completion(
         self,
         key: str,
@@ -299,6 +302,7 @@ class Store:
 
     # -- items ------------------------------------------------------------------------------
 
+    @write_or_full
     def put_item(self, item: ItemRecord, *, imported_at: float | None = None) -> bool:
         """Write `item`, as the engine or the importer built it (only its run's id is read from
         `item.run`). A run replaces the stored one (a retried failure); an import replaces it
@@ -397,6 +401,7 @@ class Store:
         ).fetchone()
         return None if row is None else judgment_from_row(row)
 
+    @write_or_full
     def add_judgment(
         self,
         *,
