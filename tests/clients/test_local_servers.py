@@ -164,3 +164,25 @@ def test_a_reasoning_effort_and_provider_pin_never_reach_a_local_server(
     sent = [sorted(OPENROUTER_ONLY_FIELDS & b.keys()) for b in seen.requests]
     assert not [fields for fields in sent if fields]
     assert not [h for h in seen.headers if OPENROUTER_HEADERS & h.keys()]
+
+
+def test_the_hinted_command_after_a_restart_with_tool_flags_makes_native_calls(
+    aib: Any,
+) -> None:
+    with MockServer(MockConfig(server="vllm")) as refusing:
+        first = _run(aib, refusing.base_url)
+    assert first.code == 0, first.err
+    (notice,) = [line for line in first.out.splitlines() if "refused tool calls" in line]
+    assert "run again with --fresh" in notice
+    with MockServer(MockConfig(server="vllm", server_flags=("tool_parser",))) as restarted:
+        again = _run(aib, restarted.base_url)  # the same command reuses what is stored
+        assert again.code == 0, again.err
+        assert restarted.seen.request_count == 0
+        hinted = _run(aib, restarted.base_url, "--fresh")
+        assert hinted.code == 0, hinted.err
+        assert sum(1 for body in restarted.seen.requests if "tools" in body) >= 1
+    items, _, _ = _stored()
+    runs: dict[int, set[str | None]] = {}
+    for item in (i for i in items if i.mode == "tool_role"):
+        runs.setdefault(item.run.run_index, set()).update(t.deviation for t in item.turns)
+    assert runs == {1: {"text_tool_call"}, 2: {None}}  # the new run called the tool natively
