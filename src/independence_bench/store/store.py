@@ -387,6 +387,17 @@ class Store:
 
     # -- judgments --------------------------------------------------------------------------
 
+    def judged_hashes(self, judge_model: str) -> dict[tuple[str, int], set[str]]:
+        """Per (item id, repeat), the rubric hashes `judge_model` has a judgment under."""
+        rows = self._db.execute(
+            "SELECT item_id, repeat, rubric_hash FROM judgments WHERE judge_model = ?",
+            (to_sql(judge_model),),
+        )
+        hashes: dict[tuple[str, int], set[str]] = {}
+        for item, repeat, rubric_hash in rows:
+            hashes.setdefault((str(item), int(repeat)), set()).add(str(rubric_hash))
+        return hashes
+
     def has_judgment(self, item_id: str, judge_model: str, rubric_hash: str, repeat: int) -> bool:
         return self.find_judgment(item_id, judge_model, rubric_hash, repeat) is not None
 
