@@ -186,3 +186,17 @@ def test_the_hinted_command_after_a_restart_with_tool_flags_makes_native_calls(
     for item in (i for i in items if i.mode == "tool_role"):
         runs.setdefault(item.run.run_index, set()).update(t.deviation for t in item.turns)
     assert runs == {1: {"text_tool_call"}, 2: {None}}  # the new run called the tool natively
+
+
+def test_a_passing_5xx_that_mentions_tool_choice_does_not_switch_to_the_text_path(
+    aib: Any,
+) -> None:
+    config = MockConfig(fail_first=1, fail_first_kind="500_tool_choice")
+    with MockServer(config) as server:
+        result = _run(aib, server.base_url, "--modes", "tool_role")
+        bodies = server.seen.requests
+    assert result.code == 0, result.err
+    assert "refused tool calls" not in result.out
+    assert all("tools" in b for b in bodies if b["model"] == "scripted-firm")  # retried as is
+    items, _, _ = _stored()
+    assert {t.deviation for i in items for t in i.turns} == {None}
