@@ -15,13 +15,16 @@ import resource
 import sqlite3
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from independence_bench.clients.protocol import Completion
+from independence_bench.errors import UserError
 from independence_bench.store import store as store_module
-from independence_bench.store.no_space import HeldCompletions, StoreFull, is_no_space
+from independence_bench.store.held import SPILL_FOLDER, HeldCompletions, take_spilled
+from independence_bench.store.no_space import StoreFull, is_no_space
 from independence_bench.store.store import Store
 from support.child_process import env_with_this_package
 from support.mock_server import MockConfig, MockServer
@@ -64,21 +67,34 @@ def test_a_log_that_passes_the_file_size_limit_makes_room_and_loses_nothing(
     assert sum(stored_fingerprints(tmp_path / "d").values()) == answered > 100
 
 
-def test_a_store_that_passes_the_limit_stops_sending_and_counts_what_it_lost(
+def test_a_store_that_passes_the_limit_stops_sending_spills_and_counts_what_it_lost(
     tmp_path: Path,
 ) -> None:
+    data = tmp_path / "d"
     with MockServer(MockConfig(latency_s=0.02)) as server:
-        result = _run_limited(server, tmp_path / "d", 160 * 1024)
+        result = _run_limited(server, data, 160 * 1024)
+        before = Counter(server.seen.answered)
+        assert result.returncode == 2, result.stderr
+        lines = [line for line in result.stderr.splitlines() if not line.startswith("progress:")]
+        assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+        found = re.search(
+            r"the disk is full .*?(\d+) answered calls? stored, (\d+) answered calls? kept in "
+            r"(.+) for the next run, (\d+) answered",
+            lines[0],
+        )
+        assert found is not None, lines[0]
+        kept, spilled, lost = int(found[1]), int(found[2]), int(found[4])
+        assert found[3] == str(data / SPILL_FOLDER)
+        assert sum(stored_fingerprints(data).values()) == kept
+        assert kept + spilled + lost == sum(before.values())
+        assert spilled + lost <= CONCURRENCY  # only the calls on the wire: none started after
+        resumed = _run_limited(server, data, resource.RLIM_INFINITY)
+        assert resumed.returncode == 0, resumed.stderr
         answered = sum(server.seen.answered.values())
-    assert result.returncode == 2, result.stderr
-    lines = [line for line in result.stderr.splitlines() if not line.startswith("progress:")]
-    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
-    found = re.search(r"the disk is full .*?(\d+) answered calls? stored, (\d+) answered", lines[0])
-    assert found is not None, lines[0]
-    kept, lost = int(found[1]), int(found[2])
-    assert sum(stored_fingerprints(tmp_path / "d").values()) == kept
-    assert kept + lost == answered
-    assert lost <= CONCURRENCY  # only the calls on the wire at the refusal: none started after
+    # Every call answered in either run is stored once, but the lost ones, answered twice:
+    # the spilled ones came from the spill store, not the server.
+    assert answered - sum(stored_fingerprints(data).values()) == lost
+    assert not (data / SPILL_FOLDER).exists()
 
 
 def _completion(text: str) -> Completion:
@@ -138,3 +154,19 @@ def test_held_replies_wait_in_memory_until_the_store_takes_them(
 )
 def test_what_counts_as_no_space(error: Exception, no_space: bool) -> None:
     assert is_no_space(error) is no_space
+
+
+def test_held_replies_the_store_never_takes_go_to_the_spill_store_for_the_next_run(
+    tmp_path: Path, refusing: list[int]
+) -> None:
+    held = HeldCompletions()
+    with Store(tmp_path) as store:
+        refusing[0] = 4  # the write and its retry, then the same at the end; the spill takes it
+        assert not held.put(store, "a", "m", {"messages": []}, _completion("answered"))
+        with pytest.raises(UserError, match=r"0 answered calls stored, 1 answered call kept in"):
+            held.finish(store, answered=1)
+        assert store.get_completion("a") is None and (tmp_path / SPILL_FOLDER).is_dir()
+        assert take_spilled(store) == 1  # the next run, before it sends anything
+        assert store.get_completion("a") == _completion("answered")
+        assert store.completion_request("a") == {"messages": []}
+    assert not (tmp_path / SPILL_FOLDER).exists()

@@ -45,7 +45,8 @@ from independence_bench.judging import question_judgment as questions
 from independence_bench.judging.judge import judge_reply_is_whole, run_judgment
 from independence_bench.judging.rubric import Rubric, load_rubric
 from independence_bench.store.claims import Claims
-from independence_bench.store.no_space import HeldCompletions, StoreFull
+from independence_bench.store.held import HeldCompletions, take_spilled
+from independence_bench.store.no_space import StoreFull
 from independence_bench.store.run_status import ensure_model_run
 from independence_bench.store.store import ItemRecord, RunRecord, Store, TurnRecord
 from independence_bench.suites.delivery import DeliveryMode
@@ -243,6 +244,7 @@ class Engine:
                             chain = len(scenario.turns) + 1
                             job = self._item_then_judge(plan, spec, run, variant, mode, scenario)
                             tasks.append((chain, job))
+        take_spilled(self.store)  # an earlier run's answered replies, before any call
         if self.progress is not None:
             judged = len(tasks) * plan.judge_repeats if plan.judge else 0
             turns = sum(chain - 1 for chain, _ in tasks)
@@ -265,6 +267,7 @@ class Engine:
         `rubric_of_item` maps item id to rubric id; judgments that exist are kept, not redone.
         """
         done = [item for item in items if item.status == "done"]
+        take_spilled(self.store)
         if self.progress is not None:
             self.progress.planned(0, len(done) * repeats, len(done) * repeats)
         async with renewing(self.claims):

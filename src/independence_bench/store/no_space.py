@@ -9,7 +9,7 @@ pages, 4 MB), while the store itself is a tenth of that: checkpointing the log i
 and truncating it makes the room, and the write is tried once more. A write that still fails
 raises `StoreFull`, which, like a spent cost cap, leaves its conversation or judgment missing
 for the next run; the engine keeps answered replies the store could not take in memory
-(`HeldCompletions`), stops sending at once and writes them when it can.
+(`held.py`), stops sending at once and writes them when it can.
 """
 
 from __future__ import annotations
@@ -17,18 +17,12 @@ from __future__ import annotations
 import errno
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Protocol, TypeVar
+from typing import TYPE_CHECKING, Concatenate, ParamSpec, Protocol, TypeVar
 
 from independence_bench.clients.budget import BudgetExhausted
-from independence_bench.clients.protocol import Completion
-from independence_bench.errors import UserError
-from independence_bench.text.counts import count_of
 
 if TYPE_CHECKING:
     import sqlite3
-
-    from independence_bench.store.store import Store
 
 SQLITE_FULL = 13
 SQLITE_IOERR_WRITE = 778
@@ -107,65 +101,3 @@ def write_or_full(method: Callable[Concatenate[_S, _P], _R]) -> Callable[Concate
             raise StoreFull(first) from exc
 
     return write
-
-
-@dataclass(frozen=True)
-class _Held:
-    key: str
-    model_id: str
-    request: dict[str, Any]
-    completion: Completion
-
-
-class HeldCompletions:
-    """Answered replies the store could not take yet, kept in memory until it can: the
-    engine's one door for writing a completion."""
-
-    def __init__(self) -> None:
-        self._held: dict[str, _Held] = {}
-        self.full: StoreFull | None = None
-        """The first refusal, once the store refused a write."""
-
-    def __len__(self) -> int:
-        return len(self._held)
-
-    def get(self, key: str) -> Completion | None:
-        held = self._held.get(key)
-        return None if held is None else held.completion
-
-    def put(
-        self,
-        store: Store,
-        key: str,
-        model_id: str,
-        request: dict[str, Any],
-        completion: Completion,
-    ) -> bool:
-        """Store the completion, or hold it if the store refuses it for lack of space
-        (False). Earlier held ones go first, while the store takes them."""
-        self._held[key] = _Held(key, model_id, request, completion)
-        return self.flush(store) == 0 or key not in self._held
-
-    def flush(self, store: Store) -> int:
-        """Write the held completions the store takes now; how many are still held."""
-        for held in list(self._held.values()):
-            try:
-                store.put_completion(held.key, held.model_id, held.request, held.completion)
-            except StoreFull as full:
-                self.full = self.full or full
-                break
-            del self._held[held.key]
-        return len(self._held)
-
-    def finish(self, store: Store, *, answered: int) -> None:
-        """Write the held replies the store takes now; if the store refused a write, end with
-        one line saying how many of the `answered` calls were stored and how many were lost."""
-        lost = self.flush(store)
-        if self.full is None:
-            return
-        raise UserError(
-            f"the disk is full ({self.full.__cause__ or self.full}): no call was started after "
-            f"it; {count_of(answered - lost, 'answered call')} stored, "
-            f"{count_of(lost, 'answered call')} could not be and must be paid again; free some "
-            "space and run the command again to resume"
-        )
