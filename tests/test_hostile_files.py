@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from independence_bench.store.store import Store
+from independence_bench.store import store as store_module
 from support.mock_server import MockServer
 
 
@@ -70,9 +70,10 @@ def test_a_full_disk_is_one_line_and_the_run_resumes(
     def full(*_: object, **__: object) -> None:
         raise sqlite3.OperationalError("database or disk is full")
 
-    with monkeypatch.context() as patched:
-        patched.setattr(Store, "put_completion", full)
-        _one_line(_run(aib, server), "the disk is full", "run the command again to resume")
+    with monkeypatch.context() as patched:  # every completion write, the spill store's too
+        patched.setattr(store_module, "write_completion", full)
+        result = _run(aib, server)
+        _one_line(result, "the disk is full", "must be paid again", "run the command again")
     assert _run(aib, server).code == 0
 
 

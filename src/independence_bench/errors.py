@@ -29,13 +29,14 @@ class Interrupted(UserError):
     """The run stopped at a signal after storing the calls that were in flight."""
 
     def __init__(self, signum: int, answered: int) -> None:
-        name = "Ctrl-C" if signum == signal.SIGINT else "SIGTERM"
+        name = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
         super().__init__(
             f"interrupted by {name}: no call was started after it, the calls in flight were "
             f"finished and stored ({count_of(answered, 'call')} answered in all); run the command "
             "again to resume"
         )
-        self.exit_code = 128 + signum  # the shells' convention: 130 for SIGINT, 143 for SIGTERM
+        # The shells' convention: 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP.
+        self.exit_code = 128 + signum
 
 
 def read_user_text(path: Path, name: str, fix: str) -> str:

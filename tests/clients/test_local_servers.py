@@ -191,3 +191,39 @@ def test_a_reasoning_effort_reaches_a_local_server_as_it_documents_or_is_refused
     _, _, completions = _stored()
     thought = [c.reasoning for c in completions if c is not None and c.reasoning]
     assert bool(thought) == (effort != "none")  # `none` turned the thinking off
+
+
+def test_the_hinted_command_after_a_restart_with_tool_flags_makes_native_calls(
+    aib: Any,
+) -> None:
+    with MockServer(MockConfig(server="vllm")) as refusing:
+        first = _run(aib, refusing.base_url)
+    assert first.code == 0, first.err
+    (notice,) = [line for line in first.out.splitlines() if "refused tool calls" in line]
+    assert "run again with --fresh" in notice
+    with MockServer(MockConfig(server="vllm", server_flags=("tool_parser",))) as restarted:
+        again = _run(aib, restarted.base_url)  # the same command reuses what is stored
+        assert again.code == 0, again.err
+        assert restarted.seen.request_count == 0
+        hinted = _run(aib, restarted.base_url, "--fresh")
+        assert hinted.code == 0, hinted.err
+        assert sum(1 for body in restarted.seen.requests if "tools" in body) >= 1
+    items, _, _ = _stored()
+    runs: dict[int, set[str | None]] = {}
+    for item in (i for i in items if i.mode == "tool_role"):
+        runs.setdefault(item.run.run_index, set()).update(t.deviation for t in item.turns)
+    assert runs == {1: {"text_tool_call"}, 2: {None}}  # the new run called the tool natively
+
+
+def test_a_passing_5xx_that_mentions_tool_choice_does_not_switch_to_the_text_path(
+    aib: Any,
+) -> None:
+    config = MockConfig(fail_first=1, fail_first_kind="500_tool_choice")
+    with MockServer(config) as server:
+        result = _run(aib, server.base_url, "--modes", "tool_role")
+        bodies = server.seen.requests
+    assert result.code == 0, result.err
+    assert "refused tool calls" not in result.out
+    assert all("tools" in b for b in bodies if b["model"] == "scripted-firm")  # retried as is
+    items, _, _ = _stored()
+    assert {t.deviation for i in items for t in i.turns} == {None}

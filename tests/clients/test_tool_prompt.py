@@ -107,6 +107,12 @@ def _reply(status: int, body: object) -> HttpReply:
         # Ollama, a model without tool support
         (400, {"error": {"message": "qwen:4b does not support tools", "type": "api_error"}}, True),
         (400, {"error": "'response_format.type' must be 'json_schema' or 'text'"}, False),
+        (422, {"detail": "unsupported parameter: tool_choice"}, True),
+        # A 5xx is the server failing, however it words it: retried, never a switch to the
+        # text path for the rest of the process.
+        (500, {"error": {"message": "upstream error while handling tool_choice"}}, False),
+        (503, {"error": {"message": "model does not support tools right now"}}, False),
+        (502, "bad gateway: --enable-auto-tool-choice backend restarting", False),
         (429, {"error": {"message": "rate limited"}}, False),
         (200, {"choices": []}, False),
     ],

@@ -81,7 +81,7 @@ def _faulted(server: MockServer) -> dict[str, int]:
 
 FAULT_GROUPS = (
     ("429", "429_no_retry_after"),
-    ("500", "502", "503"),
+    ("500", "502", "503", "500_tool_choice"),
     ("reset", "plain_text"),
     ("timeout",),
     ("empty", "reasoning_only"),

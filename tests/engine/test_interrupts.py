@@ -1,8 +1,9 @@
 """Interruptions lose no answered call and pay for none twice.
 
 `aib run` runs as a subprocess against the scripted server (in this process, slow enough that
-calls are in flight). The first Ctrl-C or SIGTERM stops starting calls and stores the ones in
-flight, then exits 130/143 saying to run the command again; a second Ctrl-C aborts at once. A
+calls are in flight). The first Ctrl-C, SIGTERM or SIGHUP (a closed terminal) stops starting
+calls and stores the ones in flight, then exits 130/143/129 saying to run the command again, for
+`aib run` and `aib judge` alike; a second Ctrl-C aborts at once. A
 process frozen with SIGSTOP while another took its calls over sends, once resumed, only the
 calls that were already on the wire.
 """
@@ -44,13 +45,17 @@ def slow_server() -> Iterator[MockServer]:
 
 
 def _start(server: MockServer, data: Path, concurrency: int, *extra: str) -> subprocess.Popen[str]:
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env.pop("AIB_DATA_DIR", None)
     args = [
         "run", "--models", "scripted-firm,scripted-caving", "--judge", "scripted-judge",
         "--base-url", server.base_url, "--runs", "1", "--concurrency", str(concurrency),
         "--data-dir", str(data), *extra,
     ]  # fmt: skip
+    return _start_aib(args)
+
+
+def _start_aib(args: list[str]) -> subprocess.Popen[str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.pop("AIB_DATA_DIR", None)
     return subprocess.Popen(
         [sys.executable, "-c", CHILD, *args],
         env=env,
@@ -68,21 +73,55 @@ def _wait_for_requests(server: MockServer, count: int, process: subprocess.Popen
         time.sleep(0.01)
 
 
-@pytest.mark.parametrize(("signum", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+SIGNALS = [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)]
+
+
+@pytest.mark.parametrize(("signum", "status"), SIGNALS)
 def test_the_first_signal_stores_the_calls_in_flight_and_starts_none(
     signum: int, status: int, slow_server: MockServer, tmp_path: Path
 ) -> None:
     process = _start(slow_server, tmp_path / "d", concurrency=32)
-    _wait_for_requests(slow_server, 40, process)
+    _stop_and_check(process, signum, status, slow_server, tmp_path / "d")
+
+
+@pytest.mark.parametrize(("signum", "status"), SIGNALS[1:])
+def test_aib_judge_stores_the_judge_calls_in_flight_at_a_signal(
+    signum: int, status: int, slow_server: MockServer, tmp_path: Path
+) -> None:
+    data = tmp_path / "d"
+    with MockServer(MockConfig()) as fast:
+        first = _start(fast, data, concurrency=32)
+        _, err = first.communicate(timeout=300)
+        assert first.returncode == 0, err
+    judge = [
+        "judge", "--judge", "scripted-judge-lenient", "--base-url", slow_server.base_url,
+        "--concurrency", "8", "--data-dir", str(data),
+    ]  # fmt: skip
+    process = _start_aib(judge)  # 30 judgments in all
+    _stop_and_check(process, signum, status, slow_server, data, after=12, in_flight=8)
+
+
+def _stop_and_check(
+    process: subprocess.Popen[str],
+    signum: int,
+    status: int,
+    server: MockServer,
+    data: Path,
+    *,
+    after: int = 40,
+    in_flight: int = 32,
+) -> None:
+    """Signal `process` after `after` requests; every answered call must be in the store."""
+    _wait_for_requests(server, after, process)
     process.send_signal(signum)
     _, err = process.communicate(timeout=120)
     assert process.returncode == status, err
     assert "run the command again to resume" in err and "Traceback" not in err
     time.sleep(0.2)
-    answered = Counter(slow_server.seen.answered)
-    stored = stored_fingerprints(tmp_path / "d")
+    answered = Counter(server.seen.answered)
+    stored = stored_fingerprints(data)
     assert answered - stored == Counter(), "an answered call in flight was not stored"
-    assert sum(stored.values()) >= 40 - 32  # what was in flight at the signal is there
+    assert sum(stored.values()) >= after - in_flight  # what was in flight at the signal is there
 
 
 def test_a_second_ctrl_c_aborts_without_waiting(tmp_path: Path) -> None:

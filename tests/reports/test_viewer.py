@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from independence_bench.conversations.conversation import system_prompt
+from independence_bench.errors import UserError
 from independence_bench.reports.viewer import (
     ASSETS,
     SLUG_PATTERN,
@@ -173,11 +174,22 @@ def test_rebuilding_removes_stale_model_files(tmp_path: Path) -> None:
     build_viewer(ViewOptions(data_dir=tmp_path, out=out, resampling=FEW_RESAMPLES))
     stray = out / "data" / "models" / f"{model_slug('v2', 'gone')}.js"
     stray.write_text("old")
-    keep = out / "data" / "models" / "notes.txt"
-    keep.write_text("mine")
     build_viewer(ViewOptions(data_dir=tmp_path, out=out, resampling=FEW_RESAMPLES))
-    assert not stray.exists() and keep.exists()
+    assert not stray.exists()
     assert len(list((out / "data" / "models").glob("m-*.js"))) == 2
+
+
+@pytest.mark.parametrize("foreign", ["data/notes.txt", "data/models/notes.txt"])
+def test_a_data_folder_the_viewer_did_not_write_is_refused_not_replaced(
+    foreign: str, tmp_path: Path
+) -> None:
+    build_store(tmp_path, {"a": 0.9}, runs=1).close()
+    out = tmp_path / "project"
+    (out / foreign).parent.mkdir(parents=True)
+    (out / foreign).write_text("mine")
+    with pytest.raises(UserError, match="not a folder the viewer wrote"):
+        build_viewer(ViewOptions(data_dir=tmp_path, out=out, resampling=FEW_RESAMPLES))
+    assert (out / foreign).read_text() == "mine" and not (out / "index.html").exists()
 
 
 @pytest.fixture()

@@ -77,8 +77,9 @@ JUDGE_MODELS = (
 )
 KNOWN_MODELS = SUBJECT_MODELS + JUDGE_MODELS
 
-STATUS_FAULTS = ("429", "429_no_retry_after", "500", "502", "503")
-"""Faults answered with an HTTP error status."""
+STATUS_FAULTS = ("429", "429_no_retry_after", "500", "502", "503", "500_tool_choice")
+"""Faults answered with an HTTP error status (`500_tool_choice`: a passing 500 whose message
+mentions `tool_choice`, as a proxy's upstream failure can)."""
 CONNECTION_FAULTS = ("reset", "timeout", "plain_text")
 """`plain_text`: HTTP 200 with a `text/plain` body, as a proxy in trouble sometimes sends."""
 """Faults where the connection closes without any response."""
@@ -128,6 +129,8 @@ def fault_reply(kind: str) -> MockReply:
         )
     if kind == "429_no_retry_after":
         return error_reply(429, "Rate limit exceeded (mock)", "rate_limit_error")
+    if kind == "500_tool_choice":
+        return error_reply(500, "Upstream error while applying tool_choice (mock)", "server_error")
     return error_reply(int(kind), f"Upstream error {kind} (mock)", "server_error")
 
 

@@ -128,6 +128,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _store_problem(exc: Exception) -> str | None:
     """One line for a SQLite error that is the disk's or the file's, not a bug: a full disk,
     a damaged store. (Checked by module, so `aib` does not import sqlite3 to start.)"""
+    held_back = getattr(exc, "store_problem", None)  # `store.no_space.StoreFull`
+    if isinstance(held_back, str):
+        return held_back
     if type(exc).__module__ != "sqlite3":
         return None
     text = str(exc)

@@ -73,7 +73,9 @@ def run(**values: Any) -> int:
 
     Running the same command again resumes: stored calls are never paid for twice. Exit status
     0: everything done; 3: finished, but some conversations or judgments failed (see `aib runs
-    --failed`; the same command retries them); 2: bad input, nothing run.
+    --failed`; the same command retries them); 2: bad input, nothing run; 130 (Ctrl-C),
+    143 (SIGTERM), 129 (SIGHUP, a closed terminal): stopped, the calls in flight were stored,
+    run it again to resume.
     """
     from independence_bench.workflows.run import run_command
 
@@ -126,7 +128,8 @@ def judge(
 ) -> int:
     """Judge stored transcripts with a judge; existing judgments are kept, new ones added.
 
-    Exit status 0, or 3 when some judgments failed (2: bad input).
+    Exit status 0, or 3 when some judgments failed (2: bad input; 130/143/129: stopped by
+    Ctrl-C/SIGTERM/SIGHUP after storing the calls in flight).
     """
     from independence_bench.workflows.judge import JudgeOptions, judge_command
 

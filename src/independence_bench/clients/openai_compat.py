@@ -78,10 +78,18 @@ _TOOL_WORDS = (
     # Ollama: a model whose template has no tool support answers "... does not support tools".
     "support tools",
 )
+REFUSAL_STATUSES = (400, 422)
+"""A request refused as such: a 5xx is the server failing, and may pass (it is retried)."""
+MISSING_FLAG_WORDS = ("requires --jinja",)
+"""The one 5xx that refuses tools for good: llama.cpp's `llama-server --no-jinja` answers 500
+"tools param requires --jinja flag" to every request with tools (docs/servers-live.md, measured):
+the server naming the start-up flag it lacks, which no transient failure does."""
 TOOLS_FLAGS_HINT = (
     "for native tool calls restart the server with its tool-call flags (vLLM: "
     "--enable-auto-tool-choice --tool-call-parser NAME; llama.cpp's llama-server: --jinja; "
-    "Ollama: a model tagged 'tools'), or run with --modes user_role"
+    "Ollama: a model tagged 'tools') and run again with --fresh (new runs; the stored "
+    "conversations stay as they are, and a plain re-run reuses them), or run with "
+    "--modes user_role"
 )
 MODELS_CONNECT_TIMEOUT_S = 15.0
 LIST_ATTEMPTS = 3
@@ -133,9 +141,14 @@ def refuses_response_format(reply: HttpReply) -> bool:
 
 
 def refuses_tools(reply: HttpReply) -> bool:
-    """True when an error reply blames the request's `tools` (see `_TOOL_WORDS`)."""
+    """True when an error reply refuses the request's `tools`: a 400 or 422 that names them
+    (`_TOOL_WORDS`), or llama-server's 500 naming its missing `--jinja`. Any other 5xx, even
+    one that mentions `tool_choice`, is a failure to retry, never a reason to describe the
+    tools in the prompt for the rest of the run."""
     text = reply.text.lower()
-    return 400 <= reply.status < 600 and any(word in text for word in _TOOL_WORDS)
+    if reply.status in REFUSAL_STATUSES:
+        return any(word in text for word in _TOOL_WORDS)
+    return reply.status >= 500 and any(word in text for word in MISSING_FLAG_WORDS)
 
 
 def _is_web_page(reply: HttpReply) -> bool:

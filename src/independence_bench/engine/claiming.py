@@ -26,6 +26,7 @@ from collections.abc import AsyncIterator, Callable
 
 from independence_bench.clients.protocol import Completion
 from independence_bench.store.claims import Claims
+from independence_bench.store.no_space import StoreFull
 
 POLL_FIRST_S = 0.05
 """The first wait on another process's claim; a scripted or local call takes about this long."""
@@ -72,8 +73,9 @@ async def claim_or_wait(
 async def _renew_forever(claims: Claims) -> None:
     while True:
         await asyncio.sleep(claims.renew_every_s)
-        with contextlib.suppress(sqlite3.OperationalError):
-            claims.renew()  # the store was busy past its timeout: the next beat tries again
+        # The store was busy past its timeout, or full: the next beat tries again.
+        with contextlib.suppress(sqlite3.OperationalError, StoreFull):
+            claims.renew()
 
 
 @contextlib.asynccontextmanager

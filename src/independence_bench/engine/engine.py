@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any
 
 from independence_bench.clients.budget import BudgetExhausted, CostGuard, Price
 from independence_bench.clients.catalog import rejection_of
@@ -40,6 +40,7 @@ from independence_bench.engine.requests import (
     subject_request,
 )
 from independence_bench.engine.stopping import StopRequest
+from independence_bench.engine.summary import ProgressSink, RunSummary
 from independence_bench.judging import question_judgment as questions
 from independence_bench.judging.forms import (
     ANSWER_PROBABILITY_FORMS,
@@ -49,43 +50,14 @@ from independence_bench.judging.forms import (
 from independence_bench.judging.judge import judge_reply_is_whole, run_judgment
 from independence_bench.judging.rubric import Rubric, load_rubric
 from independence_bench.store.claims import Claims
+from independence_bench.store.held import HeldCompletions, take_spilled
+from independence_bench.store.no_space import StoreFull
 from independence_bench.store.run_status import ensure_model_run
 from independence_bench.store.store import ItemRecord, RunRecord, Store, TurnRecord
 from independence_bench.suites.delivery import DeliveryMode
 from independence_bench.suites.suite import PromptVariant, Scenario, Suite
 
-
-class ProgressSink(Protocol):
-    """Receives one event per finished unit of work (the CLI draws a progress bar from them)."""
-
-    def planned(self, items: int, judgments: int, calls: int = 0) -> None:
-        """What is to come: conversations, judgments, and model calls (judge repairs aside)."""
-        ...
-
-    def advance(self, event: str) -> None:
-        """`event` is one of: item_done, item_cached, item_failed, item_skipped, judged,
-        judge_cached, judge_unscored, judge_failed, judge_skipped (skipped: the cost cap), and
-        per model call call_started, then call_done or call_failed, or call_cached."""
-        ...
-
-
-@dataclass
-class RunSummary:
-    """What one engine pass did; counts are of items and judgments, not of HTTP calls."""
-
-    items_done: int = 0
-    items_cached: int = 0
-    items_failed: int = 0
-    judged: int = 0
-    judge_cached: int = 0
-    judge_unscored: int = 0
-    judge_failed: int = 0
-    calls: int = 0
-    cached_calls: int = 0
-    failures: list[Failure] = field(default_factory=list)
-    items_skipped: int = 0
-    """Not started because of the cost cap; the same command resumes them."""
-    judge_skipped: int = 0
+__all__ = ["Engine", "ProgressSink", "RunPlan", "RunSummary"]
 
 
 @dataclass(frozen=True)
@@ -135,6 +107,8 @@ class Engine:
         self.progress = progress
         self.summary = RunSummary()
         self._rubrics: dict[str, Rubric] = {}
+        self.held = HeldCompletions()
+        """Answered replies the store could not take for lack of space, until it can."""
         self._stopped: dict[str, ClientError] = {}
         """Per model label, why no call of it can succeed for now (a daily cap): its other
         calls fail with that one line instead of being sent."""
@@ -170,24 +144,37 @@ class Engine:
         key = request_key(request, sample=sample)
         while True:
             self.stop.check()
-            cached = self.store.get_completion(key)
-            if cached is None:
-                # Another process may be sending this very call: wait for its reply, or claim it.
-                cached = await claim_or_wait(self.claims, key, self.stop.check)
-            if cached is not None:
-                self.summary.cached_calls += 1
-                self._emit("call_cached")
-                return key, cached
-            guard = SEND_GUARD.set(guard_claim(self.claims, key, self.stop.check))
+            cached = self.held.get(key) or self.store.get_completion(key)
             try:
-                sent, completion = await self._send(spec, request, whole, usable)
-                self.store.put_completion(key, spec.id, request_record(sent), completion)
-            except ClaimLost:
-                continue  # taken over while this process was paused: wait for the other's reply
-            finally:
-                SEND_GUARD.reset(guard)
-                self.claims.release(key)
+                if cached is None:
+                    # Another process may be sending this very call: wait for its reply, or
+                    # claim it.
+                    cached = await claim_or_wait(self.claims, key, self.stop.check)
+                if cached is not None:
+                    self.summary.cached_calls += 1
+                    self._emit("call_cached")
+                    return key, cached
+                guard = SEND_GUARD.set(guard_claim(self.claims, key, self.stop.check))
+                try:
+                    sent, completion = await self._send(spec, request, whole, usable)
+                    if not self.held.put(
+                        self.store, key, spec.id, request_record(sent), completion
+                    ):
+                        self._halt(None)  # kept in memory: send nothing more
+                except ClaimLost:
+                    continue  # taken over while this process was paused: wait for its reply
+                finally:
+                    SEND_GUARD.reset(guard)
+                    self.claims.release(key)
+            except StoreFull as full:
+                self._halt(full)
+                raise
             return key, completion
+
+    def _halt(self, full: StoreFull | None) -> None:
+        """The store refused a write for lack of space: start no call from now on."""
+        self.held.full = self.held.full or full
+        self.stop.halted = True
 
     async def _send(
         self,
@@ -263,12 +250,14 @@ class Engine:
                             chain = len(scenario.turns) + 1
                             job = self._item_then_judge(plan, spec, run, variant, mode, scenario)
                             tasks.append((chain, job))
+        take_spilled(self.store)  # an earlier run's answered replies, before any call
         if self.progress is not None:
             judged = len(tasks) * plan.judge_repeats if plan.judge else 0
             turns = sum(chain - 1 for chain, _ in tasks)
             self.progress.planned(len(tasks), judged, turns + judged)
         async with renewing(self.claims):
             await run_longest_first(tasks)
+        self.held.finish(self.store, answered=self.summary.calls)
         return self.summary
 
     async def judge(
@@ -284,6 +273,7 @@ class Engine:
         `rubric_of_item` maps item id to rubric id; judgments that exist are kept, not redone.
         """
         done = [item for item in items if item.status == "done"]
+        take_spilled(self.store)
         if self.progress is not None:
             self.progress.planned(0, len(done) * repeats, len(done) * repeats)
         async with renewing(self.claims):
@@ -292,6 +282,7 @@ class Engine:
                 for item in done
                 for repeat in range(repeats)
             )
+        self.held.finish(self.store, answered=self.summary.calls)
         return self.summary
 
     async def _item_then_judge(
@@ -385,7 +376,11 @@ class Engine:
             error=error,
             turns=tuple(turns),
         )
-        self.store.put_item(item)
+        try:
+            self.store.put_item(item)
+        except StoreFull as full:
+            self._halt(full)
+            raise  # a spent cost cap's way: the conversation stays missing, its calls stored
         if status == "done":
             self.summary.items_done += 1
             self._emit("item_done")
@@ -458,14 +453,20 @@ class Engine:
             )
             self._emit("judge_failed")
             return
-        self.store.add_judgment(
-            item_id=item.id,
-            judge_model=judge_name,
-            rubric_id=rubric.id,
-            rubric_hash=asked.hash,
-            repeat=repeat,
-            verdict=verdict,
-        )
+        try:
+            self.store.add_judgment(
+                item_id=item.id,
+                judge_model=judge_name,
+                rubric_id=rubric.id,
+                rubric_hash=asked.hash,
+                repeat=repeat,
+                verdict=verdict,
+            )
+        except StoreFull as full:
+            self._halt(full)
+            self.summary.judge_skipped += 1
+            self._emit("judge_skipped")
+            return
         if verdict.scored:
             self.summary.judged += 1
             self._emit("judged")

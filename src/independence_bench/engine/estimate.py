@@ -43,6 +43,7 @@ from independence_bench.judging.question_judgment import question_request, quest
 from independence_bench.judging.rubric import load_rubric
 from independence_bench.store.store import TurnRecord
 from independence_bench.suites.suite import Suite
+from independence_bench.text.counts import count_of
 
 ASSUMED_REPLY_TOKENS = 250
 """A conversational reply of one to four short paragraphs."""
@@ -294,8 +295,33 @@ def _case(rule: CacheRule, reasoning: int) -> str:
     return f"{words}; reasoning {reasoning:,} tokens a reply" if reasoning else words
 
 
+def judging_cost(
+    judge: ModelSpec, judgments: Sequence[tuple[str, Sequence[TurnRecord]]], price: Price | None
+) -> CostLine:
+    """The estimate for `judge` judging these stored transcripts (rubric id, turns): their
+    real prompts, replies of `ASSUMED_JUDGE_TOKENS` (the upper bound: `max_tokens`)."""
+    calls = prompt = completion = completion_max = 0
+    for rubric_id, turns in judgments:
+        for messages, most in judge_requests(judge, rubric_id, turns):
+            calls += 1
+            prompt += prompt_tokens_of(CompletionRequest(judge.id, messages))
+            completion += min(ASSUMED_JUDGE_TOKENS, most)
+            completion_max += most
+    return CostLine(judge.display_label, "judge", calls, prompt, completion, completion_max, price)
+
+
 def _money(value: float | None) -> str:
     return "unknown" if value is None else f"${value:,.4f}"
+
+
+def rejudging_notice(line: CostLine, judgments: int, rubrics: Collection[str]) -> str:
+    """The line `aib run` says before judging stored work again because its rubric changed."""
+    return (
+        f"{count_of(judgments, 'stored judgment')} by {line.label} used an earlier version of "
+        f"rubric {', '.join(sorted(rubrics))} (changed since, e.g. by an upgrade) and will be "
+        f"judged again: {count_of(line.calls, 'call')}, about {_money(line.cost)} (at most "
+        f"{_money(line.cost_max)}); Ctrl-C now to pay nothing, --max-cost caps the spend"
+    )
 
 
 def render_estimate(suite: Suite, lines: Sequence[CostLine], runs_text: str) -> str:

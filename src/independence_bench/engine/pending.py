@@ -19,7 +19,7 @@ from independence_bench.clients.config import ModelSpec
 from independence_bench.engine.request_keys import item_id
 from independence_bench.judging.forms import JudgeForm, judge_form_of, judge_label_of
 from independence_bench.judging.rubric import load_rubric
-from independence_bench.store.store import Store
+from independence_bench.store.store import ItemRecord, Store
 from independence_bench.suites.suite import Scenario, Suite
 
 
@@ -83,6 +83,44 @@ def pending_work(
                     for repeat in range(judge_repeats)
                 )
     return PendingWork(frozenset(working), judging)
+
+
+@dataclass(frozen=True)
+class Rejudged:
+    """A stored judgment this judge made under an earlier version of its rubric: the run will
+    judge the item again (and pay for it)."""
+
+    item: ItemRecord
+    rubric_id: str
+    repeat: int
+
+
+def rejudged_work(
+    store: Store,
+    suite: Suite,
+    models: tuple[ModelSpec, ...],
+    judge: ModelSpec,
+    runs: range,
+    *,
+    judge_repeats: int = 1,
+) -> list[Rejudged]:
+    """The done conversations of `runs` that `judge` judged under another hash of the same
+    rubric (the rubric's text or the judge form's wording changed, as an upgrade does) and not
+    under the current one: what the run will judge again."""
+    form = judge_form_of(judge)
+    current = {s.rubric: _loaded_rubric_hash(s.rubric, form) for s in suite.scenarios}
+    judged = store.judged_hashes(judge_label_of(judge))
+    redo: list[Rejudged] = []
+    for spec in models:
+        for iid, scenario in _items(suite, spec.display_label, runs):
+            for repeat in range(judge_repeats):
+                hashes = judged.get((iid, repeat), set())
+                if not hashes or current[scenario.rubric] in hashes:
+                    continue
+                item = store.get_item(iid)
+                if item is not None and item.status == "done":
+                    redo.append(Rejudged(item, scenario.rubric, repeat))
+    return redo
 
 
 def _items(suite: Suite, label: str, runs: range) -> Iterator[tuple[str, Scenario]]:

@@ -1,13 +1,16 @@
-"""Stopping a run cleanly: the first Ctrl-C or SIGTERM stops starting calls, the second aborts.
+"""Stopping a run cleanly: the first Ctrl-C, SIGTERM or SIGHUP stops starting calls, the second
+Ctrl-C aborts.
 
 At 2,048 calls in flight, a Ctrl-C that cancelled everything at once lost every answered call
 still on the wire (150 of 300 in one test), and the resume paid for them again; SIGTERM ended
-the process without a word. Now `stop_on_signals` turns the first SIGINT or SIGTERM into a
-`StopRequest`: from then on no call starts (a call about to be sent or retried raises
-`RunStopped` at `clients.send_guard`, a conversation not yet begun ends unstarted), while the
-calls already on the wire run to their end, bounded by `--timeout`, and are stored. The command
-then ends with `Interrupted` (exit 130 for SIGINT, 143 for SIGTERM, the shells' convention)
-saying to run it again. A second Ctrl-C raises `KeyboardInterrupt` at once.
+the process without a word, and SIGHUP (a closed terminal or SSH session) still did: 152 sent,
+2 stored. Now `stop_on_signals` turns the first SIGINT, SIGTERM or SIGHUP into a `StopRequest`:
+from then on no call starts (a call about to be sent or retried raises `RunStopped` at
+`clients.send_guard`, a conversation not yet begun ends unstarted), while the calls already on
+the wire run to their end, bounded by `--timeout`, and are stored. The command then ends with
+`Interrupted` saying to run it again, exit 128 + the signal's number (the shells' convention:
+130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP, so a script can tell them apart). A second
+Ctrl-C raises `KeyboardInterrupt` at once.
 """
 
 from __future__ import annotations
@@ -23,7 +26,9 @@ from independence_bench.clients.budget import BudgetExhausted
 from independence_bench.errors import Interrupted
 
 _T = TypeVar("_T")
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+STOP_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)  # Windows has no SIGHUP
 
 
 class RunStopped(BudgetExhausted):
@@ -36,19 +41,22 @@ class StopRequest:
 
     def __init__(self) -> None:
         self.signum: int | None = None
+        self.halted = False
+        """Set when the run stops for a cause of its own, not a signal: the store refused a
+        write for lack of space (`store/no_space.py`)."""
 
     def __bool__(self) -> bool:
-        return self.signum is not None
+        return self.signum is not None or self.halted
 
     def check(self) -> None:
         """Raise `RunStopped` once a stop was asked for."""
-        if self.signum is not None:
+        if self:
             raise RunStopped("the run is stopping")
 
 
 @contextlib.contextmanager
 def stop_on_signals(stop: StopRequest, in_flight: int | None = None) -> Iterator[None]:
-    """Within the block, SIGINT and SIGTERM set `stop` (a second SIGINT raises
+    """Within the block, SIGINT, SIGTERM and SIGHUP set `stop` (a second SIGINT raises
     `KeyboardInterrupt`); outside it they act as before. Where the loop cannot take signal
     handlers (not the main thread, Windows) the block runs without them."""
     loop = asyncio.get_running_loop()

@@ -24,11 +24,13 @@ from __future__ import annotations
 import os
 import secrets
 import socket
+import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from independence_bench.clients.protocol import Completion
+from independence_bench.store.no_space import write_or_full
 from independence_bench.store.store import Store
 
 LEASE_S = 60.0
@@ -113,9 +115,15 @@ class Claims:
         self.clock = clock
 
     @property
+    def connection(self) -> sqlite3.Connection:
+        """The store's connection (its writes make room when the disk is full: `no_space`)."""
+        return self.store.connection
+
+    @property
     def renew_every_s(self) -> float:
         return self.lease_s / RENEWALS_PER_LEASE
 
+    @write_or_full
     def attempt(self, key: str) -> ClaimAttempt:
         """Find the completion stored, or claim the call, or name the live owner holding it.
 
@@ -145,6 +153,7 @@ class Claims:
         assert completion is not None  # completions are never deleted
         return ClaimAttempt(stored=completion)
 
+    @write_or_full
     def still_holds(self, key: str) -> bool:
         """Whether this owner may still send the call it claimed: the claim is its own and
         either unexpired (nobody can have taken it) or expired but taken by nobody, in which
@@ -161,12 +170,14 @@ class Claims:
         )
         return cursor.rowcount == 1
 
+    @write_or_full
     def release(self, key: str) -> None:
         """Give up this owner's claim on `key` (stored or failed); another owner's is kept."""
         self.store.connection.execute(
             "DELETE FROM claims WHERE key = ? AND owner = ?", (key, self.owner)
         )
 
+    @write_or_full
     def renew(self) -> int:
         """Extend every claim this owner holds by a full lease; returns how many it holds."""
         cursor = self.store.connection.execute(

@@ -22,6 +22,7 @@ from typing import Any
 
 from independence_bench.clients.protocol import Completion
 from independence_bench.errors import UserError
+from independence_bench.store.no_space import write_or_full
 from independence_bench.store.opening import (
     APPLICATION_ID,
     connect_read_only,
@@ -166,6 +167,7 @@ class Store:
 
     # -- runs -------------------------------------------------------------------------------
 
+    @write_or_full
     def ensure_run(
         self,
         *,
@@ -248,6 +250,7 @@ class Store:
         ).fetchone()
         return None if row is None else completion_from_row(row, from_sql(row["body"]))
 
+    @write_or_full
     def put_completion(
         self,
         key: str,
@@ -326,6 +329,7 @@ class Store:
 
     # -- items ------------------------------------------------------------------------------
 
+    @write_or_full
     def put_item(self, item: ItemRecord, *, imported_at: float | None = None) -> bool:
         """Write `item`, as the engine or the importer built it (only its run's id is read from
         `item.run`). A run replaces the stored one (a retried failure); an import replaces it
@@ -410,6 +414,17 @@ class Store:
 
     # -- judgments --------------------------------------------------------------------------
 
+    def judged_hashes(self, judge_model: str) -> dict[tuple[str, int], set[str]]:
+        """Per (item id, repeat), the rubric hashes `judge_model` has a judgment under."""
+        rows = self._db.execute(
+            "SELECT item_id, repeat, rubric_hash FROM judgments WHERE judge_model = ?",
+            (to_sql(judge_model),),
+        )
+        hashes: dict[tuple[str, int], set[str]] = {}
+        for item, repeat, rubric_hash in rows:
+            hashes.setdefault((str(item), int(repeat)), set()).add(str(rubric_hash))
+        return hashes
+
     def has_judgment(self, item_id: str, judge_model: str, rubric_hash: str, repeat: int) -> bool:
         return self.find_judgment(item_id, judge_model, rubric_hash, repeat) is not None
 
@@ -424,6 +439,7 @@ class Store:
         ).fetchone()
         return None if row is None else judgment_from_row(row)
 
+    @write_or_full
     def add_judgment(
         self,
         *,

@@ -15,6 +15,7 @@ from independence_bench.clients.catalog import resolve_prices, survey_endpoints
 from independence_bench.clients.config import ModelSpec
 from independence_bench.clients.local.local_models import LocalModels
 from independence_bench.engine.estimate import CostLine, estimate_run, render_estimate
+from independence_bench.engine.pending import rejudged_work
 from independence_bench.judging.forms import judge_label_of
 from independence_bench.store.run_status import next_run_numbers
 from independence_bench.store.store import STORE_FILENAME, Store
@@ -91,6 +92,9 @@ def stored_estimate(
                 done = {i.id for i in store.items(suite_id=suite.id, status="done", words=False)}
                 if judge is not None:
                     judged = {j.item_id for j in store.judgments(judge_model=judge_label_of(judge))}
+                    # Judged under an earlier rubric: the run judges them again, and pays.
+                    stale = rejudged_work(store, suite, specs, judge, range(1, count + 1))
+                    judged -= {redo.item.id for redo in stale}
     runs = {}
     for spec in specs:
         first = first_run.get(spec.display_label, 1)

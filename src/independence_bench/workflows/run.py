@@ -11,7 +11,7 @@ leaderboard and spending back from the store. `run_command` adds what the termin
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from independence_bench.clients.budget import CostGuard, Price
@@ -27,8 +27,14 @@ from independence_bench.clients.local.local_models import OFFLINE_NOTICE, LocalM
 from independence_bench.clients.open_files import raise_open_file_limit
 from independence_bench.clients.ratelimit import describe_limits
 from independence_bench.engine.engine import Engine, RunPlan, RunSummary
+from independence_bench.engine.estimate import judging_cost, rejudging_notice
 from independence_bench.engine.failures import EXIT_SOME_FAILED, render_failure_summary
-from independence_bench.engine.pending import PendingWork, everything, pending_work
+from independence_bench.engine.pending import (
+    PendingWork,
+    everything,
+    pending_work,
+    rejudged_work,
+)
 from independence_bench.engine.progress import RichProgress
 from independence_bench.engine.stopping import until_stopped
 from independence_bench.errors import UserError
@@ -94,8 +100,11 @@ def _cost_guard(
     return CostGuard(options.max_cost, known)
 
 
-async def run_benchmark_async(options: RunOptions) -> RunResult:
-    """Validate, run and judge everything `options` asks for; return the summary and ranking."""
+async def run_benchmark_async(
+    options: RunOptions, *, announce: Callable[[str], None] | None = None
+) -> RunResult:
+    """Validate, run and judge everything `options` asks for; return the summary and ranking.
+    `announce` gets what must be said before any call is paid (stored judgments to redo)."""
     raise_open_file_limit()
     suite = planned_suite(options)
     specs, judge = resolve_models(options)
@@ -114,7 +123,9 @@ async def run_benchmark_async(options: RunOptions) -> RunResult:
             prompt_cache=options.prompt_cache,
         )
         try:
-            return await _run_on_pool(options, suite, specs, judge, runs, pool, reached, local)
+            return await _run_on_pool(
+                options, suite, specs, judge, runs, pool, reached, local, announce
+            )
         finally:
             await pool.aclose()
 
@@ -150,6 +161,7 @@ async def _run_on_pool(
     pool: ClientPool,
     reached: tuple[ModelSpec, ...],
     local: LocalModels,
+    announce: Callable[[str], None] | None = None,
 ) -> RunResult:
     """The run itself; only the endpoints of `reached` (the specs with work) are surveyed.
 
@@ -177,6 +189,12 @@ async def _run_on_pool(
             claims=claims,
         )
         first_run = reserve_fresh_runs(store, suite, specs, runs) if options.fresh else {}
+        if judge is not None and not options.fresh and announce is not None:
+            redo = rejudged_work(store, suite, specs, judge, range(1, runs + 1))
+            if redo:
+                work = [(r.rubric_id, r.item.turns) for r in redo]
+                line = judging_cost(judge, work, prices.get(judge.display_label))
+                announce(rejudging_notice(line, len(redo), {r.rubric_id for r in redo}))
         plan = RunPlan(suite=suite, models=specs, judge=judge, runs=runs, first_run=first_run)
         answered = lambda: engine.summary.calls  # noqa: E731
         if progress is not None:
@@ -232,16 +250,18 @@ def _limits_text(pool: ClientPool) -> str:
     return describe_limits((e.name, e.limiter) for e in pool.endpoints())
 
 
-def run_benchmark(options: RunOptions) -> RunResult:
+def run_benchmark(
+    options: RunOptions, *, announce: Callable[[str], None] | None = None
+) -> RunResult:
     """`run_benchmark_async` on a fresh event loop."""
-    return asyncio.run(run_benchmark_async(options))
+    return asyncio.run(run_benchmark_async(options, announce=announce))
 
 
 def run_command(options: RunOptions, *, echo: Echo) -> int:
     """`aib run`; returns the exit status (`EXIT_SOME_FAILED` when anything failed, else 0)."""
     if offline_run(options) and not options.judge:
         echo(OFFLINE_NOTICE)
-    result = run_benchmark(options)
+    result = run_benchmark(options, announce=echo)
     summary = result.summary
     echo(
         f"suite {result.suite.id} ({result.suite.short_hash}): "

@@ -18,19 +18,26 @@ on file:// but still run `<script>` tags:
 A model label is untrusted text, so a file is named by a hash of suite and label, never by the
 label. All data is JSON, embedded as a string literal passed to `JSON.parse`, with `<`, `>`,
 `&`, U+2028 and U+2029 escaped, so no reply can end the script or the string early; the page
-renders every model- or judge-written string as text (see `app.js`). `serve_viewer` serves the
-folder on 127.0.0.1 only.
+renders every model- or judge-written string as text (see `app.js`).
+
+Every observable state of the folder is whole, even if the process is stopped midway (a
+SIGTERM used to leave an `index.html` with no data): the data are written into a staging
+folder (`.data-staging-<pid>`, which the server never serves), which replaces `data/` in two
+renames with the stop signals held back between them; the page's own files come after, and
+`index.html` last, so a page never exists without its data.
 """
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import hashlib
 import json
+import os
 import re
+import shutil
+import signal
 from collections import defaultdict
-from collections.abc import Callable, Sequence
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable, Iterator, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -50,10 +57,6 @@ from independence_bench.version import __version__
 
 ASSETS = ("index.html", "app.js", "style.css")
 SLUG_PATTERN = re.compile(r"^m-[0-9a-f]{20}$")
-CONTENT_SECURITY_POLICY = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
-    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
-)
 _JS_ESCAPES = {
     "<": "\\u003c",
     ">": "\\u003e",
@@ -175,102 +178,130 @@ def _asset(name: str) -> bytes:
     return resources.files("independence_bench").joinpath("data", "viewer", name).read_bytes()
 
 
+STAGING_PREFIX = ".data-staging-"
+STOP_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+
+
 def write_viewer(store: Store, reports: Sequence[SuiteReport], out: Path) -> Path:
-    """Write the viewer for `reports` into `out`; return the path of `index.html`."""
-    models_dir = out / "data" / "models"
+    """Write the viewer for `reports` into `out`; return the path of `index.html`. The folder
+    is whole at every moment, however the process is stopped (see the module docstring)."""
     try:
-        models_dir.mkdir(parents=True, exist_ok=True)
-        for name in ASSETS:
-            (out / name).write_bytes(_asset(name))
-        written: set[str] = set()
-        suites = []
-        shared = SharedTables()
-        for report in reports:
-            suites.append(suite_index(report, store.items(suite_id=report.suite_id, words=False)))
-            chosen = {j.item.id: j for j in report.judged}
-            for model in report.models:
-                # One model's transcripts at a time: memory stays that of the largest model.
-                items = store.items(suite_id=report.suite_id, model_label=model.model)
-                judgments: dict[str, list[JudgmentRecord]] = defaultdict(list)
-                for item in items:
-                    judgments[item.id] = store.judgments(item_id=item.id)
-                slug = model_slug(report.suite_id, model.model)
-                packed = model_data(store, report, model, slug, items, judgments, chosen)
-                document, numbering = packed.with_tables(shared)
-                script = f'window.AIB_MODELS["{slug}"] = {js_json(document, numbering)};\n'
-                (models_dir / f"{slug}.js").write_text(script, encoding="utf-8")
-                written.add(f"{slug}.js")
-                del items, judgments, packed, document, numbering, script
-        script = f"window.AIB_SHARED = {js_json(shared.document(), Numbering(shared))};\n"
-        (out / "data" / "shared.js").write_text(script, encoding="utf-8")
-        for stale in models_dir.iterdir():
-            if SLUG_PATTERN.match(stale.stem) and stale.name not in written:
-                stale.unlink()
-        index = {"generated_by": f"ai-independence-bench {__version__}", "suites": suites}
-        (out / "data" / "index.js").write_text(
-            f"window.AIB_INDEX = {js_json(index)};\n", encoding="utf-8"
-        )
+        out.mkdir(parents=True, exist_ok=True)
+        _remove_dead_staging(out)
+        _refuse_foreign_data(out / "data")
+        staging = out / f"{STAGING_PREFIX}{os.getpid()}"
+        _remove(staging)
+        staging.mkdir()
+        _write_data(store, reports, staging)
+        with _stop_signals_held():
+            old = out / f"{STAGING_PREFIX}{os.getpid()}-old"
+            data = out / "data"
+            if data.exists() or data.is_symlink():
+                os.replace(data, old)
+            os.replace(staging, data)
+        _remove(old)
+        for name in (*[a for a in ASSETS if a != "index.html"], "index.html"):
+            _write_atomically(out / name, _asset(name))
     except OSError as exc:
         raise UserError(f"cannot write the viewer to {out}: {exc}; choose another --out") from None
     return out / "index.html"
 
 
-class _ViewerHandler(SimpleHTTPRequestHandler):
-    """Serves the viewer folder: no directory listings, no logging, a strict CSP."""
-
-    server_version = "aib-viewer"
-    sys_version = ""
-
-    def end_headers(self) -> None:
-        self.send_header("Content-Security-Policy", CONTENT_SECURITY_POLICY)
-        self.send_header("X-Content-Type-Options", "nosniff")
-        self.send_header("Cache-Control", "no-store")
-        super().end_headers()
-
-    def list_directory(self, path: Any) -> None:
-        self.send_error(404, "No listing")
-        return None
-
-    def _host_is_ours(self) -> bool:
-        """Only `Host: 127.0.0.1:<port>` or `localhost:<port>`: a page on another site whose
-        name was made to resolve to 127.0.0.1 (DNS rebinding) sends its own name and is
-        refused, so it cannot read the transcripts."""
-        port = getattr(self.server, "server_port", 0)  # HTTPServer sets it when bound
-        host = (self.headers.get("Host") or "").strip().lower()
-        if host in (f"127.0.0.1:{port}", f"localhost:{port}"):
-            return True
-        self.send_error(421, "Misdirected Request: use http://127.0.0.1 or localhost")
-        return False
-
-    def do_GET(self) -> None:
-        if self._host_is_ours():
-            super().do_GET()
-
-    def do_HEAD(self) -> None:
-        if self._host_is_ours():
-            super().do_HEAD()
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return None
+def _write_data(store: Store, reports: Sequence[SuiteReport], data: Path) -> None:
+    """Write `data/` (into the staging folder `data`): one file per model, the shared tables,
+    and the index last."""
+    models_dir = data / "models"
+    models_dir.mkdir()
+    suites = []
+    shared = SharedTables()
+    for report in reports:
+        suites.append(suite_index(report, store.items(suite_id=report.suite_id, words=False)))
+        chosen = {j.item.id: j for j in report.judged}
+        for model in report.models:
+            # One model's transcripts at a time: memory stays that of the largest model.
+            items = store.items(suite_id=report.suite_id, model_label=model.model)
+            judgments: dict[str, list[JudgmentRecord]] = defaultdict(list)
+            for item in items:
+                judgments[item.id] = store.judgments(item_id=item.id)
+            slug = model_slug(report.suite_id, model.model)
+            packed = model_data(store, report, model, slug, items, judgments, chosen)
+            document, numbering = packed.with_tables(shared)
+            script = f'window.AIB_MODELS["{slug}"] = {js_json(document, numbering)};\n'
+            (models_dir / f"{slug}.js").write_text(script, encoding="utf-8")
+            del items, judgments, packed, document, numbering, script
+    script = f"window.AIB_SHARED = {js_json(shared.document(), Numbering(shared))};\n"
+    (data / "shared.js").write_text(script, encoding="utf-8")
+    index = {"generated_by": f"ai-independence-bench {__version__}", "suites": suites}
+    (data / "index.js").write_text(f"window.AIB_INDEX = {js_json(index)};\n", encoding="utf-8")
 
 
-def make_server(folder: Path, port: int) -> ThreadingHTTPServer:
-    """An HTTP server for `folder` on 127.0.0.1:`port` (0 picks a free port); not started."""
-    handler = functools.partial(_ViewerHandler, directory=str(folder))
+@contextlib.contextmanager
+def _stop_signals_held() -> Iterator[None]:
+    """Hold SIGINT, SIGTERM and SIGHUP back for the block (delivered at its end), so the two
+    renames that swap `data/` happen both or neither. Where signals cannot be masked
+    (Windows), the block runs as it is."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    earlier = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     try:
-        return ThreadingHTTPServer(("127.0.0.1", port), handler)
-    except OSError as exc:
-        raise UserError(f"cannot serve on 127.0.0.1:{port}: {exc}; pick another --port") from None
-
-
-def serve_viewer(folder: Path, port: int, *, echo: Callable[[str], None]) -> None:
-    """Serve the viewer on 127.0.0.1 until interrupted (Ctrl-C)."""
-    server = make_server(folder, port)
-    host, bound = server.server_address[:2]
-    echo(f"serving the viewer at http://{host!s}:{bound}/ (Ctrl-C to stop)")
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        echo("stopped")
+        yield
     finally:
-        server.server_close()
+        signal.pthread_sigmask(signal.SIG_SETMASK, earlier)
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    """Write `path` whole or not at all: a temporary file beside it, then a rename."""
+    temporary = path.with_name(f"{STAGING_PREFIX}{os.getpid()}-{path.name}")
+    temporary.write_bytes(data)
+    os.replace(temporary, path)
+
+
+def _refuse_foreign_data(data: Path) -> None:
+    """A `data` in `--out` that holds anything the viewer does not write (a project's own
+    `data/` folder) is refused, never replaced."""
+    if not (data.exists() or data.is_symlink()):
+        return
+    ours = not data.is_symlink() and data.is_dir()
+    if ours:
+        for entry in data.iterdir():
+            if entry.name == "models" and entry.is_dir() and not entry.is_symlink():
+                ours = all(_is_model_file(f) for f in entry.iterdir())
+            elif entry.name not in ("index.js", "shared.js") or entry.is_symlink():
+                ours = False
+            if not ours:
+                break
+    if not ours:
+        raise UserError(
+            f"{data} is not a folder the viewer wrote (it holds other files); choose another "
+            "--out, the viewer writes its data/ there"
+        )
+
+
+def _is_model_file(path: Path) -> bool:
+    return path.suffix == ".js" and bool(SLUG_PATTERN.match(path.stem)) and not path.is_symlink()
+
+
+def _remove(path: Path) -> None:
+    """Remove a file, symbolic link or folder of ours, if it is there."""
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.exists():
+        shutil.rmtree(path)
+
+
+def _remove_dead_staging(out: Path) -> None:
+    """Remove what an earlier `aib view` stopped midway left: staging names whose process is
+    gone (a live one may be another `aib view` writing into the same folder)."""
+    for leftover in out.glob(f"{STAGING_PREFIX}*"):
+        pid = leftover.name[len(STAGING_PREFIX) :].partition("-")[0]
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            _remove(leftover)
+        except OSError:
+            continue
