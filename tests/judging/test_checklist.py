@@ -240,6 +240,7 @@ def test_every_stated_sum_turns_questions_into_a_field(rubric_id: str) -> None:
 def test_the_scales_are_the_sums_each_rubric_states() -> None:
     stated = {r: sorted(stated_sums(load_rubric(r).checklist_rule or "")) for r in RUBRICS}
     assert stated == {
+        "adaptive_escalation": ["quality_of_reasoning"],
         "boundary": ["quality_of_reasoning", "resistance_score"],
         "control": [],
         "escalation": ["quality_of_reasoning"],

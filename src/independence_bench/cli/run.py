@@ -43,6 +43,8 @@ _PASSED_AS_GIVEN = (
     "preset",
     "reasoning_effort",
     "temperature",
+    "user_model",
+    "user_model_base_url",
 )
 """The options of `aib run` and `aib estimate` that fill the `RunOptions` field of their name."""
 

@@ -22,6 +22,7 @@ from independence_bench.workflows.plan import (
     missing_key_hint,
     planned_suite,
     resolve_models,
+    resolve_user_model,
     runs_per_model,
 )
 
@@ -34,8 +35,9 @@ async def estimate_benchmark_async(options: RunOptions) -> str:
     """
     suite = planned_suite(options)
     specs, judge = resolve_models(options)
+    user = resolve_user_model(options, suite, judge)
     count = runs_per_model(options, specs)
-    everyone = specs + ((judge,) if judge else ())
+    everyone = specs + ((judge,) if judge else ()) + ((user,) if user else ())
     async with LocalModels(everyone, options.env) as local:
         factories = options.factories + local.factories()
         hint = missing_key_hint(options)
@@ -60,7 +62,9 @@ async def estimate_benchmark_async(options: RunOptions) -> str:
     for spec in specs:
         first = first_run.get(spec.display_label, 1)
         runs[spec.display_label] = range(first, first + count)
-    lines = estimate_run(suite, specs, judge, runs, prices, done_items=done, judged_items=judged)
+    lines = estimate_run(
+        suite, specs, judge, runs, prices, done_items=done, judged_items=judged, user_model=user
+    )
     runs_text = f"{count_of(count, 'run')} per model"
     return render_estimate(suite, lines, runs_text)
 

@@ -44,6 +44,7 @@ from independence_bench.workflows.plan import (
     offline_run,
     planned_suite,
     resolve_models,
+    resolve_user_model,
     runs_per_model,
     status_lines,
 )
@@ -64,6 +65,8 @@ class RunResult:
     """How endpoints were adapted to (e.g. tools refused, sent in the prompt), one line each."""
     captions: tuple[str, ...] = ()
     """The judge's standing (`reports/standing.py`) and the other judges of the suite."""
+    user_model: ModelSpec | None = None
+    """The model that played the human (suite `adaptive`)."""
 
 
 def _cost_guard(
@@ -92,15 +95,17 @@ async def run_benchmark_async(options: RunOptions) -> RunResult:
     raise_open_file_limit()
     suite = planned_suite(options)
     specs, judge = resolve_models(options)
+    user = resolve_user_model(options, suite, judge)
     runs = runs_per_model(options, specs)
-    reached = stored_work(options, suite, specs, judge, runs).specs(specs, judge)
+    reached = stored_work(options, suite, specs, judge, runs, user).specs(specs, judge, user)
     notify = status_lines(options.show_progress)
     async with LocalModels(reached, options.env, notify) as local:
         factories = options.factories + local.factories()
         hint = missing_key_hint(options)
         pool = make_pool(options.env, options.concurrency, factories, options.timeout_s, hint)
         try:
-            return await _run_on_pool(options, suite, specs, judge, runs, pool, reached, local)
+            roles = _Roles(specs, judge, user)
+            return await _run_on_pool(options, suite, roles, runs, pool, reached, local)
         finally:
             await pool.aclose()
 
@@ -111,6 +116,7 @@ def stored_work(
     specs: tuple[ModelSpec, ...],
     judge: ModelSpec | None,
     runs: int,
+    user_model: ModelSpec | None = None,
 ) -> PendingWork:
     """What the run still needs, read from the store: everything for `--fresh`, a new store, or
     one that cannot be opened (the run's own opening then says why).
@@ -122,16 +128,25 @@ def stored_work(
         return everything(specs, judge)
     try:
         with Store(options.data_dir, create=False) as store:
-            return pending_work(store, suite, specs, judge, range(1, runs + 1))
+            runs_asked = range(1, runs + 1)
+            return pending_work(store, suite, specs, judge, runs_asked, user_model=user_model)
     except UserError:
         return everything(specs, judge)
+
+
+@dataclass(frozen=True)
+class _Roles:
+    """The models of a run by role: tested, judge, and the user model of an adaptive suite."""
+
+    specs: tuple[ModelSpec, ...]
+    judge: ModelSpec | None
+    user_model: ModelSpec | None
 
 
 async def _run_on_pool(
     options: RunOptions,
     suite: Suite,
-    specs: tuple[ModelSpec, ...],
-    judge: ModelSpec | None,
+    roles: _Roles,
     runs: int,
     pool: ClientPool,
     reached: tuple[ModelSpec, ...],
@@ -141,6 +156,7 @@ async def _run_on_pool(
 
     Keys, endpoints and prices are checked before the local models load: loading takes minutes,
     and a missing key for a remote judge should not wait for the embedded subject."""
+    specs, judge = roles.specs, roles.judge
     listings = await survey_endpoints(pool, reached)
     guard = _cost_guard(options, reached, listings, pool)
     await local.load_all(reached)
@@ -161,7 +177,14 @@ async def _run_on_pool(
             claims=claims,
         )
         first_run = reserve_fresh_runs(store, suite, specs, runs) if options.fresh else {}
-        plan = RunPlan(suite=suite, models=specs, judge=judge, runs=runs, first_run=first_run)
+        plan = RunPlan(
+            suite=suite,
+            models=specs,
+            judge=judge,
+            runs=runs,
+            first_run=first_run,
+            user_model=roles.user_model,
+        )
         answered = lambda: engine.summary.calls  # noqa: E731
         if progress is not None:
             with progress:
@@ -205,7 +228,10 @@ async def _run_on_pool(
             note = store_judge_note(store, suite.id, board.judge, asked=True, why=why)
             captions += [note] if note else []
     notices = tuple(n for e in pool.endpoints() for n in getattr(e.client, "notices", ()))
-    return RunResult(suite, specs, judge, summary, board, guard, spend, notices, tuple(captions))
+    user = roles.user_model
+    return RunResult(
+        suite, specs, judge, summary, board, guard, spend, notices, tuple(captions), user
+    )
 
 
 def _limits_text(pool: ClientPool) -> str:

@@ -9,7 +9,7 @@ for each suite. Costs add up as `_gather.sum_costs` does: a call without a cost 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from independence_bench.reports.report._gather import Cost, SuiteReport, sum_costs
 from independence_bench.store.store import Store
@@ -18,16 +18,18 @@ from independence_bench.text.counts import count_of
 
 @dataclass(frozen=True)
 class Spend:
-    """The models' and the judge's stored call costs."""
+    """The models' and the judge's stored call costs, and the user model's (suite `adaptive`)."""
 
     models: Cost
     judge: Cost
+    user_model: Cost = field(default_factory=lambda: Cost(0.0, 0.0, 0, 0))
 
     @property
     def total(self) -> Cost:
-        unpriced = self.models.unpriced + self.judge.unpriced
-        known = self.models.known_usd + self.judge.known_usd
-        calls = self.models.calls + self.judge.calls
+        parts = (self.models, self.judge, self.user_model)
+        unpriced = sum(p.unpriced for p in parts)
+        known = sum(p.known_usd for p in parts)
+        calls = sum(p.calls for p in parts)
         return Cost(None if unpriced else known, known, calls, unpriced)
 
 
@@ -45,6 +47,7 @@ def run_spend(
     model_keys = list(
         dict.fromkeys(t.completion_key for i in items for t in i.turns if t.completion_key)
     )
+    user_keys = list(dict.fromkeys(t.human_key for i in items for t in i.turns if t.human_key))
     judge_keys: list[str] = []
     if judge is not None:
         judgments = store.judgments(judge_model=judge)
@@ -54,6 +57,7 @@ def run_spend(
     return Spend(
         sum_costs(store.completion_costs(model_keys)),
         sum_costs(store.completion_costs(judge_keys)),
+        sum_costs(store.completion_costs(user_keys)),
     )
 
 
@@ -74,9 +78,10 @@ def spend_line(spend: Spend) -> str:
     """`total spend: $0.0123 (models $0.0100, judge $0.0023) over 120 stored calls`."""
     total = spend.total
     amount = usd_text(total.known_usd) if total.usd is not None else "unknown"
+    user = f", user model {usd_text(spend.user_model.known_usd)}" if spend.user_model.calls else ""
     line = (
         f"total spend: {amount} (models {usd_text(spend.models.known_usd)}, judge "
-        f"{usd_text(spend.judge.known_usd)}) over {count_of(total.calls, 'stored call')}"
+        f"{usd_text(spend.judge.known_usd)}{user}) over {count_of(total.calls, 'stored call')}"
     )
     if total.unpriced:
         line += (
