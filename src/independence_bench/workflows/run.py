@@ -27,7 +27,11 @@ from independence_bench.engine.pending import PendingWork, everything, pending_w
 from independence_bench.engine.progress import RichProgress
 from independence_bench.engine.stopping import until_stopped
 from independence_bench.errors import UserError
-from independence_bench.reports.leaderboard import load_leaderboard, render_table
+from independence_bench.reports.leaderboard import (
+    load_leaderboard,
+    render_table,
+    user_model_captions,
+)
 from independence_bench.reports.report import Spend, run_spend, spend_line
 from independence_bench.reports.standing import judge_standing, store_judge_note
 from independence_bench.stats.analysis import Leaderboard
@@ -224,6 +228,7 @@ async def _run_on_pool(
         captions: list[str] = []
         if board is not None and board.judge is not None:
             captions.append(judge_standing(store, board.judge).caption())
+            captions += user_model_captions(store, suite.id, board.judge, suite.content_hash)
             why = "the judge of this run; aib leaderboard shows the judge with most items"
             note = store_judge_note(store, suite.id, board.judge, asked=True, why=why)
             captions += [note] if note else []
