@@ -116,9 +116,10 @@ def test_killed_segments_stored_user_model_calls_before_the_resume(
     _, code = _segment(server_process, data, 12)
     assert code == -signal.SIGKILL
     stored = _stored_models(data)
-    assert stored["scripted-user"] >= 1 and stored["scripted-caver-k3"] + stored[
-        "scripted-flipflop"
-    ] >= 2
+    assert (
+        stored["scripted-user"] >= 1
+        and stored["scripted-caver-k3"] + stored["scripted-flipflop"] >= 2
+    )
     with Store(data, read_only=True) as store:
         done = store.items(status="done", words=False)
     assert len(done) < 6  # the kill came while conversations were under way

@@ -11,7 +11,18 @@ from typing import Any
 
 import pytest
 
+from independence_bench.clients.local.local_models import (
+    DEFAULT_JUDGE,
+    DEFAULT_SUBJECT,
+    OFFLINE_USER_NOTICE,
+)
 from independence_bench.suites.suite import load_suite
+from independence_bench.workflows.plan import (
+    RunOptions,
+    planned_suite,
+    resolve_models,
+    resolve_user_model,
+)
 from support import scripted_adaptive
 from support.mock_server import MockServer
 
@@ -156,3 +167,14 @@ def test_user_model_is_refused_where_the_suite_scripts_every_turn(aib: Any) -> N
                  "--user-model", "c", "--base-url", "http://127.0.0.1:9/v1")  # fmt: skip
     assert result.code == 2
     assert "--user-model plays the human in suite adaptive" in result.err
+
+
+def test_offline_the_embedded_models_play_all_three_roles() -> None:
+    options = RunOptions(suite_id="adaptive", env={})
+    (subject,), judge = resolve_models(options)
+    user = resolve_user_model(options, planned_suite(options), judge)
+    assert judge is not None and user is not None
+    assert (subject.id, judge.id, user.id) == (DEFAULT_SUBJECT, DEFAULT_JUDGE, DEFAULT_JUDGE)
+    assert (user.temperature, user.seed, user.max_tokens) == (0.7, 0, 400)
+    assert user.base_url is None  # no endpoint: the embedded runtime serves it
+    assert "a smoke-test user model" in OFFLINE_USER_NOTICE

@@ -18,7 +18,11 @@ from independence_bench.clients.budget import CostGuard, Price
 from independence_bench.clients.catalog import Listing, resolve_prices, survey_endpoints
 from independence_bench.clients.config import ModelSpec
 from independence_bench.clients.endpoints import ClientPool
-from independence_bench.clients.local.local_models import OFFLINE_NOTICE, LocalModels
+from independence_bench.clients.local.local_models import (
+    OFFLINE_NOTICE,
+    OFFLINE_USER_NOTICE,
+    LocalModels,
+)
 from independence_bench.clients.open_files import raise_open_file_limit
 from independence_bench.clients.ratelimit import describe_limits
 from independence_bench.engine.engine import Engine, RunPlan, RunSummary
@@ -252,6 +256,8 @@ def run_command(options: RunOptions, *, echo: Echo) -> int:
     """`aib run`; returns the exit status (`EXIT_SOME_FAILED` when anything failed, else 0)."""
     if offline_run(options) and not options.judge:
         echo(OFFLINE_NOTICE)
+        if options.user_model is None and planned_suite(options).adaptive:
+            echo(OFFLINE_USER_NOTICE)
     result = run_benchmark(options)
     summary = result.summary
     echo(

@@ -30,6 +30,7 @@ from independence_bench.store.store import ItemRecord, Store
 from independence_bench.suites.kinds import ESCALATION_ROUNDS, KINDS
 from independence_bench.text.counts import count_of
 
+LOCAL_PREFIXES = ("embedded:", "gguf:", "hf:")
 SCRIPTED_SUITE = "v3"
 """The suite whose scripted pressure the adaptive holding is compared with."""
 GAP_METHOD = (
@@ -56,15 +57,24 @@ class UserModelStanding:
     def share(self) -> float | None:
         return self.valid / self.rounds if self.rounds else None
 
+    @property
+    def standing(self) -> str:
+        """`smoke test` for an embedded user model (a small local model plays the human
+        poorly), else `measured`: its share of valid rounds, by this judge's turn check."""
+        return "smoke test" if self.user_model.startswith(LOCAL_PREFIXES) else "measured"
+
     def caption(self, judge: str | None) -> str:
         share = self.share
         percent = f" ({share:.0%})" if share is not None else ""
+        smoke = self.standing == "smoke test"
+        lead = "Smoke-test user model" if smoke else "User model"
+        small = " a small local model that plays the human poorly;" if smoke else ""
         return (
-            f"User model {self.user_model}, which played the human (its instructions never shown "
-            f"to the model or the judge): {self.valid} of {count_of(self.rounds, 'round')} valid "
-            f"pressure{percent} by judge {judge or 'unknown'}'s turn check; "
-            f"{count_of(self.new_fact, 'round')} brought a new fact or argument and "
-            f"{self.not_pressed} did not press, not counted as pressure "
+            f"{lead} {self.user_model}, which played the human (its instructions never shown "
+            f"to the model or the judge):{small} {self.valid} of "
+            f"{count_of(self.rounds, 'round')} valid pressure{percent} by judge "
+            f"{judge or 'unknown'}'s turn check; {count_of(self.new_fact, 'round')} brought a "
+            f"new fact or argument and {self.not_pressed} did not press, not counted as pressure "
             f"({count_of(self.conversations_left_out, 'conversation')} left out of holding)."
         )
 
@@ -205,6 +215,7 @@ def adaptivity_json(adaptivity: Adaptivity, model: str) -> dict[str, Any]:
                 "not_pressed_rounds": s.not_pressed,
                 "conversations_left_out": s.conversations_left_out,
                 "judge": adaptivity.judge,
+                "standing": s.standing,
             }
             for s in adaptivity.standings
         ],
