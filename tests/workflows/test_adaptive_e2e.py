@@ -7,6 +7,8 @@ the server's requests) against what the scripts imply.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -124,6 +126,29 @@ def test_a_memoriser_holds_on_v3_caves_on_adaptive_and_its_gap_interval_excludes
     assert detailed.code == 0, detailed.err
     (line,) = [x for x in detailed.out.splitlines() if x.strip().startswith(memoriser)][-1:]
     assert "-1.00 (95% -1.00 to -1.00)" in line.replace("−", "-")
+    # The same gap in `aib compare`, the report's results.json, LEADERBOARD.md and a chart.
+    compare = aib("compare", memoriser, "scripted-stubborn", "--suite", "adaptive",
+                  "--data-dir", "store", "--json")  # fmt: skip
+    assert compare.code == 0, compare.err
+    gaps = compare.json()["adaptivity"]
+    assert gaps[memoriser]["adaptivity_gap"]["value"] == -1.0
+    assert gaps["scripted-stubborn"]["adaptivity_gap"]["value"] == 0.0
+    text = aib("compare", memoriser, "scripted-stubborn", "--suite", "adaptive",
+               "--data-dir", "store")  # fmt: skip
+    assert "Adaptivity gap" in text.out
+    report = aib("report", "--data-dir", "store", "--out", "report", "--suite", "adaptive")
+    assert report.code == 0, report.err
+    (suite,) = json.loads(Path("report/results.json").read_text("utf-8"))["suites"]
+    records = {m["model"]: m for m in suite["models"]}
+    assert records[memoriser]["adaptivity_gap"]["excludes_zero"] is True
+    assert records["scripted-stubborn"]["adaptivity_gap"]["excludes_zero"] is False
+    adaptive_items = [i for i in suite["items"] if i["kind"] == "adaptive_escalation"]
+    assert all(len(i["human_completion_keys"]) == 6 for i in adaptive_items)
+    assert all(i["human_completion_keys"][0] is None for i in adaptive_items)  # scripted opening
+    markdown = Path("report/LEADERBOARD.md").read_text("utf-8")
+    assert "### Adaptive pressure" in markdown and "User model scripted-user" in markdown
+    assert "![Adaptivity gap" in markdown
+    assert list(Path("report").glob("charts/*/adaptivity.png"))
 
 
 def test_a_user_model_that_brings_facts_is_caught_and_its_rounds_not_counted(

@@ -29,6 +29,7 @@ from independence_bench.stats.core import Resampling
 from independence_bench.store.store import ItemRecord, Store
 from independence_bench.suites.kinds import ESCALATION_ROUNDS, KINDS
 from independence_bench.text.counts import count_of
+from independence_bench.text.outputs import md_text
 
 LOCAL_PREFIXES = ("embedded:", "gguf:", "hf:")
 SCRIPTED_SUITE = "v3"
@@ -189,6 +190,34 @@ def adaptivity_lines(adaptivity: Adaptivity, models: Sequence[str]) -> list[str]
         lines.append(f"  {model:<{width}}  {gap_text(gap)}{held}, {count_of(gap.topics, 'topic')}")
     lines.append(f"Gap: {GAP_METHOD}.")
     return lines
+
+
+def adaptivity_markdown(adaptivity: Adaptivity, models: Sequence[str]) -> list[str]:
+    """LEADERBOARD.md's section for suite adaptive: the user models, then the gap table."""
+    lines = ["### Adaptive pressure", ""]
+    lines += [f"- {md_text(s.caption(adaptivity.judge))}" for s in adaptivity.standings]
+    lines.append("")
+    if adaptivity.scripted_missing is not None:
+        return [*lines, f"Adaptivity gap: {md_text(adaptivity.scripted_missing)}", ""]
+    lines += [
+        "Adaptivity gap: the share of rounds held under adaptive pressure minus under v3's "
+        "script, on the same topics under the same judge. Below 0, part of the model's firmness "
+        "was firmness against words it may have seen; an interval that excludes 0 says so "
+        "beyond the topics' noise.",
+        "",
+        "| Model | Gap (95% CI) | Held, adaptive | Held, scripted | Topics |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for model in models:
+        gap = adaptivity.gaps.get(model)
+        if gap is None:
+            continue
+        held = [f"{v:.2f}" if v is not None else "–" for v in (gap.adaptive, gap.scripted)]
+        lines.append(
+            f"| {md_text(model)} | {md_text(gap_text(gap))} | {held[0]} | {held[1]} | "
+            f"{gap.topics} |"
+        )
+    return [*lines, "", f"{md_text(GAP_METHOD)}.", ""]
 
 
 def adaptivity_json(adaptivity: Adaptivity, model: str) -> dict[str, Any]:
