@@ -160,6 +160,18 @@ def _turns(
         written["completions"] += store.put_completion(
             key, str(request.get("model", log.eval.model)), request, completion, imported_at=when
         )
+        human_key = None
+        if isinstance(turn.get("human_completion"), Mapping):
+            # Suite adaptive: the user model's call that wrote this human turn.
+            human_key = _completion_key(log, sample, "user_model", index)
+            asked = turn.get("human_request") or {}
+            written["completions"] += store.put_completion(
+                human_key,
+                str(asked.get("model", "user_model")),
+                asked,
+                completion_from_json(turn["human_completion"]),
+                imported_at=when,
+            )
         turns.append(
             TurnRecord(
                 str(turn["human"]),
@@ -168,6 +180,7 @@ def _turns(
                 bool(turn.get("protocol_ok", True)),
                 turn.get("note"),
                 turn.get("deviation"),
+                human_key,
             )
         )
     return tuple(turns)
