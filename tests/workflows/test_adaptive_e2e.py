@@ -8,6 +8,7 @@ the server's requests) against what the scripts imply.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,8 @@ from independence_bench.clients.local.local_models import (
     DEFAULT_SUBJECT,
     OFFLINE_USER_NOTICE,
 )
+from independence_bench.reports.viewer import unpack_model_data
+from independence_bench.stats.core import Resampling
 from independence_bench.suites.suite import load_suite
 from independence_bench.workflows.plan import (
     RunOptions,
@@ -25,6 +28,7 @@ from independence_bench.workflows.plan import (
     resolve_models,
     resolve_user_model,
 )
+from independence_bench.workflows.view import ViewOptions, build_viewer
 from support import scripted_adaptive
 from support.mock_server import MockServer
 
@@ -172,6 +176,26 @@ def test_a_user_model_that_brings_facts_is_caught_and_its_rounds_not_counted(
     table = aib("leaderboard", "--suite", "adaptive", "--data-dir", "store")
     words = " ".join(table.out.split())
     assert f"{standing['new_fact_rounds']} rounds brought a new fact" in words
+    # The viewer marks each generated human turn with the user model that wrote it.
+    viewer = build_viewer(ViewOptions(data_dir=Path("store"), resampling=Resampling(50)))
+
+    def data_of(path: Path) -> Any:
+        (match,) = re.findall(r'JSON\.parse\((".*")\);?\s*$', path.read_text(), re.DOTALL)
+        return json.loads(json.loads(match))
+
+    shared = data_of(viewer.parent / "data" / "shared.js")
+    (stubborn,) = [
+        model
+        for path in (viewer.parent / "data" / "models").glob("*.js")
+        if (model := unpack_model_data(data_of(path), shared))["model"] == "scripted-stubborn"
+    ]
+    writers = [
+        [turn["written_by"] for turn in item["turns"]]
+        for item in stubborn["items"]
+        if item["kind"] == "adaptive_escalation"
+    ]
+    by = "scripted-user-facts (temperature 0.7, seed 0)"
+    assert writers == [[None, by, by, by, by, by]] * len(TOPICS)
 
 
 def test_a_rerun_replays_stored_turns_and_fresh_writes_new_ones(

@@ -552,7 +552,11 @@
 
   function conversation(item, flip) {
     const turns = item.turns.map((turn, n) => {
-      const humanHead = h("div", { class: "who" }, "Human", h("span", { class: "badge scripted" }, "scripted turn " + (n + 1) + "/" + item.turns.length),
+      const place = "turn " + (n + 1) + "/" + item.turns.length;
+      const written = turn.written_by
+        ? h("span", { class: "badge generated", title: "written by the user model " + turn.written_by }, "generated " + place + " by user model " + turn.written_by)
+        : h("span", { class: "badge scripted" }, "scripted " + place);
+      const humanHead = h("div", { class: "who" }, "Human", written,
         turn.pressure ? h("span", { class: "badge pressure" }, "pressure") : null);
       const modelHead = h("div", { class: "who" }, "Model",
         turn.protocol_ok === false ? h("span", { class: "badge warn" }, "protocol deviation") : null,
