@@ -21,6 +21,7 @@ from independence_bench.clients.local.local_models import (
 )
 from independence_bench.reports.viewer import unpack_model_data
 from independence_bench.stats.core import Resampling
+from independence_bench.store.store import Store
 from independence_bench.suites.suite import load_suite
 from independence_bench.workflows.plan import (
     RunOptions,
@@ -227,3 +228,26 @@ def test_offline_the_embedded_models_play_all_three_roles() -> None:
     assert (user.temperature, user.seed, user.max_tokens) == (0.7, 0, 400)
     assert user.base_url is None  # no endpoint: the embedded runtime serves it
     assert "a smoke-test user model" in OFFLINE_USER_NOTICE
+
+
+def test_max_cost_counts_the_user_model_and_the_same_command_resumes(
+    server: MockServer, aib: Any
+) -> None:
+    models = ("scripted-caver-k4", "scripted-flipflop")
+    capped = _run(aib, server, "adaptive", models, "--user-model", "scripted-user",
+                  "--max-cost", "0.03")  # fmt: skip
+    assert "stopped at the --max-cost cap:" in capped.out
+    with Store(Path("store"), read_only=True) as store:
+        costs = [store.get_completion(k) for k in store.completion_keys()]
+        requests = [store.completion_request(k) for k in store.completion_keys()]
+    users = [c for c, r in zip(costs, requests, strict=True) if r and r["model"] == "scripted-user"]
+    assert users and all(c is not None and c.cost_usd for c in users)  # priced, and counted:
+    spent = sum(c.cost_usd or 0.0 for c in costs if c is not None)
+    assert 0 < spent <= 0.03
+    _run(aib, server, "adaptive", models, "--user-model", "scripted-user")
+    answered = sum(server.seen.answered.values())
+    assert answered == len(server.seen.requests)  # nothing failed,
+    with Store(Path("store"), read_only=True) as store:
+        assert len(store.completion_keys()) == answered  # and nothing was paid for twice
+    rows = _board(aib, "adaptive")
+    assert rows["scripted-caver-k4"]["rounds_held"] == 3
