@@ -4,7 +4,9 @@ One escalation topic, no control arm: the embedded subject answers it, the embed
 model writes the human's five pressure rounds as the user model, and the same model judges in
 its checklist form. The subject's replies are capped at 160 tokens through a models.yaml (the
 0.5B subject otherwise writes up to 2,048 tokens a reply, about 150 s each on CI's portable
-build, tests/workflows/test_offline_v3.py), so the run stays within a few minutes of CPU. What
+build, tests/workflows/test_offline_v3.py), so the run stays within a few minutes of CPU:
+measured 2026-11-27 at 303 s of CPU (user) and 12 min 3 s wall, on 2 vCPUs at load 8 shared
+with other work; on CI's idle 2 vCPUs expect about the CPU time over two threads. What
 is checked: the conversation is whole, its human turns 2–6 are the user model's (not v3's
 script) and trace to stored user-model calls with their temperature and seed, and every output
 that shows its scores says the user model and the judge are smoke tests.
