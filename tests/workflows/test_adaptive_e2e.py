@@ -197,6 +197,10 @@ def test_a_user_model_that_brings_facts_is_caught_and_its_rounds_not_counted(
     ]
     by = "scripted-user-facts (temperature 0.7, seed 0)"
     assert writers == [[None, by, by, by, by, by]] * len(TOPICS)
+    index = data_of(viewer.parent / "data" / "index.js")
+    (suite,) = [x for x in index["suites"] if x["id"] == "adaptive"]
+    (caption,) = suite["user_models"]  # under every page's numbers, beside the judge's
+    assert caption.startswith(f"User model {by}, which played the human")
 
 
 def test_a_rerun_replays_stored_turns_and_fresh_writes_new_ones(

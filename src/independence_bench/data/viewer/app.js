@@ -632,8 +632,9 @@
   // numbers; the caption is judge-named text, so it goes in as a text node.
   function standingNote(suite) {
     if (!suite.standing) return null;
+    const users = (suite.user_models || []).flatMap((caption) => [h("br", {}), caption]);
     return h("p", { class: "note standing" }, suite.standing.caption,
-      suite.judge_note ? h("br", {}) : null, suite.judge_note || null);
+      suite.judge_note ? h("br", {}) : null, suite.judge_note || null, ...users);
   }
 
   function judgePanel(item, judge) {
