@@ -207,7 +207,13 @@ def test_a_rerun_replays_stored_turns_and_fresh_writes_new_ones(
     server: MockServer, aib: Any
 ) -> None:
     models = ("scripted-caver-k2",)
-    _run(aib, server, "adaptive", models, "--user-model", "scripted-user")
+    first = _run(aib, server, "adaptive", models, "--user-model", "scripted-user")
+    prompt = load_suite("adaptive").user_model_prompt
+    assert prompt is not None
+    assert (
+        "user model scripted-user played the human (temperature 0.7, seed 0, max_tokens 400; "
+        f"instructions user_model {prompt.hash[:12]}, never shown to the models or the judge)"
+    ) in " ".join(first.out.split())
     sent = len(server.seen.requests)
     again = _run(aib, server, "adaptive", models, "--user-model", "scripted-user")
     assert len(server.seen.requests) == sent  # every call of every role came from the store

@@ -267,6 +267,13 @@ def run_command(options: RunOptions, *, echo: Echo) -> int:
         f"{summary.judge_cached} already judged, {summary.judge_unscored} unscored; "
         f"{count_of(summary.calls, 'API call')}"
     )
+    user, prompt = result.user_model, result.suite.user_model_prompt
+    if user is not None and prompt is not None:
+        echo(
+            f"user model {user.display_label} played the human (temperature {user.temperature:g}, "
+            f"seed {user.seed}, max_tokens {user.max_tokens}; instructions {prompt.id} "
+            f"{prompt.hash[:12]}, never shown to the models or the judge)"
+        )
     for notice in result.notices:
         echo(notice)
     echo(render_table(result.leaderboard, captions=result.captions))
