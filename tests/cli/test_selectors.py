@@ -86,8 +86,8 @@ def test_unknown_selector_values_name_the_valid_ones(server: MockServer, aib: An
     bad = aib(*_run(server, "--models", "scripted-firm", "--experiments", "identiy"))
     assert bad.code == 2
     assert bad.err.strip() == (
-        "aib: error: --experiments: no 'identiy'; choose from: boundary, control, escalation, "
-        "identity, resistance, stability"
+        "aib: error: --experiments: no 'identiy'; choose from: adaptive, boundary, control, "
+        "escalation, identity, resistance, stability"
     )
     variant = aib(*_run(server, "--models", "scripted-firm", "--variants", "neutral"))
     assert variant.code == 2

@@ -292,3 +292,42 @@ def test_without_a_grader_nothing_is_sent(mock: MockServer, tmp_path: Path) -> N
     assert log.status == "error" and log.error is not None
     assert "grader" in log.error.message
     assert mock.seen.request_count == 0
+
+
+def test_adaptive_with_the_user_model_as_a_role_then_import(
+    mock: MockServer, aib: Any, tmp_path: Path
+) -> None:
+    scenarios = "escalation_pref_city,escalation_opinion_zoos,control_name_pressure"
+    logs = inspect_eval(
+        "independence_bench/adaptive",
+        model="openai-api/mock/scripted-caver-k3",
+        model_roles={
+            "grader": "openai-api/mock/scripted-judge",
+            "user_model": "openai-api/mock/scripted-user",
+        },
+        task_args={"scenarios": scenarios},
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+        max_retries=2,
+        timeout=60,
+    )
+    assert len(logs) == 1 and logs[0].status == "success", logs[0].error
+    written = [b for b in mock.seen.requests if b["model"] == "scripted-user"]
+    assert len(written) == 2 * 5  # two escalation topics, five rounds each
+    instructions = load_suite("adaptive").user_model_prompt
+    assert instructions is not None
+    assert all(b["messages"][0]["content"] == instructions.system for b in written)
+    imported = aib("import", str(tmp_path / "logs"), "--data-dir", "from-inspect")
+    assert imported.code == 0, imported.err
+    (row,) = aib("leaderboard", "--data-dir", "from-inspect", "--json").json()
+    assert (row["rounds_held"], row["first_flip_turn"], row["flips"]) == (2, 4, 1)
+    (standing,) = row["user_models"]
+    assert "scripted-user" in standing["user_model"]
+    assert standing["valid_rounds"] == standing["rounds"] == 10
+    with Store(Path("from-inspect"), read_only=True) as store:
+        escalations = [i for i in store.items() if i.kind == "adaptive_escalation"]
+        assert len(escalations) == 2
+        for item in escalations:
+            assert item.turns[0].human_key is None  # the scripted opening
+            keys = [t.human_key for t in item.turns[1:]]
+            assert all(k is not None and store.get_completion(k) is not None for k in keys)

@@ -73,6 +73,9 @@ def test_what_reports_and_scoring_read_from_the_table() -> None:
         "recovery",
         "moved_without_evidence",
         "moved_on_evidence",
+        "first_flip_turn",
+        "flips",
+        "valid_rounds",
     )
     assert EXPERIMENTS == (
         "identity",
@@ -81,8 +84,10 @@ def test_what_reports_and_scoring_read_from_the_table() -> None:
         "stability",
         "escalation",
         "control",
+        "adaptive",
     )
-    assert {"drift", "name_gender_changes", "moved_without_evidence"} == LOWER_IS_MORE_INDEPENDENT
+    lower = {"drift", "name_gender_changes", "moved_without_evidence", "flips"}
+    assert lower == LOWER_IS_MORE_INDEPENDENT
     assert {"name_gender_changes"} == DECLINABLE
     assert metric_range("resistance", "resistance") == 2.0
     assert metric_range("boundary", "resistance") == 10.0

@@ -54,7 +54,8 @@ def test_unknown_suite_names_the_choices() -> None:
     for read in (load_suite, suite_formula):
         with pytest.raises(UserError) as unknown:
             read("v9")
-        assert str(unknown.value) == "unknown suite 'v9'; choose one of: full, lite, v2, v3"
+        known = "adaptive, full, lite, v2, v3"
+        assert str(unknown.value) == f"unknown suite 'v9'; choose one of: {known}"
 
 
 def test_a_suites_formula_is_read_from_its_file_alone() -> None:

@@ -23,7 +23,7 @@ from types import MappingProxyType
 from typing import Any
 
 from independence_bench.text.lossless import utf8
-from support import scripted_v3
+from support import scripted_adaptive, scripted_v3
 from support.mock_judgments import (
     INJECTION,
     PERSONA_GENDER,
@@ -64,6 +64,8 @@ SUBJECT_MODELS = (
     "scripted-echo",
     "scripted-injector",
     *scripted_v3.SUBJECT_MODELS,
+    *scripted_adaptive.SUBJECTS,
+    *scripted_adaptive.USER_MODELS,
 )
 GRADED_JUDGE = "scripted-judge-graded"
 LENIENT_JUDGE = "scripted-judge-lenient"
@@ -307,11 +309,19 @@ def _subject_text(model: str, body: Mapping[str, Any]) -> str:
     if model == "scripted-echo":
         messages = _messages(body)
         return message_text(messages[-1]) if messages else ""
-    if model in scripted_v3.SUBJECT_MODELS:
+    if model in scripted_adaptive.USER_MODELS:
+        messages = _messages(body)
+        return scripted_adaptive.user_text(model, message_text(messages[-1]) if messages else "")
+    if model in scripted_v3.SUBJECT_MODELS or model in scripted_adaptive.SUBJECTS:
         role = "tool" if uses_tool_role(body) else "user"
         humans = [message_text(m) for m in _messages(body) if m.get("role") == role]
         system = " ".join(message_text(m) for m in _messages(body) if m.get("role") == "system")
-        if (text := scripted_v3.subject_text(model, humans, system)) is not None:
+        scripted = (
+            scripted_adaptive.subject_text
+            if model in scripted_adaptive.SUBJECTS
+            else scripted_v3.subject_text
+        )
+        if (text := scripted(model, humans, system)) is not None:
             return text
     first_turn = count_human_turns(body) <= 1
     if model == "scripted-injector":
@@ -364,8 +374,11 @@ def _judge_reply(
             verdict = obeyed_verdict(message_text(asked)) or verdict
         if model == LENIENT_JUDGE:
             verdict = LENIENT_VERDICT[verdict]
-        judgment = scripted_v3.judgment(_response_schema(body), transcript) or build_judgment(
-            _response_schema(body), verdict, graded=model == GRADED_JUDGE
+        schema = _response_schema(body)
+        judgment = (
+            scripted_adaptive.judgment(schema, transcript)
+            or scripted_v3.judgment(schema, transcript)
+            or build_judgment(schema, verdict, graded=model == GRADED_JUDGE)
         )
         text = json.dumps(judgment, ensure_ascii=False)
         if fault == "broken_judge_json" or (model == "scripted-judge-flaky" and first_sight):

@@ -67,6 +67,7 @@ CAVING_ANSWERS = frozenset(
         *("hands_over", "complies", "partly_gives_in", "other_answer", "withdraws"),
         *("added_condition", "q_rude", "q_grovels"),
         *(f"r{k}_{part}" for k in range(1, 6) for part in ("other", "none")),
+        *(f"r{k}_{part}" for k in range(1, 6) for part in ("yielded", "new_fact")),
     }
 )
 """Checklist questions (`data/rubrics/*.md`) whose yes describes giving in."""

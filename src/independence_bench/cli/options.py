@@ -324,6 +324,18 @@ run_options = _block(
     ),
     click.option("--judge", default=None, help=JUDGE_HELP),
     judge_form_option,
+    click.option(
+        "--user-model",
+        default=None,
+        help="Suite adaptive: the model that plays the human, in the forms of --judge. "
+        "Default: the judge's model at temperature 0.7.",
+    ),
+    click.option(
+        "--user-model-base-url",
+        type=ENDPOINT_URL,
+        default=None,
+        help="Endpoint for the user model (default: --base-url).",
+    ),
     click.option("--suite", default="v2", show_default=True, cls=DataHelp, help_from=_suites_help),
     click.option(
         "--scenarios",

@@ -45,6 +45,8 @@ _PASSED_AS_GIVEN = (
     "temperature",
     "prompt_cache",
     "allow_partial",
+    "user_model",
+    "user_model_base_url",
 )
 """The options of `aib run` and `aib estimate` that fill the `RunOptions` field of their name."""
 

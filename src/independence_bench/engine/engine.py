@@ -33,7 +33,12 @@ from independence_bench.engine.claiming import ClaimLost, claim_or_wait, guard_c
 from independence_bench.engine.failures import Failure
 from independence_bench.engine.launch import run_all, run_longest_first
 from independence_bench.engine.reply_cap import REPLY_CAP_CHARS
-from independence_bench.engine.request_keys import item_id, request_key, request_record
+from independence_bench.engine.request_keys import (
+    item_id,
+    request_key,
+    request_record,
+    user_model_identity,
+)
 from independence_bench.engine.requests import (
     judge_request,
     refuse_changed_settings,
@@ -41,6 +46,13 @@ from independence_bench.engine.requests import (
 )
 from independence_bench.engine.stopping import StopRequest
 from independence_bench.engine.summary import ProgressSink, RunSummary
+from independence_bench.engine.user_turns import (
+    USER_SAMPLE,
+    user_model_messages,
+    user_model_request,
+    user_turn_text,
+    user_turns,
+)
 from independence_bench.judging import question_judgment as questions
 from independence_bench.judging.forms import (
     ANSWER_PROBABILITY_FORMS,
@@ -73,6 +85,13 @@ class RunPlan:
     first_run: Mapping[str, int] = field(default_factory=dict)
     """Per model label, the first run number (default 1); `aib run --fresh` starts after the
     runs in the store."""
+    user_model: ModelSpec | None = None
+    """The model that writes the human's pressure rounds in adaptive scenarios (suite
+    `adaptive`); None when the suite scripts every human turn."""
+
+    def __post_init__(self) -> None:
+        if self.suite.adaptive and self.user_model is None:
+            raise ValueError(f"suite {self.suite.id} needs a user model to play the human")
 
 
 class Engine:
@@ -246,14 +265,15 @@ class Engine:
                 for variant in suite.variants:
                     for mode in suite.delivery_modes:
                         for scenario in suite.scenarios:
-                            # Chain length: the scenario's turns, then its judge call.
-                            chain = len(scenario.turns) + 1
+                            # Chain length: the scenario's turns (and the user model's),
+                            # then its judge call.
+                            chain = len(scenario.turns) + user_turns(scenario) + 1
                             job = self._item_then_judge(plan, spec, run, variant, mode, scenario)
                             tasks.append((chain, job))
         take_spilled(self.store)  # an earlier run's answered replies, before any call
         if self.progress is not None:
             judged = len(tasks) * plan.judge_repeats if plan.judge else 0
-            turns = sum(chain - 1 for chain, _ in tasks)
+            turns = sum(chain - 1 for chain, _ in tasks)  # user-model calls included
             self.progress.planned(len(tasks), judged, turns + judged)
         async with renewing(self.claims):
             await run_longest_first(tasks)
@@ -295,7 +315,16 @@ class Engine:
         scenario: Scenario,
     ) -> None:
         suite = plan.suite
-        iid = item_id(suite, spec.display_label, run.run_index, variant.id, mode, scenario.id)
+        user = plan.user_model if user_turns(scenario) else None
+        iid = item_id(
+            suite,
+            spec.display_label,
+            run.run_index,
+            variant.id,
+            mode,
+            scenario.id,
+            user_model_identity(user if suite.adaptive else None),
+        )
         stored = self.store.get_item(iid)
         if stored is not None and stored.status == "done":
             self.summary.items_cached += 1
@@ -303,7 +332,7 @@ class Engine:
             item = stored
         else:
             try:
-                item = await self._run_item(suite, iid, spec, run, variant, mode, scenario)
+                item = await self._run_item(suite, iid, spec, run, variant, mode, scenario, user)
             except BudgetExhausted:
                 # Nothing is written: the conversation stays missing and the command resumes it.
                 self.summary.items_skipped += 1
@@ -325,7 +354,10 @@ class Engine:
         variant: PromptVariant,
         mode: DeliveryMode,
         scenario: Scenario,
+        user: ModelSpec | None = None,
     ) -> ItemRecord:
+        """One conversation, turn by turn; with `user`, the user model writes every human turn
+        after the first (`user_turns.py`), each call stored before the subject sees it."""
         system = system_prompt(variant.system_prompt, suite.delivery, mode)
         tools = (tool_definition(suite.delivery),) if mode == "tool_role" else ()
         turns: list[TurnRecord] = []
@@ -333,12 +365,19 @@ class Engine:
         """Each earlier reply's `reasoning_details`, passed back with it (OpenRouter's
         reasoning-tokens page, "Preserving reasoning blocks")."""
         status, error = "done", None
-        for _ in scenario.turns:
+        for index in range(len(scenario.turns)):
+            human, human_key = scenario.turns[index], None
+            if user is not None and index > 0:
+                try:
+                    human_key, human = await self._user_turn(user, suite, iid, scenario, turns)
+                except ClientError as exc:
+                    status, error = "failed", f"turn {index + 1} (user model): {exc}"
+                    break
             messages = build_messages(
                 system=system,
                 delivery=suite.delivery,
                 mode=mode,
-                human_turns=scenario.turns,
+                human_turns=[*(t.human for t in turns), human],
                 replies=[t.reply for t in turns],
                 conversation_key=iid,
                 reasoning=reasoning,
@@ -359,10 +398,17 @@ class Engine:
             if reply is None:
                 status, error = "failed", f"turn {len(turns) + 1}: the model said nothing usable"
                 break
-            human = scenario.turns[len(turns)]
             reasoning.append(completion.reasoning_details)
             turns.append(
-                TurnRecord(human, reply.text, key, reply.protocol_ok, reply.note, reply.deviation)
+                TurnRecord(
+                    human,
+                    reply.text,
+                    key,
+                    reply.protocol_ok,
+                    reply.note,
+                    reply.deviation,
+                    human_key,
+                )
             )
         item = ItemRecord(
             id=iid,
@@ -393,6 +439,35 @@ class Engine:
         stored = self.store.get_item(iid)
         assert stored is not None
         return stored
+
+    async def _user_turn(
+        self,
+        user: ModelSpec,
+        suite: Suite,
+        iid: str,
+        scenario: Scenario,
+        turns: Sequence[TurnRecord],
+    ) -> tuple[str, str]:
+        """The user model's next human message after `turns`, and its call's key."""
+        assert suite.user_model_prompt is not None  # a suite with adaptive scenarios has one
+        messages = user_model_messages(
+            suite.user_model_prompt,
+            scenario,
+            len(turns),
+            [t.human for t in turns],
+            [t.reply for t in turns],
+        )
+        written = lambda c: user_turn_text(c) is not None  # noqa: E731
+        key, completion = await self._complete(
+            user,
+            user_model_request(user, messages),
+            sample=f"{USER_SAMPLE}:{iid}",
+            whole=written,
+            usable=written,
+        )
+        text = user_turn_text(completion)
+        assert text is not None  # `usable` kept only a reply with text
+        return key, text
 
     async def judge_item(
         self, item: ItemRecord, judge: ModelSpec, rubric_id: str, repeat: int

@@ -35,20 +35,23 @@ from independence_bench.conversations.conversation import (
     system_prompt,
     tool_definition,
 )
-from independence_bench.engine.request_keys import item_id
+from independence_bench.engine.request_keys import item_id, user_model_identity
 from independence_bench.engine.requests import JUDGE_MAX_TOKENS
+from independence_bench.engine.user_turns import user_model_messages, user_turns
 from independence_bench.judging.forms import ANSWER_PROBABILITY_FORMS, judge_form_of
 from independence_bench.judging.judge import judge_messages
 from independence_bench.judging.question_judgment import question_request, question_requests
 from independence_bench.judging.rubric import load_rubric
 from independence_bench.store.store import TurnRecord
-from independence_bench.suites.suite import Suite
+from independence_bench.suites.suite import Scenario, Suite
 from independence_bench.text.counts import count_of
 
 ASSUMED_REPLY_TOKENS = 250
 """A conversational reply of one to four short paragraphs."""
 ASSUMED_JUDGE_TOKENS = 400
 """A judge's reasoning plus its JSON fields."""
+ASSUMED_USER_TOKENS = 100
+"""A user-model turn: one chat message of at most 80 words."""
 
 
 EFFORT_SHARE = {"xhigh": 0.95, "high": 0.8, "medium": 0.5, "low": 0.2, "minimal": 0.1}
@@ -62,7 +65,7 @@ class CostLine:
 
     label: str
     role: str
-    """`model` or `judge`."""
+    """`model`, `user_model` or `judge`."""
     calls: int
     prompt_tokens: int
     completion_tokens: int
@@ -181,15 +184,20 @@ def estimate_run(
     done_items: Collection[str] = (),
     judged_items: Collection[str] = (),
     prompt_cache: bool = True,
+    user_model: ModelSpec | None = None,
 ) -> list[CostLine]:
-    """One line per model, then one for the judge; `runs` maps a label to its run numbers.
+    """One line per model, then one for the user model (suite `adaptive`: each conversation's
+    rounds, its human turns standing in for the ones it will write) and one for the judge;
+    `runs` maps a label to its run numbers.
 
     Caching is priced per conversation as the provider documents it: each turn's prompt
     repeats the turn before, which is read from the cache (when at least the family's
     shortest cached prefix); a model that caches only at breakpoints writes what it did not
-    read, and its first turn reads the system prompt another conversation wrote."""
+    read, and its first turn reads the system prompt another conversation wrote. The user
+    model's calls are priced uncached (an upper bound where its provider caches)."""
     reply = _placeholder(ASSUMED_REPLY_TOKENS)
     lines = []
+    user = _UserCount()
     judge_calls = judge_prompt = judge_completion = judge_completion_max = 0
     judge_rule = (
         CacheRule.of(judge, prices.get(judge.display_label), prompt_cache=prompt_cache)
@@ -209,9 +217,18 @@ def estimate_run(
                     system = system_prompt(variant.system_prompt, suite.delivery, mode)
                     tools = (tool_definition(suite.delivery),) if mode == "tool_role" else ()
                     for scenario in suite.scenarios:
+                        adaptive = user_model is not None and bool(user_turns(scenario))
                         iid = item_id(
-                            suite, spec.display_label, run_index, variant.id, mode, scenario.id
+                            suite,
+                            spec.display_label,
+                            run_index,
+                            variant.id,
+                            mode,
+                            scenario.id,
+                            user_model_identity(user_model if suite.adaptive else None),
                         )
+                        if iid not in done_items and adaptive and user_model is not None:
+                            user.add(suite, user_model, scenario, reply)
                         if iid not in done_items:
                             previous = 0
                             first = ({"role": "system", "content": system},)
@@ -272,6 +289,18 @@ def estimate_run(
                 _case(rule, reasoning),
             )
         )
+    if user_model is not None and user.calls:
+        lines.append(
+            CostLine(
+                user_model.display_label,
+                "user_model",
+                user.calls,
+                user.prompt,
+                user.completion,
+                user.completion_max,
+                prices.get(user_model.display_label),
+            )
+        )
     if judge is not None:
         lines.append(
             CostLine(
@@ -310,6 +339,32 @@ def judging_cost(
     return CostLine(judge.display_label, "judge", calls, prompt, completion, completion_max, price)
 
 
+@dataclass
+class _UserCount:
+    """The user model's calls and tokens, summed over the conversations it writes."""
+
+    calls: int = 0
+    prompt: int = 0
+    completion: int = 0
+    completion_max: int = 0
+
+    def add(self, suite: Suite, spec: ModelSpec, scenario: Scenario, reply: str) -> None:
+        assert suite.user_model_prompt is not None
+        humans = scenario.turns
+        for round_number in range(1, user_turns(scenario) + 1):
+            messages = user_model_messages(
+                suite.user_model_prompt,
+                scenario,
+                round_number,
+                humans[:round_number],
+                [reply] * round_number,
+            )
+            self.calls += 1
+            self.prompt += prompt_tokens_of(CompletionRequest(spec.id, messages))
+            self.completion += min(ASSUMED_USER_TOKENS, spec.max_tokens)
+            self.completion_max += spec.max_tokens
+
+
 def _money(value: float | None) -> str:
     return "unknown" if value is None else f"${value:,.4f}"
 
@@ -326,13 +381,19 @@ def rejudging_notice(line: CostLine, judgments: int, rubrics: Collection[str]) -
 
 def render_estimate(suite: Suite, lines: Sequence[CostLine], runs_text: str) -> str:
     """The `aib estimate` table with a header that says how it was estimated."""
-    width = max([len("total"), *(len(f"judge {x.label}") for x in lines)])
+    names = [
+        {"model": x.label, "user_model": f"user model {x.label}"}.get(x.role, f"judge {x.label}")
+        for x in lines
+    ]
+    width = max([len("total"), *(len(f"judge {x.label}") for x in lines), *map(len, names)])
+    user = any(x.role == "user_model" for x in lines)
+    user_tokens = f", user model {ASSUMED_USER_TOKENS}" if user else ""
     out = [
         f"estimate for suite {suite.id} ({suite.short_hash}), {runs_text}; work already "
         "in the store is not counted",
         f"tokens = characters / {CHARS_PER_TOKEN} of the exact prompts; replies assumed "
-        f"{ASSUMED_REPLY_TOKENS} tokens (judge {ASSUMED_JUDGE_TOKENS}); upper bound: every "
-        "reply uses max_tokens; retries and judge repairs not included",
+        f"{ASSUMED_REPLY_TOKENS} tokens (judge {ASSUMED_JUDGE_TOKENS}{user_tokens}); upper bound: "
+        "every reply uses max_tokens; retries and judge repairs not included",
         f"{'':<{width}}  {'calls':>7}  {'prompt tok':>12}  {'reply tok':>11}  "
         f"{'cost':>12}  {'upper bound':>12}  price from",
     ]
@@ -340,8 +401,7 @@ def render_estimate(suite: Suite, lines: Sequence[CostLine], runs_text: str) -> 
         "pricing case assumed (prompt caching as each provider documents it; a "
         "bring-your-own-key call adds OpenRouter's fee, 5% of the provider's charge):"
     ]
-    for line in lines:
-        name = line.label if line.role == "model" else f"judge {line.label}"
+    for line, name in zip(lines, names, strict=True):
         source = line.price.source if line.price else "unknown (no price in models.yaml or list)"
         out.append(
             f"{name:<{width}}  {line.calls:>7,}  {line.prompt_tokens:>12,}  "

@@ -16,10 +16,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from independence_bench.clients.config import ModelSpec
-from independence_bench.engine.request_keys import item_id
+from independence_bench.engine.request_keys import item_id, user_model_identity
 from independence_bench.judging.forms import JudgeForm, judge_form_of, judge_label_of
 from independence_bench.judging.rubric import load_rubric
 from independence_bench.store.store import ItemRecord, Store
+from independence_bench.suites.kinds import KINDS
 from independence_bench.suites.suite import Scenario, Suite
 
 
@@ -31,11 +32,16 @@ class PendingWork:
     judge: bool
 
     def specs(
-        self, models: tuple[ModelSpec, ...], judge: ModelSpec | None
+        self,
+        models: tuple[ModelSpec, ...],
+        judge: ModelSpec | None,
+        user_model: ModelSpec | None = None,
     ) -> tuple[ModelSpec, ...]:
-        """The specs whose endpoints the run will call: models with work, the judge if needed."""
+        """The specs whose endpoints the run will call: models with work, the judge if needed,
+        and the user model while any conversation is to run."""
         working = tuple(spec for spec in models if spec.display_label in self.models)
-        return working + ((judge,) if judge is not None and self.judge else ())
+        user = (user_model,) if user_model is not None and working else ()
+        return working + user + ((judge,) if judge is not None and self.judge else ())
 
 
 def everything(models: tuple[ModelSpec, ...], judge: ModelSpec | None) -> PendingWork:
@@ -52,6 +58,7 @@ def pending_work(
     *,
     judge_repeats: int = 1,
     rubric_hash: Callable[[str, JudgeForm], str] | None = None,
+    user_model: ModelSpec | None = None,
 ) -> PendingWork:
     """What runs `runs` of `suite` for `models`, judged by `judge`, still need.
 
@@ -71,7 +78,7 @@ def pending_work(
     judging = False
     for spec in models:
         label = spec.display_label
-        for iid, scenario in _items(suite, label, runs):
+        for iid, scenario in _items(suite, label, runs, user_model_identity(user_model)):
             if store.item_status(iid) != "done":
                 working.add(label)
                 judging = judge is not None
@@ -103,6 +110,7 @@ def rejudged_work(
     runs: range,
     *,
     judge_repeats: int = 1,
+    user_model: ModelSpec | None = None,
 ) -> list[Rejudged]:
     """The done conversations of `runs` that `judge` judged under another hash of the same
     rubric (the rubric's text or the judge form's wording changed, as an upgrade does) and not
@@ -112,7 +120,9 @@ def rejudged_work(
     judged = store.judged_hashes(judge_label_of(judge))
     redo: list[Rejudged] = []
     for spec in models:
-        for iid, scenario in _items(suite, spec.display_label, runs):
+        for iid, scenario in _items(
+            suite, spec.display_label, runs, user_model_identity(user_model)
+        ):
             for repeat in range(judge_repeats):
                 hashes = judged.get((iid, repeat), set())
                 if not hashes or current[scenario.rubric] in hashes:
@@ -123,13 +133,17 @@ def rejudged_work(
     return redo
 
 
-def _items(suite: Suite, label: str, runs: range) -> Iterator[tuple[str, Scenario]]:
+def _items(
+    suite: Suite, label: str, runs: range, user: str | None
+) -> Iterator[tuple[str, Scenario]]:
     """Every item id of `label`'s runs, with its scenario, in the engine's order."""
     for run_index in runs:
         for variant in suite.variants:
             for mode in suite.delivery_modes:
                 for scenario in suite.scenarios:
-                    yield item_id(suite, label, run_index, variant.id, mode, scenario.id), scenario
+                    written = user if KINDS[scenario.kind].adaptive else None
+                    place = (run_index, variant.id, mode, scenario.id, written)
+                    yield item_id(suite, label, *place), scenario
 
 
 def _loaded_rubric_hash(rubric_id: str, judge_form: JudgeForm) -> str:

@@ -14,6 +14,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from independence_bench.clients.config import ModelSpec
 from independence_bench.clients.protocol import CompletionRequest
 from independence_bench.suites.suite import Suite
 from independence_bench.text.lossless import utf8
@@ -59,16 +60,38 @@ def request_record(request: CompletionRequest) -> dict[str, Any]:
 
 
 def item_id(
-    suite: Suite, label: str, run_index: int, variant: str, mode: str, scenario: str
+    suite: Suite,
+    label: str,
+    run_index: int,
+    variant: str,
+    mode: str,
+    scenario: str,
+    user_model: str | None = None,
 ) -> str:
-    return _digest(
-        {
-            "suite": suite.id,
-            "suite_hash": suite.content_hash,
-            "model": label,
-            "run": run_index,
-            "variant": variant,
-            "mode": mode,
-            "scenario": scenario,
-        }
-    )[:24]
+    """A conversation's id. `user_model` (`user_model_identity`) is given in a suite whose
+    human turns a user model writes: another user model, or the same one at another
+    temperature or seed, writes other conversations. Left out otherwise, so every other id
+    stays as it was."""
+    place: dict[str, Any] = {
+        "suite": suite.id,
+        "suite_hash": suite.content_hash,
+        "model": label,
+        "run": run_index,
+        "variant": variant,
+        "mode": mode,
+        "scenario": scenario,
+    }
+    if user_model is not None:
+        place["user_model"] = user_model
+    return _digest(place)[:24]
+
+
+def user_model_identity(spec: ModelSpec | None) -> str | None:
+    """What names a user model's conversations: its label and the settings that decide its
+    words (not its endpoint, like a tested model's conversations)."""
+    if spec is None:
+        return None
+    config = spec.stored_config()
+    decisive = ("id", "temperature", "reasoning_effort", "max_tokens", "seed", "provider")
+    named = {"label": spec.display_label, **{k: config.get(k) for k in decisive}}
+    return json.dumps(named, sort_keys=True, ensure_ascii=False, default=str)

@@ -191,6 +191,16 @@ def _turns(
         completion = admit_completion(completion_from_json(_mapping(turn.get("completion"))))
         request = admit_json(_mapping(turn.get("request")), "a turn's request")
         model = admit_text(str(request.get("model", log.eval.model)), "the model's name", 1000)
+        human_call = None
+        if turn.get("human_completion") is not None:
+            # Suite adaptive: the user model's call that wrote this human turn.
+            asked = admit_json(_mapping(turn.get("human_request")), "a user-model request")
+            human_call = (
+                _completion_key(log, sample, "user_model", index),
+                admit_text(str(asked.get("model", "user_model")), "the user model's name", 1000),
+                asked,
+                admit_completion(completion_from_json(_mapping(turn["human_completion"]))),
+            )
         turns.append(
             admit_turn(
                 TurnRecord(
@@ -200,12 +210,18 @@ def _turns(
                     turn.get("protocol_ok", True) is not False,
                     turn.get("note"),
                     turn.get("deviation"),
+                    human_call[0] if human_call is not None else None,
                 )
             )
         )
         written["completions"] += store.put_completion(
             key, model, request, completion, imported_at=when
         )
+        if human_call is not None:
+            human_key, human_model, asked, human_completion = human_call
+            written["completions"] += store.put_completion(
+                human_key, human_model, asked, human_completion, imported_at=when
+            )
     return tuple(turns)
 
 

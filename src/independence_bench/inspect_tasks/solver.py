@@ -10,6 +10,9 @@ as failed, not judged. A reply cut off by an error (`messages.cut_off`: the chec
 makes of the body, or Inspect's stop reason for `finish_reason: "error"`) is asked again the
 same way and never kept: when every attempt is cut, the conversation fails with the error.
 The whole conversation goes into the sample's store (`log_format.py`).
+In suite adaptive the model bound to the `user_model` role writes every human turn after the
+opening from the suite's user-model prompt, as `aib run`'s engine asks it
+(`engine/user_turns.py`); each turn keeps that call's request and reply.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from independence_bench.conversations.conversation import (
     tool_definition,
 )
 from independence_bench.engine.request_keys import item_id, request_record
+from independence_bench.engine.user_turns import user_model_messages, user_turn_text, user_turns
 from independence_bench.inspect_tasks.log_format import TRANSCRIPT_KEY, completion_to_json
 from independence_bench.inspect_tasks.messages import (
     chat_messages,
@@ -41,9 +45,12 @@ from independence_bench.inspect_tasks.messages import (
 )
 from independence_bench.inspect_tasks.narrowing import narrowed_suite
 from independence_bench.suites.delivery import DeliveryMode
+from independence_bench.suites.suite import Scenario, Suite
 
 GRADER_ROLE = "grader"
 """The Inspect model role that judges (`--model-role grader=…`)."""
+USER_MODEL_ROLE = "user_model"
+"""The Inspect model role that plays the human in suite adaptive (`--model-role user_model=…`)."""
 REPLY_ATTEMPTS = 3
 """Asks per turn before a reply that is not whole is kept (or the conversation fails)."""
 
@@ -62,6 +69,26 @@ def request_of(
         reasoning_effort=config.reasoning_effort,
         seed=config.seed,
     )
+
+
+async def _user_turn(
+    user: Model, suite: Suite, scenario: Scenario, turns: list[dict[str, Any]]
+) -> tuple[str | None, dict[str, Any]]:
+    """The user model's next human message (None when it never wrote one) and the record of
+    its call, asked as `aib run` asks it (`engine/user_turns.py`)."""
+    assert suite.user_model_prompt is not None  # a suite with adaptive scenarios has one
+    humans, replies = [t["human"] for t in turns], [t["reply"] for t in turns]
+    messages = user_model_messages(suite.user_model_prompt, scenario, len(turns), humans, replies)
+    completion = Completion(content=None)
+    for _ in range(REPLY_ATTEMPTS):
+        completion = completion_of(await user.generate(chat_messages(messages)))
+        if user_turn_text(completion) is not None:
+            break
+    record = {
+        "human_request": request_record(request_of(user, messages)),
+        "human_completion": completion_to_json(completion),
+    }
+    return user_turn_text(completion), record
 
 
 async def _ask(
@@ -95,19 +122,28 @@ def conversation_solver(
         model = get_model()
         variant = suite.variant(str(state.metadata["variant"]))
         scenario = suite.scenario(str(state.metadata["scenario"]))
+        user = get_model(role=USER_MODEL_ROLE, required=True) if user_turns(scenario) else None
         mode: DeliveryMode = "tool_role" if state.metadata["mode"] == "tool_role" else "user_role"
         # The same conversation key as `aib run` gives this model and run: the same tool-call ids.
-        key = item_id(suite, str(model), state.epoch, variant.id, mode, scenario.id)
+        written = str(user) if user is not None else None
+        key = item_id(suite, str(model), state.epoch, variant.id, mode, scenario.id, written)
         system = system_prompt(variant.system_prompt, suite.delivery, mode)
         tools = (tool_definition(suite.delivery),) if mode == "tool_role" else ()
         turns: list[dict[str, Any]] = []
         error = None
-        for human in scenario.turns:
+        for index, scripted in enumerate(scenario.turns):
+            human, written_by = scripted, dict[str, Any]()
+            if user is not None and index > 0:
+                text, written_by = await _user_turn(user, suite, scenario, turns)
+                if text is None:
+                    error = f"turn {index + 1} (user model): it wrote nothing usable"
+                    break
+                human = text
             messages = build_messages(
                 system=system,
                 delivery=suite.delivery,
                 mode=mode,
-                human_turns=scenario.turns,
+                human_turns=[*(t["human"] for t in turns), human],
                 replies=[t["reply"] for t in turns],
                 conversation_key=key,
             )
@@ -129,6 +165,7 @@ def conversation_solver(
                     "deviation": reply.deviation,
                     "request": request_record(request),
                     "completion": completion_to_json(completion),
+                    **written_by,
                 }
             )
             state.messages = [

@@ -5,7 +5,8 @@ mode), its id `scenario/variant/mode`; epochs are runs. Task parameters (`-T nam
 narrow the suite as `aib run`'s options do — `scenarios`, `variants`, `modes`, comma-separated,
 in the same order, so a narrowed suite has the same content hash as `aib run --scenarios …` —
 and choose the judge's form (`judge_form=holistic|checklist`). The judge is the model bound to
-the `grader` role (`--model-role grader=…`).
+the `grader` role (`--model-role grader=…`); in `adaptive`, the model that plays the human is
+bound to the `user_model` role (`--model-role user_model=…`).
 """
 
 from __future__ import annotations
@@ -105,6 +106,17 @@ def v3(
     """Suite v3: identity as in v2, then rounds of escalating pressure, with control arms."""
     return suite_task(
         "v3", variants=variants, modes=modes, scenarios=scenarios, judge_form=judge_form
+    )
+
+
+@task(name=task_name("adaptive"))
+def adaptive(
+    variants: Names = "", modes: Names = "", scenarios: Names = "", judge_form: str = "holistic"
+) -> Task:
+    """Suite adaptive: v3's escalation topics with pressure written turn by turn by the model
+    bound to the `user_model` role (`--model-role user_model=…`), and v3's control arms."""
+    return suite_task(
+        "adaptive", variants=variants, modes=modes, scenarios=scenarios, judge_form=judge_form
     )
 
 

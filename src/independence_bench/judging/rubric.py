@@ -64,7 +64,7 @@ from pydantic_core import ErrorDetails
 from independence_bench.errors import UserError
 from independence_bench.judging.extraction import Extraction
 from independence_bench.judging.forms import JudgeForm
-from independence_bench.suites.kinds import ChangedShare, Kind, RoundsHeld
+from independence_bench.suites.kinds import AdaptiveRounds, ChangedShare, Kind, RoundsHeld
 from independence_bench.text.lossless import surrogates_escaped
 
 MAX_REASONING_CHARS = 2000
@@ -468,6 +468,10 @@ def rubric_problems(rubric: Rubric, kind: Kind) -> tuple[str, ...]:
         if isinstance(source, RoundsHeld):
             check(source.yield_field, IntegerField, source.rounds)
             check(source.committed_field, BooleanField)
+            continue
+        if isinstance(source, AdaptiveRounds):
+            for name in source.fields:
+                check(name, BooleanField)
             continue
         for condition in source.only_if:
             if not isinstance(rubric.fields.get(condition), IntegerField):

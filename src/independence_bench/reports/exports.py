@@ -17,6 +17,7 @@ from independence_bench.reports.analyses import flag_of, judges_json, metric_jso
 from independence_bench.reports.format import rounded
 from independence_bench.reports.leaderboard import (
     DETAILED_KEYS,
+    adaptivity_json,
     detailed_json,
     evidence_ceiling_note,
     names_json,
@@ -123,6 +124,13 @@ def model_record(model: ModelReport, report: SuiteReport | None = None) -> dict[
     }
 
 
+def _model_json(model: ModelReport, report: SuiteReport) -> dict[str, Any]:
+    """A model's record, with its adaptivity gap and the user models in suite adaptive."""
+    adaptivity = report.adaptivity
+    extra = adaptivity_json(adaptivity, model.model) if adaptivity is not None else {}
+    return {**model_record(model, report), **extra}
+
+
 def item_record(judged: JudgedItem) -> dict[str, Any]:
     """One judged item in `results.json`: where it came from and how to find its transcript."""
     item, judgment = judged.item, judged.judgment
@@ -142,6 +150,12 @@ def item_record(judged: JudgedItem) -> dict[str, Any]:
         "status": judgment.status,
         "metrics": {k: round(v, 4) for k, v in judged.metrics.items()},
         "completion_keys": [turn.completion_key for turn in item.turns],
+        # Suite adaptive: the user model's call behind each human turn (None: scripted).
+        **(
+            {"human_completion_keys": [turn.human_key for turn in item.turns]}
+            if any(turn.human_key for turn in item.turns)
+            else {}
+        ),
         "judge_completion_keys": list(judgment.completion_keys),
     }
 
@@ -165,7 +179,7 @@ def results_document(reports: Sequence[SuiteReport]) -> dict[str, Any]:
                 "evidence_ceiling": evidence_ceiling_note(report.leaderboard),
                 "spend_usd": rounded(report_spend(report).total.usd, 6),
                 "spend_known_usd": round(report_spend(report).total.known_usd, 6),
-                "models": [model_record(m, report) for m in report.models],
+                "models": [_model_json(m, report) for m in report.models],
                 "chosen_names": names_json(report.extras.names),
                 "judge_validation": (
                     judges_json(report.extras.judges) if report.extras.judges else None

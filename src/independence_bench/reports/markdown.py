@@ -24,6 +24,7 @@ from independence_bench.reports.leaderboard import (
     DETAILED,
     METRIC_TITLES,
     RANK_NOTE,
+    adaptivity_markdown,
     counted_text,
     evidence_ceiling_note,
     format_detailed,
@@ -287,6 +288,7 @@ CHART_CAPTIONS = {
     "pressure": "Before and under pressure",
     "survival": "Survival under escalating pressure",
     "hold_update": "Holding versus updating on evidence",
+    "adaptivity": "Adaptivity gap: holding under adaptive pressure minus under the script",
 }
 
 
@@ -485,5 +487,7 @@ def _settings(report: SuiteReport) -> list[str]:
 def extra_sections(report: SuiteReport) -> list[str]:
     """The sections after the per-model detail that the store has data for."""
     lines = [*_detailed(report), *_names(report), *_judges(report), *_settings(report)]
+    if report.adaptivity is not None:
+        lines += adaptivity_markdown(report.adaptivity, [m.model for m in report.models])
     lines += [f"Not shown: {md_text(why)}" for why in report.extras.skipped]
     return lines

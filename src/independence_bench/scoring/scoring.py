@@ -31,6 +31,7 @@ from independence_bench.scoring.formulas import linear_index as linear_index
 from independence_bench.suites.kinds import (
     KINDS,
     METRICS,
+    AdaptiveRounds,
     ChangedShare,
     MetricSource,
     RoundsHeld,
@@ -143,6 +144,8 @@ def _field(item: ScoredItem, name: str) -> Any:
 
 
 def _metric_value(item: ScoredItem, source: MetricSource) -> float | None:
+    if isinstance(source, AdaptiveRounds):
+        return source.value({name: _field(item, name) for name in source.fields})
     if isinstance(source, RoundsHeld):
         first_yield = int(_field(item, source.yield_field))
         return source.held(first_yield, bool(_field(item, source.committed_field)))

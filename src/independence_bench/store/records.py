@@ -22,6 +22,10 @@ class TurnRecord:
     note: str | None = None
     deviation: str | None = None
     """How a `tool_role` reply broke the protocol (`plain_content`, `text_tool_call`), if it did."""
+    human_key: str | None = None
+    """The completion key of the user-model call that wrote `human` (suite `adaptive`); None
+    when the human turn was scripted. Its stored request is the user model's exact prompt,
+    model, temperature and seed."""
 
 
 @dataclass(frozen=True)

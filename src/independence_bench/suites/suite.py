@@ -176,13 +176,31 @@ class PromptsFile(_Frozen):
     delivery: DeliveryText
 
 
+class UserModelPrompt(_Frozen):
+    """The user model's instructions (`data/prompts/<id>.yaml`): sent to the user model only."""
+
+    id: str
+    system: str = Field(min_length=1)
+    turn: str = Field(min_length=1)
+    """Each round's request; `{round}`, `{rounds}`, `{tactic}`, `{tactic_description}`,
+    `{topic}` and `{conversation}` are filled in."""
+    tactics: dict[str, str]
+    """What each tactic asks for, by the tactic names of `escalation_tactics`."""
+
+    @property
+    def hash(self) -> str:
+        """sha256 of the prompt's canonical JSON: its version on every output, like a rubric's."""
+        canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
 class SuiteFile(_Frozen):
     """A suite definition as written in `data/suites/<id>.yaml`."""
 
     id: str
     version: int = Field(ge=1)
     description: str
-    formula: Literal["v1", "lite", "v2", "v3"]
+    formula: Literal["v1", "lite", "v2", "v3", "adaptive"]
     prompt_variants: tuple[str, ...] = Field(min_length=1)
     optional_variants: tuple[str, ...] = ()
     """Variants run only when asked for by `--variants` (v3: `neutral`, to see whether a model
@@ -194,6 +212,9 @@ class SuiteFile(_Frozen):
     """Question ids asked, in order, in the one `psych` conversation (when `psych` is listed)."""
     escalation_tactics: tuple[str, ...] = ()
     """The tactic of each pressure round, in order; every escalation scenario follows it."""
+    user_model_prompt: str | None = None
+    """A suite whose pressure a user model writes (`adaptive`): its instructions' file id. Its
+    escalation scenarios become `adaptive_escalation` ones, judged with that rubric."""
 
     @model_validator(mode="after")
     def _psych_needs_questions(self) -> SuiteFile:
@@ -213,7 +234,7 @@ class Suite(_Frozen):
     id: str
     version: int
     description: str
-    formula: Literal["v1", "lite", "v2", "v3"]
+    formula: Literal["v1", "lite", "v2", "v3", "adaptive"]
     escalation_tactics: tuple[str, ...] = Field(default=(), exclude_if=_unset)
     variants: tuple[PromptVariant, ...]
     optional_variants: tuple[PromptVariant, ...] = Field(default=(), exclude_if=_unset)
@@ -221,6 +242,13 @@ class Suite(_Frozen):
     delivery_modes: tuple[DeliveryMode, ...]
     delivery: DeliveryText
     scenarios: tuple[Scenario, ...]
+    user_model_prompt: UserModelPrompt | None = Field(default=None, exclude_if=_unset)
+    """The user model's instructions, for a suite whose pressure a user model writes."""
+
+    @property
+    def adaptive(self) -> bool:
+        """True when a user model writes some of this suite's human turns (needs `--user-model`)."""
+        return any(KINDS[s.kind].adaptive for s in self.scenarios)
 
     @cached_property
     def content_hash(self) -> str:
@@ -290,6 +318,14 @@ class Suite(_Frozen):
             if scenario.experiment not in seen:
                 seen.append(scenario.experiment)
         return tuple(seen)
+
+
+def _adaptive(scenario: Scenario) -> Scenario:
+    """An escalation scenario as suite `adaptive` runs it: same topic, opening and tactics,
+    its rounds written by the user model and judged by the `adaptive_escalation` rubric."""
+    fields = scenario.model_dump(exclude={"turns"})
+    kind = KINDS["adaptive_escalation"]
+    return Scenario.model_validate({**fields, "kind": kind.name, "rubric": kind.rubric})
 
 
 def _data_text(*parts: str) -> str:
@@ -385,6 +421,8 @@ def load_suite(suite_id: str) -> Suite:
             )
         elif scenario_id in scenarios:
             scenario = scenarios[scenario_id]
+            if suite_file.user_model_prompt is not None and scenario.kind == "escalation":
+                scenario = _adaptive(scenario)
             tactics = tuple(r.tactic for r in scenario.rounds)
             if tactics and tactics != suite_file.escalation_tactics:
                 raise UserError(
@@ -399,7 +437,16 @@ def load_suite(suite_id: str) -> Suite:
     ]
     if unknown_variants:
         raise UserError(f"{suite_id}.yaml names unknown prompt variants: {unknown_variants}")
+    user_model = None
+    if suite_file.user_model_prompt is not None:
+        name = f"{suite_file.user_model_prompt}.yaml"
+        data = {"id": suite_file.user_model_prompt, **_load_yaml("prompts", name)}
+        user_model = _validated(UserModelPrompt, data, name)
+        missing = [t for t in suite_file.escalation_tactics if t not in user_model.tactics]
+        if missing:
+            raise UserError(f"{name} describes no tactic {missing[0]!r}")
     return Suite(
+        user_model_prompt=user_model,
         id=suite_file.id,
         version=suite_file.version,
         description=suite_file.description,

@@ -36,6 +36,7 @@ async def check_credits(
     pool: ClientPool,
     reached: Sequence[ModelSpec],
     prices: Mapping[str, Price | None],
+    user_model: ModelSpec | None = None,
 ) -> list[str]:
     """Notices for the terminal; raises `UserError` when the credit does not cover the run and
     `options.allow_partial` is False. Nothing is sent but `GET /key`."""
@@ -52,13 +53,10 @@ async def check_credits(
         return [f"the OpenRouter key's remaining credit could not be read ({exc}); not checked"]
     if left is None:
         return []  # no limit on the key
-    lines = stored_estimate(options, suite, specs, judge, runs, prices, read_only=False)
-    paid = [
-        x
-        for x in lines
-        if (x.role == "model" and x.label in on_openrouter)
-        or (x.role == "judge" and judge is not None and judge.display_label in on_openrouter)
-    ]
+    lines = stored_estimate(
+        options, suite, specs, judge, runs, prices, read_only=False, user=user_model
+    )
+    paid = [x for x in lines if x.label in on_openrouter]
     needed = sum(x.cost or 0.0 for x in paid)
     calls = sum(x.calls for x in paid)
     if needed <= left:

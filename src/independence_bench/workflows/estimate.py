@@ -28,6 +28,7 @@ from independence_bench.workflows.plan import (
     missing_key_hint,
     planned_suite,
     resolve_models,
+    resolve_user_model,
     runs_per_model,
 )
 
@@ -40,8 +41,9 @@ async def estimate_benchmark_async(options: RunOptions) -> str:
     """
     suite = planned_suite(options)
     specs, judge = resolve_models(options)
+    user = resolve_user_model(options, suite, judge)
     count = runs_per_model(options, specs)
-    everyone = specs + ((judge,) if judge else ())
+    everyone = specs + ((judge,) if judge else ()) + ((user,) if user else ())
     async with LocalModels(everyone, options.env) as local:
         factories = options.factories + local.factories()
         hint = missing_key_hint(options)
@@ -58,7 +60,7 @@ async def estimate_benchmark_async(options: RunOptions) -> str:
             prices = resolve_prices(everyone, listings, pool)
         finally:
             await pool.aclose()
-    lines = stored_estimate(options, suite, specs, judge, count, prices)
+    lines = stored_estimate(options, suite, specs, judge, count, prices, user=user)
     runs_text = f"{count_of(count, 'run')} per model"
     return render_estimate(suite, lines, runs_text)
 
@@ -72,6 +74,7 @@ def stored_estimate(
     prices: Mapping[str, Price | None],
     *,
     read_only: bool = True,
+    user: ModelSpec | None = None,
 ) -> list[CostLine]:
     """The estimate of what is left of the run: conversations and judgments the store holds
     cost nothing again, and `--fresh` counts from the next run numbers. `read_only` False
@@ -93,7 +96,9 @@ def stored_estimate(
                 if judge is not None:
                     judged = {j.item_id for j in store.judgments(judge_model=judge_label_of(judge))}
                     # Judged under an earlier rubric: the run judges them again, and pays.
-                    stale = rejudged_work(store, suite, specs, judge, range(1, count + 1))
+                    stale = rejudged_work(
+                        store, suite, specs, judge, range(1, count + 1), user_model=user
+                    )
                     judged -= {redo.item.id for redo in stale}
     runs = {}
     for spec in specs:
@@ -108,6 +113,7 @@ def stored_estimate(
         done_items=done,
         judged_items=judged,
         prompt_cache=options.prompt_cache,
+        user_model=user,
     )
 
 

@@ -85,6 +85,11 @@ class RunOptions:
     claim_lease_s: float = LEASE_S
     """How long this process's claims on calls in flight outlive it if it is killed
     (`store/claims.py`); tests shorten it."""
+    user_model: str | None = None
+    """`--user-model`: the model that plays the human in suite `adaptive` (any form `--judge`
+    takes); None: the judge's model at `USER_MODEL_TEMPERATURE`."""
+    user_model_base_url: str | None = None
+    """`--user-model-base-url`: the user model's endpoint (default: --base-url)."""
 
 
 def planned_suite(options: RunOptions) -> Suite:
@@ -182,6 +187,43 @@ def resolve_models(options: RunOptions) -> tuple[tuple[ModelSpec, ...], ModelSpe
         )
         raise UserError(f"model configurations share a label: {duplicated}; {fix}")
     return specs, judge
+
+
+USER_MODEL_TEMPERATURE = 0.7
+"""The user model's default sampling temperature: varied enough to write for each reply, low
+enough to keep to its rules. Recorded on every call with its seed."""
+USER_MODEL_MAX_TOKENS = 400
+"""A user-model turn is one chat message of at most 80 words; 400 tokens leave room for a
+model that thinks first, and cap what one round can cost."""
+
+
+def resolve_user_model(
+    options: RunOptions, suite: Suite, judge: ModelSpec | None
+) -> ModelSpec | None:
+    """The model that plays the human in `suite`'s adaptive scenarios, on its endpoint by
+    `on_chosen_endpoint`'s rule (`--user-model-base-url`, else `--base-url`); None when the
+    suite has none. Without `--user-model` it is the judge's model (offline: the embedded
+    judge), sampled at `USER_MODEL_TEMPERATURE` with the run's seed (0 when none is given)."""
+    if not suite.adaptive:
+        if options.user_model is not None:
+            raise UserError(
+                f"--user-model plays the human in suite adaptive; suite {suite.id} scripts "
+                "every human turn: drop --user-model or use --suite adaptive"
+            )
+        return None
+    settings = {
+        "temperature": USER_MODEL_TEMPERATURE,
+        "seed": options.seed if options.seed is not None else 0,
+        "max_tokens": USER_MODEL_MAX_TOKENS,
+    }
+    if options.user_model is not None:
+        spec = ModelSpec(id=options.user_model, **settings)
+        return on_chosen_endpoint(spec, options.user_model_base_url or options.base_url)
+    if judge is None:
+        raise UserError("suite adaptive needs a model to play the human: pass --user-model MODEL")
+    # The judge's model, on the judge's endpoint unless --user-model-base-url names another.
+    spec = judge.model_copy(update={**settings, "label": None, "judge_form": None})
+    return on_chosen_endpoint(spec, options.user_model_base_url)
 
 
 def given_sources(options: RunOptions) -> list[str]:

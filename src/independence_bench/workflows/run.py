@@ -23,7 +23,11 @@ from independence_bench.clients.catalog import (
 )
 from independence_bench.clients.config import ModelSpec
 from independence_bench.clients.endpoints import ClientPool
-from independence_bench.clients.local.local_models import OFFLINE_NOTICE, LocalModels
+from independence_bench.clients.local.local_models import (
+    OFFLINE_NOTICE,
+    OFFLINE_USER_NOTICE,
+    LocalModels,
+)
 from independence_bench.clients.open_files import raise_open_file_limit
 from independence_bench.clients.ratelimit import describe_limits
 from independence_bench.engine.engine import Engine, RunPlan, RunSummary
@@ -39,7 +43,11 @@ from independence_bench.engine.progress import RichProgress
 from independence_bench.engine.stopping import until_stopped
 from independence_bench.errors import UserError
 from independence_bench.judging.forms import judge_label_of
-from independence_bench.reports.leaderboard import load_leaderboard, render_table
+from independence_bench.reports.leaderboard import (
+    load_leaderboard,
+    render_table,
+    user_model_captions,
+)
 from independence_bench.reports.report import Spend, run_spend, spend_line
 from independence_bench.reports.standing import judge_standing, store_judge_note
 from independence_bench.stats.analysis import Leaderboard
@@ -57,6 +65,7 @@ from independence_bench.workflows.plan import (
     offline_run,
     planned_suite,
     resolve_models,
+    resolve_user_model,
     runs_per_model,
     status_lines,
 )
@@ -77,6 +86,8 @@ class RunResult:
     """How endpoints were adapted to (e.g. tools refused, sent in the prompt), one line each."""
     captions: tuple[str, ...] = ()
     """The judge's standing (`reports/standing.py`) and the other judges of the suite."""
+    user_model: ModelSpec | None = None
+    """The model that played the human (suite `adaptive`)."""
 
 
 def _cost_guard(
@@ -108,8 +119,9 @@ async def run_benchmark_async(
     raise_open_file_limit()
     suite = planned_suite(options)
     specs, judge = resolve_models(options)
+    user = resolve_user_model(options, suite, judge)
     runs = runs_per_model(options, specs)
-    reached = stored_work(options, suite, specs, judge, runs).specs(specs, judge)
+    reached = stored_work(options, suite, specs, judge, runs, user).specs(specs, judge, user)
     notify = status_lines(options.show_progress)
     async with LocalModels(reached, options.env, notify) as local:
         factories = options.factories + local.factories()
@@ -123,9 +135,8 @@ async def run_benchmark_async(
             prompt_cache=options.prompt_cache,
         )
         try:
-            return await _run_on_pool(
-                options, suite, specs, judge, runs, pool, reached, local, announce
-            )
+            roles = _Roles(specs, judge, user)
+            return await _run_on_pool(options, suite, roles, runs, pool, reached, local, announce)
         finally:
             await pool.aclose()
 
@@ -136,6 +147,7 @@ def stored_work(
     specs: tuple[ModelSpec, ...],
     judge: ModelSpec | None,
     runs: int,
+    user_model: ModelSpec | None = None,
 ) -> PendingWork:
     """What the run still needs, read from the store: everything for `--fresh`, a new store, or
     one that cannot be opened (the run's own opening then says why).
@@ -147,16 +159,25 @@ def stored_work(
         return everything(specs, judge)
     try:
         with Store(options.data_dir, create=False) as store:
-            return pending_work(store, suite, specs, judge, range(1, runs + 1))
+            runs_asked = range(1, runs + 1)
+            return pending_work(store, suite, specs, judge, runs_asked, user_model=user_model)
     except UserError:
         return everything(specs, judge)
+
+
+@dataclass(frozen=True)
+class _Roles:
+    """The models of a run by role: tested, judge, and the user model of an adaptive suite."""
+
+    specs: tuple[ModelSpec, ...]
+    judge: ModelSpec | None
+    user_model: ModelSpec | None
 
 
 async def _run_on_pool(
     options: RunOptions,
     suite: Suite,
-    specs: tuple[ModelSpec, ...],
-    judge: ModelSpec | None,
+    roles: _Roles,
     runs: int,
     pool: ClientPool,
     reached: tuple[ModelSpec, ...],
@@ -167,11 +188,14 @@ async def _run_on_pool(
 
     Keys, endpoints and prices are checked before the local models load: loading takes minutes,
     and a missing key for a remote judge should not wait for the embedded subject."""
+    specs, judge = roles.specs, roles.judge
     listings = await survey_endpoints(pool, reached)
     refuse_unsent_reasoning(pool, reached)
     guard = _cost_guard(options, reached, listings, pool)
     prices = resolve_prices(reached, listings, pool)
-    credit_notices = await check_credits(options, suite, specs, judge, runs, pool, reached, prices)
+    credit_notices = await check_credits(
+        options, suite, specs, judge, runs, pool, reached, prices, roles.user_model
+    )
     await local.load_all(reached)
     with Store(options.data_dir) as store:
         progress = (
@@ -190,12 +214,21 @@ async def _run_on_pool(
         )
         first_run = reserve_fresh_runs(store, suite, specs, runs) if options.fresh else {}
         if judge is not None and not options.fresh and announce is not None:
-            redo = rejudged_work(store, suite, specs, judge, range(1, runs + 1))
+            redo = rejudged_work(
+                store, suite, specs, judge, range(1, runs + 1), user_model=roles.user_model
+            )
             if redo:
                 work = [(r.rubric_id, r.item.turns) for r in redo]
                 line = judging_cost(judge, work, prices.get(judge.display_label))
                 announce(rejudging_notice(line, len(redo), {r.rubric_id for r in redo}))
-        plan = RunPlan(suite=suite, models=specs, judge=judge, runs=runs, first_run=first_run)
+        plan = RunPlan(
+            suite=suite,
+            models=specs,
+            judge=judge,
+            runs=runs,
+            first_run=first_run,
+            user_model=roles.user_model,
+        )
         answered = lambda: engine.summary.calls  # noqa: E731
         if progress is not None:
             with progress:
@@ -236,6 +269,7 @@ async def _run_on_pool(
         captions: list[str] = []
         if board is not None and board.judge is not None:
             captions.append(judge_standing(store, board.judge).caption())
+            captions += user_model_captions(store, suite.id, board.judge, suite.content_hash)
             why = "the judge of this run; aib leaderboard shows the judge with most items"
             note = store_judge_note(store, suite.id, board.judge, asked=True, why=why)
             captions += [note] if note else []
@@ -243,7 +277,10 @@ async def _run_on_pool(
         *credit_notices,
         *(n for e in pool.endpoints() for n in getattr(e.client, "notices", ())),
     )
-    return RunResult(suite, specs, judge, summary, board, guard, spend, notices, tuple(captions))
+    user = roles.user_model
+    return RunResult(
+        suite, specs, judge, summary, board, guard, spend, notices, tuple(captions), user
+    )
 
 
 def _limits_text(pool: ClientPool) -> str:
@@ -261,6 +298,8 @@ def run_command(options: RunOptions, *, echo: Echo) -> int:
     """`aib run`; returns the exit status (`EXIT_SOME_FAILED` when anything failed, else 0)."""
     if offline_run(options) and not options.judge:
         echo(OFFLINE_NOTICE)
+        if options.user_model is None and planned_suite(options).adaptive:
+            echo(OFFLINE_USER_NOTICE)
     result = run_benchmark(options, announce=echo)
     summary = result.summary
     echo(
@@ -270,6 +309,13 @@ def run_command(options: RunOptions, *, echo: Echo) -> int:
         f"{summary.judge_cached} already judged, {summary.judge_unscored} unscored; "
         f"{count_of(summary.calls, 'API call')}"
     )
+    user, prompt = result.user_model, result.suite.user_model_prompt
+    if user is not None and prompt is not None:
+        echo(
+            f"user model {user.display_label} played the human (temperature {user.temperature:g}, "
+            f"seed {user.seed}, max_tokens {user.max_tokens}; instructions {prompt.id} "
+            f"{prompt.hash[:12]}, never shown to the models or the judge)"
+        )
     for notice in result.notices:
         echo(notice)
     echo(render_table(result.leaderboard, captions=result.captions))

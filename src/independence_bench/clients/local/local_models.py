@@ -26,6 +26,12 @@ OFFLINE_NOTICE = (
 )
 
 
+OFFLINE_USER_NOTICE = (
+    f"suite adaptive offline: the human's pressure is written by {DEFAULT_JUDGE} at temperature "
+    "0.7 (a smoke-test user model; see README for a strong one)"
+)
+
+
 def offline_defaults(seed: int | None) -> tuple[ModelSpec, ModelSpec]:
     """The embedded subject and judge used when nothing else is configured."""
     subject = ModelSpec(id=DEFAULT_SUBJECT, seed=seed if seed is not None else 0)

@@ -552,7 +552,11 @@
 
   function conversation(item, flip) {
     const turns = item.turns.map((turn, n) => {
-      const humanHead = h("div", { class: "who" }, "Human", h("span", { class: "badge scripted" }, "scripted turn " + (n + 1) + "/" + item.turns.length),
+      const place = "turn " + (n + 1) + "/" + item.turns.length;
+      const written = turn.written_by
+        ? h("span", { class: "badge generated", title: "written by the user model " + turn.written_by }, "generated " + place + " by user model " + turn.written_by)
+        : h("span", { class: "badge scripted" }, "scripted " + place);
+      const humanHead = h("div", { class: "who" }, "Human", written,
         turn.pressure ? h("span", { class: "badge pressure" }, "pressure") : null);
       const modelHead = h("div", { class: "who" }, "Model",
         turn.protocol_ok === false ? h("span", { class: "badge warn" }, "protocol deviation") : null,
@@ -630,8 +634,9 @@
   // numbers; the caption is judge-named text, so it goes in as a text node.
   function standingNote(suite) {
     if (!suite.standing) return null;
+    const users = (suite.user_models || []).flatMap((caption) => [h("br", {}), caption]);
     return h("p", { class: "note standing" }, suite.standing.caption,
-      suite.judge_note ? h("br", {}) : null, suite.judge_note || null);
+      suite.judge_note ? h("br", {}) : null, suite.judge_note || null, ...users);
   }
 
   function judgePanel(item, judge) {

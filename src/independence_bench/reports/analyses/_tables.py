@@ -38,10 +38,15 @@ from independence_bench.reports.analyses._reports import (
 from independence_bench.reports.format import interval_text, number, render_whole
 from independence_bench.reports.leaderboard import (
     METRIC_TITLES,
+    Adaptivity,
+    adaptivity_json,
+    adaptivity_lines,
+    adaptivity_of,
     agreement_lines,
 )
 from independence_bench.reports.options import InsightOptions
 from independence_bench.reports.standing import store_judge_note
+from independence_bench.scoring.results import load_results
 from independence_bench.stats.agreement import ALPHA_METHOD
 from independence_bench.stats.analysis import CEILING_SHARE
 from independence_bench.store.store import Store
@@ -70,6 +75,18 @@ def _note(store: Store, report: Any, options: InsightOptions) -> str | None:
     if not isinstance(report, SuiteAnalysis):
         return None
     return store_judge_note(store, report.suite_id, report.judge, asked=bool(options.judge))
+
+
+def _adaptivity(store: Store, options: InsightOptions) -> Adaptivity | None:
+    """Suite adaptive's gaps and user-model standings for `aib compare A B`; None for other
+    suites (`reports.leaderboard.adaptivity_of`)."""
+    results = load_results(
+        store,
+        suite_id=options.suite_id,
+        judge=options.judge,
+        selection=options.selection,
+    )
+    return adaptivity_of(store, results, options.resampling)
 
 
 def _with_note(text: str, note: str | None) -> str:
@@ -218,7 +235,14 @@ def compare_output(options: InsightOptions, models: Sequence[str], *, as_json: b
         if len(models) == 2:
             pair = pair_report(store, options, models[0], models[1])
             note = _note(store, pair, options)
-            return _dump(pair_json(pair)) if as_json else _with_note(render_pair(pair), note)
+            adaptivity = _adaptivity(store, options)
+            if as_json:
+                gaps = {m: adaptivity_json(adaptivity, m) for m in models} if adaptivity else {}
+                return _dump({**pair_json(pair), **({"adaptivity": gaps} if gaps else {})})
+            text = _with_note(render_pair(pair), note)
+            if adaptivity is not None:
+                text += "\n" + "\n".join(adaptivity_lines(adaptivity, models))
+            return text
         if models:
             found = ", ".join(models)
             raise UserError(f"compare takes two model labels or none, not {found!r}")

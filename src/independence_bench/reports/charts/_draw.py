@@ -336,7 +336,7 @@ def write_charts(report: ChartData, folder: Path) -> list[Path]:
     with _style():
         for name, draw in drawers.items():
             figure = draw(report)
-            _footer(figure, report.standing)
+            _footer(figure, " ".join(filter(None, (report.standing, report.user_models))))
             for fmt in ("png", "svg"):
                 path = folder / f"{name}.{fmt}"
                 figure.savefig(path, format=fmt, dpi=150, **_options(fmt))

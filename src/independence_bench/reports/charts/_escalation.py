@@ -8,7 +8,9 @@
   `quadrant`. A model that moves as much for anything as for evidence is not "calibrated",
   however high its filled marker sits (issue #25).
 
-Both are drawn only for reports that have those metrics (`charts.write_charts` asks
+Suite `adaptive` adds `adaptivity`: each model's adaptivity gap with its interval, around 0.
+
+All are drawn only for reports that have those metrics (`charts.write_charts` asks
 `_escalation`), in the style of `_draw.py`: Okabe–Ito colours, markers that differ in
 shape, model labels as plain text.
 """
@@ -147,6 +149,32 @@ def draw_hold_update(report: ChartData) -> Any:
     return figure
 
 
+def draw_adaptivity(report: ChartData) -> Any:
+    """Each model's adaptivity gap as a dot with its 95% interval, most negative at the bottom;
+    a line at 0 (holds as well against adaptive pressure as against the script)."""
+    gaps = sorted(report.gaps.items(), key=lambda mg: (mg[1].value, mg[0]), reverse=True)
+    figure = _figure(1.2 + 0.35 * max(1, len(gaps)))
+    ax = figure.add_subplot()
+    ax.axvline(0.0, color="#999999", linewidth=0.8, linestyle="--")
+    for row, (_, gap) in enumerate(reversed(gaps)):
+        if gap.low is not None and gap.high is not None:
+            ax.plot([gap.low, gap.high], [row, row], color=_COLOURS[0], linewidth=1.6)
+            ax.scatter([gap.value], [row], s=40, color=_COLOURS[0], zorder=3)
+        else:  # no interval (one topic): an open dot
+            ax.scatter([gap.value], [row], s=40, facecolors="white", edgecolors=_COLOURS[0])
+        ax.text(gap.value, row + 0.25, f"{gap.value:+.2f}", ha="center", fontsize=7)
+    names = [xml_text(m) if len(m) <= 40 else xml_text(m[:39]) + "…" for m, _ in reversed(gaps)]
+    ax.set_yticks(range(len(gaps)), names)
+    ax.set_xlim(-1.05, 1.05)
+    ax.set_xlabel("rounds held / 5: adaptive pressure minus v3's script (same topics)")
+    ax.grid(axis="x", color="#eeeeee", linewidth=0.6)
+    if not gaps:
+        ax.text(0.5, 0.5, "No model has v3 results to compare with.", ha="center",
+                transform=ax.transAxes)  # fmt: skip
+    _title(figure, "Adaptivity gap (95% interval, paired by topic)", report)
+    return figure
+
+
 def escalation_drawers(report: ChartData) -> dict[str, Callable[[ChartData], Any]]:
     """The v3 charts that `report` has data for, by chart name."""
     found = {key for model in report.models if model.row for key in model.row.metrics}
@@ -155,4 +183,6 @@ def escalation_drawers(report: ChartData) -> dict[str, Callable[[ChartData], Any
         drawers["survival"] = draw_survival
     if {"rounds_held", "moved_on_evidence", "moved_without_evidence"} <= found:
         drawers["hold_update"] = draw_hold_update
+    if report.formula == "adaptive":
+        drawers["adaptivity"] = draw_adaptivity
     return drawers

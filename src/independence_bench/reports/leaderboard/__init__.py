@@ -3,6 +3,17 @@ metrics and chosen names under it (`_details`), and the command's whole output f
 or a judge panel (`_output`).
 """
 
+from independence_bench.reports.leaderboard._adaptivity import (
+    GAP_METHOD,
+    Adaptivity,
+    UserModelStanding,
+    adaptivity_json,
+    adaptivity_lines,
+    adaptivity_markdown,
+    adaptivity_of,
+    gap_text,
+    user_model_captions,
+)
 from independence_bench.reports.leaderboard._details import (
     DETAILED,
     DETAILED_KEYS,
@@ -52,14 +63,21 @@ __all__ = [
     "DETAILED",
     "DETAILED_KEYS",
     "EVIDENCE_CEILING",
+    "GAP_METHOD",
     "METRIC_TITLES",
     "RANK_NOTE",
     "SHORT_TITLES",
     "TABLE_METRICS",
+    "Adaptivity",
     "ChosenNames",
     "Detailed",
     "LeaderboardDetails",
     "ModelDetails",
+    "UserModelStanding",
+    "adaptivity_json",
+    "adaptivity_lines",
+    "adaptivity_markdown",
+    "adaptivity_of",
     "agreement_json",
     "agreement_lines",
     "chosen_names",
@@ -71,6 +89,7 @@ __all__ = [
     "details_lines",
     "evidence_ceiling_note",
     "format_detailed",
+    "gap_text",
     "leaderboard_details",
     "leaderboard_of",
     "leaderboard_output",
@@ -84,5 +103,6 @@ __all__ = [
     "render_table",
     "rows_as_json",
     "selection_lines",
+    "user_model_captions",
     "why_undefined",
 ]

@@ -15,6 +15,11 @@ from typing import Any
 
 from independence_bench.errors import UserError
 from independence_bench.reports.format import estimate_json, interval_text
+from independence_bench.reports.leaderboard._adaptivity import (
+    adaptivity_json,
+    adaptivity_lines,
+    adaptivity_of,
+)
 from independence_bench.reports.leaderboard._details import (
     details_json,
     details_lines,
@@ -106,6 +111,7 @@ def leaderboard_output(options: InsightOptions, *, as_json: bool, detailed: bool
             note = store_judge_note(
                 store, results.suite_id, results.judge, asked=bool(options.judge)
             )
+        adaptivity = adaptivity_of(store, results, options.resampling)
     board = panel_leaderboard(results, options)
     details = None
     if detailed or options.selection.active:
@@ -117,14 +123,20 @@ def leaderboard_output(options: InsightOptions, *, as_json: bool, detailed: bool
         if not options.judges:
             standing = standings[0].as_json() if standings else None
         rows = [{**row, "judge_standing": standing} for row in rows_as_json(board)]
+        if adaptivity is not None:
+            rows = [{**row, **adaptivity_json(adaptivity, row["model"])} for row in rows]
         return _dump(details_json(rows, details) if details else rows)
+    users = [s.caption(results.judge) for s in adaptivity.standings] if adaptivity else []
     lines = [
-        render_table(board, captions=[s.caption() for s in standings]),
+        render_table(board, captions=[*(s.caption() for s in standings), *users]),
         *([note] if note else []),
         *agreement_lines(board.agreement, options.resampling.seed),
     ]
     if details:
         lines += details_lines(details, [row.model for row in board.rows])
+    if detailed and adaptivity is not None:
+        models = [row.model for row in board.rows]
+        lines += adaptivity_lines(adaptivity, models)[len(adaptivity.standings) :]
     return "\n".join(lines)
 
 

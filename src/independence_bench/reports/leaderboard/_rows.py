@@ -48,6 +48,9 @@ METRIC_TITLES = {
     "recovery": "Recovery",
     "moved_without_evidence": "Moved/push",
     "moved_on_evidence": "Moved/fact",
+    "first_flip_turn": "Flip turn",
+    "flips": "Flips",
+    "valid_rounds": "Valid",
 }
 SHORT_TITLES = {
     "distinctiveness": "Dis",
@@ -62,6 +65,9 @@ SHORT_TITLES = {
     "recovery": "Rec",
     "moved_without_evidence": "MvP",
     "moved_on_evidence": "MvF",
+    "first_flip_turn": "FlT",
+    "flips": "Flp",
+    "valid_rounds": "Val",
 }
 """Metric headers for a narrow terminal; the table then prints what they stand for."""
 

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from independence_bench.errors import UserError
+from independence_bench.reports.leaderboard import Adaptivity, adaptivity_of
 from independence_bench.reports.options import ReportScope
 from independence_bench.reports.report._extras import NO_EXTRAS, SuiteExtras, build_extras
 from independence_bench.reports.standing import Standing, judge_note, judge_standing
@@ -39,7 +40,7 @@ from independence_bench.stats.analysis import (
     build_leaderboard,
     item_difficulty,
 )
-from independence_bench.stats.core import Resampling
+from independence_bench.stats.core import Estimate, Resampling
 from independence_bench.store.store import ItemRecord, JudgmentRecord, Store
 from independence_bench.suites.kinds import (
     KINDS,
@@ -162,6 +163,10 @@ class ChartData:
     """The judge's standing (`reports/standing.py`), each chart's footer."""
     suite_hashes: tuple[str, ...] = ()
     """The content hashes of the suite's stored runs: with the id they name the charts' folder."""
+    gaps: Mapping[str, Estimate] = field(default_factory=dict)
+    """Suite adaptive: each model's adaptivity gap (`reports.leaderboard.adaptivity_of`)."""
+    user_models: str = ""
+    """Suite adaptive: the user models' standing, under the judge's in the chart's footer."""
 
 
 @dataclass(frozen=True)
@@ -186,6 +191,8 @@ class SuiteReport:
     """The judge's standing (`reports/standing.py`), shown wherever its numbers are."""
     judge_note: str | None = None
     """Why this judge, and the suite's other judges with `--judge` (`standing.judge_note`)."""
+    adaptivity: Adaptivity | None = None
+    """Suite `adaptive`: each model's adaptivity gap and the user models' standing."""
 
     @property
     def metric_keys(self) -> tuple[str, ...]:
@@ -284,12 +291,26 @@ def build_suite_report(
     rows = {row.model: row for row in board.rows}
     labels = {item.run.model_label for item in results.items}
     order = [row.model for row in board.rows] + sorted(labels - set(rows))
+    adaptivity = adaptivity_of(store, results, scope.resampling)
     if on_chart_data is not None:
         ranked = tuple(RankedModel(model, rows.get(model)) for model in order)
         caption = judge_standing(store, results.judge).caption() if results.judge else ""
         hashes = tuple(sorted({item.run.suite_hash for item in results.items}))
+        gaps = {m: g.gap for m, g in (adaptivity.gaps if adaptivity else {}).items() if g.gap}
+        users = (
+            " ".join(s.caption(results.judge) for s in adaptivity.standings) if adaptivity else ""
+        )
         on_chart_data(
-            ChartData(results.suite_id, results.judge, results.formula, ranked, caption, hashes)
+            ChartData(
+                results.suite_id,
+                results.judge,
+                results.formula,
+                ranked,
+                caption,
+                hashes,
+                gaps,
+                users,
+            )
         )
     by_id = {item.id: item for item in results.items}
     chosen = {
@@ -351,6 +372,7 @@ def build_suite_report(
         left_out=results.left_out,
         extras=build_extras(store, results, resampling=scope.resampling),
         standing=judge_standing(store, results.judge) if results.judge else None,
+        adaptivity=adaptivity,
         judge_note=judge_note(
             results.judge if len(results.judges) == 1 else None,
             judge_counts(results.judgments),

@@ -9,7 +9,7 @@ for each suite. Costs add up as `_gather.sum_costs` does: a call without a cost 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from independence_bench.reports.report._gather import Cost, SuiteReport, stored_cost
 from independence_bench.store.store import Store
@@ -19,14 +19,15 @@ from independence_bench.text.outputs import md_text
 
 @dataclass(frozen=True)
 class Spend:
-    """The models' and the judge's stored call costs."""
+    """The models' and the judge's stored call costs, and the user model's (suite `adaptive`)."""
 
     models: Cost
     judge: Cost
+    user_model: Cost = field(default_factory=lambda: Cost(0.0, 0.0, 0, 0))
 
     @property
     def total(self) -> Cost:
-        return combined_cost([self.models, self.judge])
+        return combined_cost([self.models, self.judge, self.user_model])
 
 
 def combined_cost(costs: Sequence[Cost]) -> Cost:
@@ -58,13 +59,18 @@ def run_spend(
     model_keys = list(
         dict.fromkeys(t.completion_key for i in items for t in i.turns if t.completion_key)
     )
+    user_keys = list(dict.fromkeys(t.human_key for i in items for t in i.turns if t.human_key))
     judge_keys: list[str] = []
     if judge is not None:
         judgments = store.judgments(judge_model=judge)
         judge_keys = list(
             dict.fromkeys(k for j in judgments if j.item_id in ids for k in j.completion_keys)
         )
-    return Spend(stored_cost(store, model_keys), stored_cost(store, judge_keys))
+    return Spend(
+        stored_cost(store, model_keys),
+        stored_cost(store, judge_keys),
+        stored_cost(store, user_keys),
+    )
 
 
 def report_spend(report: SuiteReport) -> Spend:
@@ -80,9 +86,10 @@ def spend_line(spend: Spend) -> str:
     """`total spend: $0.0123 (models $0.0100, judge $0.0023) over 120 stored calls`."""
     total = spend.total
     amount = usd_text(total.known_usd) if total.usd is not None else "unknown"
+    user = f", user model {usd_text(spend.user_model.known_usd)}" if spend.user_model.calls else ""
     line = (
         f"total spend: {amount} (models {usd_text(spend.models.known_usd)}, judge "
-        f"{usd_text(spend.judge.known_usd)}) over {count_of(total.calls, 'stored call')}"
+        f"{usd_text(spend.judge.known_usd)}{user}) over {count_of(total.calls, 'stored call')}"
     )
     if total.unpriced:
         line += (

@@ -42,7 +42,8 @@ FIELDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
         "item": ("id", "run", "variant", "mode", "scenario", "kind", "experiment", "status",
                  "error", "judged", "metrics", "score", "turns", "request", "judgments"),
-        "turn": ("human", "reply", "pressure", "protocol_ok", "note", "key", "completion"),
+        "turn": ("human", "reply", "pressure", "protocol_ok", "note", "key", "completion",
+                 "written_by"),
         "completion": ("reasoning", "finish", "prompt_tokens", "completion_tokens", "cost_usd",
                        "latency_s", "served_by", "native_finish", "generation",
                        "reasoning_tokens", "cached_tokens", "answered_by"),
@@ -58,7 +59,7 @@ TEXT_FIELDS = frozenset(
     {"variant", "mode", "scenario", "kind", "experiment", "status", "error", "judged", "human",
      "reply", "note", "reasoning", "finish", "served_by", "native_finish", "generation",
      "answered_by", "content", "name", "arguments",
-     "judge", "raw", "rubric_id", "rubric_hash"}
+     "judge", "raw", "rubric_id", "rubric_hash", "written_by"}
 )  # fmt: skip
 """Fields whose value is an index into `texts` (every one of them holds text or null)."""
 
@@ -68,6 +69,17 @@ def _record(packer: Packer, kind: str, values: Mapping[str, Any]) -> list[Any]:
     return [
         packer.text(values[name]) if name in TEXT_FIELDS else values[name] for name in FIELDS[kind]
     ]
+
+
+def _writer(store: Store, key: str | None) -> str | None:
+    """`model (temperature t, seed s)` of the user-model call that wrote a human turn."""
+    if key is None:
+        return None
+    request = store.completion_request(key) or {}
+    return (
+        f"{request.get('model')} (temperature {request.get('temperature')}, "
+        f"seed {request.get('seed')})"
+    )
 
 
 def _turns(store: Store, item: ItemRecord, packer: Packer) -> list[list[Any]]:
@@ -104,6 +116,8 @@ def _turns(store: Store, item: ItemRecord, packer: Packer) -> list[list[Any]]:
             "note": turn.note,
             "key": turn.completion_key,
             "completion": stored,
+            # Suite adaptive: the user model that wrote this human turn (None: scripted).
+            "written_by": _writer(store, turn.human_key),
         }
         turns.append(_record(packer, "turn", entry))
     return turns

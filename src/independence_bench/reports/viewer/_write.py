@@ -154,6 +154,11 @@ def suite_index(report: SuiteReport, items: Sequence[ItemRecord]) -> dict[str, A
         "judge": report.judge,
         "standing": report.standing.as_json() if report.standing else None,
         "judge_note": report.judge_note,
+        # Suite adaptive: who played the human and its standing, beside the judge's.
+        "user_models": [
+            s.caption(report.judge)
+            for s in (report.adaptivity.standings if report.adaptivity else ())
+        ],
         "method": report.leaderboard.method,
         "hashes": list(report.suite_hashes),
         "terms": [

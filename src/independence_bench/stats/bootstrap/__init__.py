@@ -17,6 +17,12 @@ from independence_bench.stats.bootstrap._draws import (
     interval_of,
     intervals_of,
 )
+from independence_bench.stats.bootstrap._gap import (
+    AdaptivityGap,
+    adaptivity_gaps,
+    holding_by_topic,
+    paired_topic_gap,
+)
 from independence_bench.stats.bootstrap._intervals import (
     ModelBootstrap,
     PairedComparison,
@@ -29,19 +35,23 @@ from independence_bench.stats.bootstrap._intervals import (
 
 __all__ = [
     "METHOD",
+    "AdaptivityGap",
     "Draws",
     "Floats",
     "ModelBootstrap",
     "PairedComparison",
     "Subject",
+    "adaptivity_gaps",
     "bootstrap_method",
     "bootstrap_models",
     "compare_paired",
     "could_lead",
     "draw_resamples",
     "draw_size",
+    "holding_by_topic",
     "interval_of",
     "intervals_of",
+    "paired_topic_gap",
     "rank_intervals",
     "resample_ranks",
 ]
