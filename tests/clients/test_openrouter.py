@@ -327,3 +327,18 @@ def test_the_viewer_shows_generation_id_native_finish_and_provider(
         assert field in data  # the model file's field table names them
     app = Path("v", "app.js").read_text(encoding="utf-8")
     assert "turn.native_finish" in app and "turn.generation" in app
+
+
+def test_estimate_needs_no_key_and_says_its_prices_are_openrouters_public_list(
+    aib: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with emulated(monkeypatch, OpenRouterScript()) as server:
+        monkeypatch.delenv(KEY_ALIAS_ENV)
+        result = aib("estimate", "--models", SUBJECT, "--judge", JUDGE, *QUICK)
+        assert result.code == 0, result.err
+        assert server.listed_with_key and not any(server.listed_with_key)
+        assert server.seen.request_count == 0  # no chat call, only the list
+    rows = [line for line in result.out.splitlines() if line.startswith((SUBJECT, "judge "))]
+    assert len(rows) == 2
+    assert all(row.endswith("OpenRouter's public model list") for row in rows), rows
+    assert "unknown" not in result.out

@@ -32,6 +32,7 @@ _PASSED_AS_GIVEN = (
     "models",
     "config_path",
     "judge",
+    "offline",
     "judge_form",
     "runs",
     "base_url",
@@ -69,9 +70,16 @@ def run_options_of(values: dict[str, Any]) -> RunOptions:
 def run(**values: Any) -> int:
     """Run the benchmark: converse, judge, and print the leaderboard.
 
-    Running the same command again resumes: stored calls are never paid for twice. Exit status
-    0: everything done; 3: finished, but some conversations or judgments failed (see `aib runs
-    --failed`; the same command retries them); 2: bad input, nothing run.
+    Running the same command again resumes: stored calls are never paid for twice.
+
+    \b
+    Exit status:
+      0    everything done
+      2    bad input, nothing run
+      3    finished, but some conversations or judgments failed (see `aib runs --failed`;
+           the same command retries them)
+      130  stopped by Ctrl-C (a second Ctrl-C stops at once); the same command resumes
+      143  stopped by SIGTERM; the same command resumes
     """
     from independence_bench.workflows.run import run_command
 

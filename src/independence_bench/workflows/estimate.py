@@ -38,8 +38,10 @@ async def estimate_benchmark_async(options: RunOptions) -> str:
     everyone = specs + ((judge,) if judge else ())
     async with LocalModels(everyone, options.env) as local:
         factories = options.factories + local.factories()
-        hint = missing_key_hint(options)
-        pool = make_pool(options.env, options.concurrency, factories, options.timeout_s, hint)
+        hint = missing_key_hint(options, judge)
+        pool = make_pool(
+            options.env, options.concurrency, factories, options.timeout_s, hint, keyless=True
+        )
         try:
             listings = await survey_endpoints(pool, everyone, require_answer=False)
             prices = resolve_prices(everyone, listings, pool)

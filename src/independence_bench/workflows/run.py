@@ -18,7 +18,7 @@ from independence_bench.clients.budget import CostGuard, Price
 from independence_bench.clients.catalog import Listing, resolve_prices, survey_endpoints
 from independence_bench.clients.config import ModelSpec
 from independence_bench.clients.endpoints import ClientPool
-from independence_bench.clients.local.local_models import OFFLINE_NOTICE, LocalModels
+from independence_bench.clients.local.local_models import LocalModels
 from independence_bench.clients.open_files import raise_open_file_limit
 from independence_bench.clients.ratelimit import describe_limits
 from independence_bench.engine.engine import Engine, RunPlan, RunSummary
@@ -39,9 +39,10 @@ from independence_bench.text.counts import count_of
 from independence_bench.workflows import Echo
 from independence_bench.workflows.plan import (
     RunOptions,
+    local_judge_notice,
     make_pool,
     missing_key_hint,
-    offline_run,
+    offline_notice,
     planned_suite,
     resolve_models,
     runs_per_model,
@@ -97,7 +98,7 @@ async def run_benchmark_async(options: RunOptions) -> RunResult:
     notify = status_lines(options.show_progress)
     async with LocalModels(reached, options.env, notify) as local:
         factories = options.factories + local.factories()
-        hint = missing_key_hint(options)
+        hint = missing_key_hint(options, judge)
         pool = make_pool(options.env, options.concurrency, factories, options.timeout_s, hint)
         try:
             return await _run_on_pool(options, suite, specs, judge, runs, pool, reached, local)
@@ -219,8 +220,11 @@ def run_benchmark(options: RunOptions) -> RunResult:
 
 def run_command(options: RunOptions, *, echo: Echo) -> int:
     """`aib run`; returns the exit status (`EXIT_SOME_FAILED` when anything failed, else 0)."""
-    if offline_run(options) and not options.judge:
-        echo(OFFLINE_NOTICE)
+    planned_suite(options)  # an unknown suite is refused before any notice is printed
+    _, judge = resolve_models(options)
+    for notice in (offline_notice(options), local_judge_notice(options, judge)):
+        if notice is not None:
+            echo(notice)
     result = run_benchmark(options)
     summary = result.summary
     echo(
