@@ -410,14 +410,19 @@ async def _run_shielded(work: Callable[[threading.Event], _T], stop: threading.E
 
     A cancelled caller would otherwise release the lock while the thread still generates, and
     the next call would drive the same llama.cpp context from two threads. On cancellation the
-    `stop` event ends the generation at the next token, and the thread is awaited first.
+    `stop` event ends the generation at the next token, and the thread is awaited first, through
+    every further cancellation: a second Ctrl-C cancels each task again (the task group, then
+    `asyncio.run`'s teardown), and leaving on the second would let `aclose` free the context
+    under the generating thread (exit 139, a segmentation fault, before this waited it out).
     """
     task: asyncio.Future[_T] = asyncio.ensure_future(asyncio.to_thread(work, stop))
     try:
         return await asyncio.shield(task)
     except asyncio.CancelledError:
         stop.set()
-        await asyncio.wait([task])
+        while not task.done():
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.wait([task])
         raise
 
 

@@ -1,0 +1,116 @@
+"""The second interrupt aborts cleanly, with an embedded model generating in a worker thread.
+
+Before, a second Ctrl-C cancelled each task twice (the task group, then `asyncio.run`'s
+teardown); the second cancellation left `embedded._run_shielded` while llama.cpp still
+generated, and closing the runtime freed the context under it: exit 139, a segmentation fault.
+A SIGTERM after the first Ctrl-C was ignored. The fast tests check each piece with a stand-in
+generation; the slow one sends both signals to `aib run` while the embedded model generates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from independence_bench.clients.local.embedded import EmbeddedRuntime
+from independence_bench.clients.local.weights import embedded_models, find_part_files
+from independence_bench.engine.stopping import StopRequest, until_stopped
+from independence_bench.errors import UserError
+
+
+async def test_a_second_cancel_still_waits_for_the_generating_thread(tmp_path: Path) -> None:
+    runtime = EmbeddedRuntime(tmp_path)
+    started, finished = threading.Event(), threading.Event()
+
+    def generate(stop: threading.Event) -> str:
+        started.set()
+        stop.wait()
+        time.sleep(0.2)  # the token being decoded when the stop came
+        finished.set()
+        return "cut"
+
+    task = asyncio.create_task(runtime.run(generate))
+    await asyncio.to_thread(started.wait)
+    task.cancel()
+    await asyncio.sleep(0)
+    task.cancel()  # the second cancellation a second Ctrl-C brings
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert finished.is_set(), "the task ended while its thread still generated"
+    assert not runtime.lock.locked()
+
+
+@pytest.mark.parametrize("second", [signal.SIGINT, signal.SIGTERM])
+def test_any_stop_signal_after_the_first_ctrl_c_aborts(second: int) -> None:
+    stop = StopRequest()
+
+    async def work() -> None:
+        os.kill(os.getpid(), signal.SIGINT)
+        await asyncio.sleep(0.05)
+        assert stop.signum == signal.SIGINT  # the first only asked to stop
+        os.kill(os.getpid(), second)
+        await asyncio.sleep(5)  # an abort never waits this out
+
+    async def main() -> None:
+        await until_stopped(work(), stop, lambda: 0)
+
+    with pytest.raises(KeyboardInterrupt):
+        asyncio.run(main())
+
+
+def _embedded_missing() -> str | None:
+    if importlib.util.find_spec("llama_cpp") is None:
+        return "llama-cpp-python is not installed (pip install 'ai-independence-bench[offline]')"
+    try:
+        find_part_files(embedded_models()["embedded:qwen2.5-coder-0.5b"])
+    except UserError as error:
+        return str(error)
+    return None
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(_embedded_missing() is not None, reason=_embedded_missing() or "")
+@pytest.mark.parametrize("second", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_a_second_signal_while_llama_cpp_generates_exits_130_with_its_line(
+    second: int, tmp_path: Path
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_KEY"))}
+    env.pop("AIB_DATA_DIR", None)
+    args = [
+        "run", "--offline", "--scenarios", "direct", "--variants", "neutral",
+        "--modes", "user_role", "--data-dir", str(tmp_path / "d"),
+    ]  # fmt: skip
+    process = subprocess.Popen(
+        [sys.executable, "-m", "independence_bench", *args],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    # The progress display starts once both models are loaded: generation is then under way.
+    assert process.stderr is not None
+    seen = ""
+    deadline = time.monotonic() + 300
+    while "calls" not in seen:
+        assert process.poll() is None, seen
+        assert time.monotonic() < deadline, seen
+        seen += process.stderr.read(1)
+    time.sleep(1.0)  # well inside the first reply
+    process.send_signal(signal.SIGINT)
+    time.sleep(0.5)
+    process.send_signal(second)
+    _, rest = process.communicate(timeout=120)
+    err = seen + rest
+    assert process.returncode == 130, err
+    assert "aib: interrupted; completed calls are stored" in err
+    assert "Traceback" not in err and "Segmentation" not in err
