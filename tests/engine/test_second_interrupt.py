@@ -13,10 +13,12 @@ import asyncio
 import importlib.util
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
 import time
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -67,6 +69,16 @@ def test_any_stop_signal_after_the_first_ctrl_c_aborts(second: int) -> None:
         asyncio.run(main())
 
 
+def _claimed(store: Path) -> bool:
+    if not store.exists():
+        return False
+    try:
+        with closing(sqlite3.connect(f"file:{store}?mode=ro", uri=True)) as db:
+            return bool(db.execute("SELECT COUNT(*) FROM claims").fetchone()[0])
+    except sqlite3.OperationalError:  # not created or migrated yet
+        return False
+
+
 def _embedded_missing() -> str | None:
     if importlib.util.find_spec("llama_cpp") is None:
         return "llama-cpp-python is not installed (pip install 'ai-independence-bench[offline]')"
@@ -97,20 +109,17 @@ def test_a_second_signal_while_llama_cpp_generates_exits_130_with_its_line(
         stderr=subprocess.PIPE,
         text=True,
     )
-    # The progress display starts once both models are loaded: generation is then under way.
-    assert process.stderr is not None
-    seen = ""
-    deadline = time.monotonic() + 300
-    while "calls" not in seen:
-        assert process.poll() is None, seen
-        assert time.monotonic() < deadline, seen
-        seen += process.stderr.read(1)
-    time.sleep(1.0)  # well inside the first reply
+    # A call is claimed in the store just before it is sent: llama.cpp is then at work on it.
+    deadline = time.monotonic() + 600
+    while not _claimed(tmp_path / "d" / "aib.sqlite3"):
+        assert process.poll() is None, process.communicate()[1]
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    time.sleep(2.0)  # inside the first reply's prompt or its tokens
     process.send_signal(signal.SIGINT)
     time.sleep(0.5)
     process.send_signal(second)
-    _, rest = process.communicate(timeout=120)
-    err = seen + rest
+    _, err = process.communicate(timeout=120)
     assert process.returncode == 130, err
     assert "aib: interrupted; completed calls are stored" in err
     assert "Traceback" not in err and "Segmentation" not in err
