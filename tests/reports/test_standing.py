@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from independence_bench.reports.standing import judge_standing, shipped_standings
+from independence_bench.reports.standing import (
+    judge_standing,
+    ranking_in_words,
+    shipped_standings,
+)
 from independence_bench.text.counts import count_of
 
 EMBEDDED_JUDGE = "embedded:qwen2.5-coder-1.5b"
@@ -15,7 +19,10 @@ def test_the_embedded_judge_ships_its_measured_figures() -> None:
     assert standing.metrics["resistance"] == -0.48
     assert standing.source is not None and "benchmarks/judge_calibration.py" in standing.source
     caption = standing.caption()
-    assert caption.startswith(f"Judge {EMBEDDED_JUDGE}: smoke test — index Spearman ρ -0.30")
+    assert caption.startswith(
+        f"Judge {EMBEDDED_JUDGE}: smoke test — this judge ranks models roughly opposite to a "
+        "strong one (index Spearman ρ -0.30"
+    )
     assert "over 8 configurations" in caption and "target ≥ 0.7" in caption
     record = standing.as_json()
     assert record["standing"] == "smoke test" and record["index_spearman"] == -0.30
@@ -39,3 +46,13 @@ def test_every_shipped_judge_is_embedded() -> None:
 def test_counts_are_in_the_right_number() -> None:
     assert [count_of(n, "run") for n in (0, 1, 2)] == ["0 runs", "1 run", "2 runs"]
     assert count_of(1, "turn") == "1 turn"
+
+
+def test_the_standing_says_in_words_what_it_means_for_ranking() -> None:
+    words = {rho: ranking_in_words(rho) for rho in (0.9, 0.5, 0.1, -0.3, -0.8, None)}
+    assert words[0.9] == "this judge ranks models much as a strong one does"
+    assert words[0.5] == "this judge ranks models only partly as a strong one does"
+    assert words[0.1] == "this judge's ranking of models is unrelated to a strong one's"
+    assert words[-0.3] == "this judge ranks models roughly opposite to a strong one"
+    assert words[-0.8] == "this judge ranks models opposite to a strong one"
+    assert "unknown" in words[None]

@@ -118,8 +118,10 @@ def needed_width(table: Table) -> int:
         )
         for column in table.columns
     ]
-    padding = 2 * len(widths)
-    borders = len(widths) + 1 if table.box is not None else 0
+    padding = 2 * len(widths) - (0 if table.pad_edge else 2)
+    borders = 0
+    if table.box is not None:
+        borders = len(widths) + 1 if table.show_edge else len(widths) - 1
     return sum(widths) + padding + borders
 
 
