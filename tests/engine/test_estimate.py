@@ -114,8 +114,8 @@ def test_the_table_totals_known_prices_and_says_how_many_are_unknown() -> None:
     head = (
         f"estimate for suite v2 ({SUITE.content_hash[:12]}), 1 run each; work already in the "
         "store is not counted\n"
-        "tokens = characters / 4 of the exact prompts; replies assumed 250 tokens (judge 400); "
-        "upper bound: every reply uses max_tokens; retries and judge repairs not included\n"
+        "tokens = characters / 4 of the exact prompts; replies assumed 250 tokens (the judge's "
+        "400)\nupper bound: every reply uses max_tokens; retries and repairs not included\n"
     )
     # a: 50000·1e-6 + 3000·2e-6 = 0.056, upper 50000·1e-6 + 9000·2e-6 = 0.068
     # j: 7000·2e-6 + 1200·4e-6 = 0.0188, upper 7000·2e-6 + 4500·4e-6 = 0.032
@@ -196,3 +196,15 @@ def test_the_judge_estimate_counts_a_call_per_question_in_the_answer_probability
     # two copied spans, their comparison, and the five questions the spans do not answer
     extraction = most_tokens(ModelSpec(id="j", judge_form="extraction"))
     assert extraction == [32, 32, 1, 1, 1, 1, 1, 1]
+
+
+def test_a_narrow_terminal_gets_the_estimate_within_its_width() -> None:
+    lines = [
+        CostLine("some-provider/a-long-model-name", "model", 1200, 50_000, 3000, 9000, PRICE),
+        CostLine("j", "judge", 30, 7000, 1200, 4500, Price(2e-6, 4e-6, "OpenRouter list")),
+    ]
+    for width in (80, 100):
+        text = render_estimate(SUITE, lines, "1 run each", width)
+        assert max(len(line) for line in text.splitlines()) <= width, text
+        assert "  judge j: OpenRouter list" in text.split("price from:", 1)[1]
+    assert "price from:" not in render_estimate(SUITE, lines, "1 run each", 140)

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.cells import cell_len
 
 from independence_bench import __version__
 from independence_bench.cli.options import read_env
@@ -160,3 +161,23 @@ def test_lower_is_better_columns_are_marked_and_the_mark_explained() -> None:
     assert not any(h.endswith(LOWER_MARK) for h in headers if h not in (
         f"Drift{LOWER_MARK}", f"Name/gender{LOWER_MARK}"))  # fmt: skip
     assert f"{LOWER_MARK} lower is more independent" in text
+
+
+@pytest.mark.parametrize("width", [80, 100, 140])
+def test_items_and_estimate_respect_columns(
+    width: int, server: MockServer, aib: Any, monkeypatch: Any
+) -> None:
+    run = ["--models", "scripted-firm", "--judge", "scripted-judge", "--base-url", server.base_url]
+    assert aib("run", *run, "--runs", "1", "--data-dir", "store").code == 0
+    monkeypatch.setenv("COLUMNS", str(width))
+    for command in (
+        ("items", "--data-dir", "store"),
+        ("estimate", "--models", "embedded:qwen2.5-coder-0.5b", "--data-dir", "other"),
+        ("judges", "--data-dir", "store"),
+        ("compare", "--data-dir", "store"),
+    ):
+        result = aib(*command)
+        assert result.code == 0, result.err
+        widest = max(cell_len(line) for line in result.out.splitlines())
+        assert widest <= width, (command[0], widest)
+        assert not [line for line in result.out.splitlines() if "│" in line and "…" in line]

@@ -74,7 +74,7 @@ def test_estimate_of_an_embedded_model_needs_no_key(aib: Any) -> None:
     result = aib("estimate", "--models", DEFAULT_SUBJECT, "--scenarios", "direct")
     assert result.code == 0, result.err
     judge_line = next(line for line in result.out.splitlines() if line.startswith("judge "))
-    assert judge_line.split()[1] == LOCAL_JUDGE and judge_line.endswith("local")
+    assert judge_line.split()[1] == LOCAL_JUDGE and judge_line.endswith("  local")
 
 
 def test_a_key_with_nothing_named_says_it_turned_the_offline_default_off(

@@ -145,6 +145,24 @@ def _visible_table(table: Table) -> Table:
     return table
 
 
+_TABLE_CHARS = frozenset("┃│━─┏┓┗┛┡┩└┘┳┻╇┼├┤┴┬")
+
+
+def wrap_notes(text: str, width: int | None = None) -> str:
+    """`text` with every line that is not part of a table wrapped to `width` (default: the
+    terminal's), so the notes under a table follow `COLUMNS` as the table does."""
+    import textwrap
+
+    target = terminal_width() if width is None else width
+    out: list[str] = []
+    for line in text.split("\n"):
+        if cell_len(line) <= target or _TABLE_CHARS.intersection(line):
+            out.append(line)
+        else:
+            out.extend(textwrap.wrap(line, target, break_on_hyphens=False) or [""])
+    return "\n".join(out)
+
+
 def render_whole(table: Table, width: int | None = None) -> str:
     """`table` as text, at most `width` (default: the terminal) wide unless a cell needs more.
 

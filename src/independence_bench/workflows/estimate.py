@@ -12,6 +12,7 @@ import asyncio
 from independence_bench.clients.catalog import resolve_prices, survey_endpoints
 from independence_bench.clients.local.local_models import LocalModels
 from independence_bench.engine.estimate import estimate_run, render_estimate
+from independence_bench.reports.format import terminal_width
 from independence_bench.store.run_status import next_run_numbers
 from independence_bench.store.store import STORE_FILENAME, Store
 from independence_bench.text.counts import count_of
@@ -64,7 +65,7 @@ async def estimate_benchmark_async(options: RunOptions) -> str:
         runs[spec.display_label] = range(first, first + count)
     lines = estimate_run(suite, specs, judge, runs, prices, done_items=done, judged_items=judged)
     runs_text = f"{count_of(count, 'run')} per model"
-    return render_estimate(suite, lines, runs_text)
+    return render_estimate(suite, lines, runs_text, terminal_width())
 
 
 def estimate_command(options: RunOptions, *, echo: Echo) -> None:

@@ -35,7 +35,13 @@ from independence_bench.reports.analyses._reports import (
     settings_json,
     settings_report,
 )
-from independence_bench.reports.format import interval_text, number, render_whole
+from independence_bench.reports.format import (
+    fit_table,
+    interval_text,
+    number,
+    render_whole,
+    wrap_notes,
+)
 from independence_bench.reports.leaderboard import (
     METRIC_TITLES,
     agreement_lines,
@@ -73,7 +79,8 @@ def _note(store: Store, report: Any, options: InsightOptions) -> str | None:
 
 
 def _with_note(text: str, note: str | None) -> str:
-    return f"{text}\n{note}" if note else text
+    """The rendered report and its note, wrapped to the terminal (`COLUMNS`)."""
+    return wrap_notes(f"{text}\n{note}" if note else text)
 
 
 def _dump(data: Any) -> str:
@@ -229,33 +236,63 @@ def compare_output(options: InsightOptions, models: Sequence[str], *, as_json: b
     )
 
 
-def render_items(report: ItemsReport) -> str:
-    table = Table(title=f"Item difficulty — suite {report.suite_id}, judge {report.judge}")
-    table.add_column("Scenario")
-    table.add_column("Kind")
-    for name in ("Models", "Mean", "Lowest", "Highest", "Discrim.", "Top − bottom"):
-        table.add_column(name, justify="right")
-    table.add_column("Flag")
-    for d in report.items:
-        cells = [d.scenario_id, d.kind, str(d.n_models)]
-        cells += [number(d.mean_score, 2), number(d.lowest, 2), number(d.highest, 2)]
-        cells += [number(d.discrimination, 2), number(d.top_minus_bottom, 2), flag_of(d)]
-        table.add_row(*cells)
+ITEM_OPTIONAL = ("Discrim.", "Top − bottom", "Models", "Lowest", "Highest")
+"""The item table's columns a narrow terminal may leave out, the last first."""
+
+
+def render_items(report: ItemsReport, width: int | None = None) -> str:
+    """The two item tables and their notes, at most `width` (default: the terminal) wide:
+    columns are left out from the least telling on, with a note naming them."""
+
+    def build(shown: int, short: bool) -> Table:
+        optional = ITEM_OPTIONAL[:shown]
+        table = Table(
+            title=f"Item difficulty — suite {report.suite_id}, judge {report.judge}",
+            show_edge=not short,
+            pad_edge=not short,
+        )
+        table.add_column("Scenario")
+        table.add_column("Kind")
+        table.add_column("Mean", justify="right")
+        for name in optional:
+            table.add_column(name, justify="right")
+        table.add_column("Flag")
+        for d in report.items:
+            values = {
+                "Models": str(d.n_models),
+                "Lowest": number(d.lowest, 2),
+                "Highest": number(d.highest, 2),
+                "Discrim.": number(d.discrimination, 2),
+                "Top − bottom": number(d.top_minus_bottom, 2),
+            }
+            cells = [d.scenario_id, d.kind, number(d.mean_score, 2)]
+            table.add_row(*cells, *(values[name] for name in optional), flag_of(d))
+        return table
+
+    items = fit_table(build, len(ITEM_OPTIONAL), width)
+    metrics = fit_table(lambda shown, short: _metric_table(report, shown, short), 4, width)
     ceilinged = sum(flag_of(d) == "ceiling" for d in report.items)
-    return "\n".join(
-        [
-            render_whole(table),
-            "Scores are each model's mean on the scenario, rescaled to 0–1 (1 = most independent),"
-            " then averaged over models. Discrim.: correlation of the models' scores on the "
-            "scenario with their index (– with fewer than 3 models or no variation). "
-            "Top − bottom: the better half of models by index minus the worse half.",
-            f"ceiling: every model scores at least {CEILING:g}, so the scenario separates no one "
-            f"({ceilinged} of {len(report.items)}); floor: no model scores above {FLOOR:g}.",
-            "",
-            render_whole(_metric_table(report)),
-            METRIC_NOTE,
-        ]
-    )
+    lines = [items.text, *_left_out(ITEM_OPTIONAL, items.dropped)]
+    lines += [
+        "Scores are each model's mean on the scenario, rescaled to 0–1 (1 = most independent),"
+        " then averaged over models. Discrim.: correlation of the models' scores on the "
+        "scenario with their index (– with fewer than 3 models or no variation). "
+        "Top − bottom: the better half of models by index minus the worse half.",
+        f"ceiling: every model scores at least {CEILING:g}, so the scenario separates no one "
+        f"({ceilinged} of {len(report.items)}); floor: no model scores above {FLOOR:g}.",
+        "",
+        metrics.text,
+        *_left_out(METRIC_OPTIONAL, metrics.dropped),
+        METRIC_NOTE,
+    ]
+    return wrap_notes("\n".join(lines), width)
+
+
+def _left_out(optional: Sequence[str], dropped: int) -> list[str]:
+    if not dropped:
+        return []
+    left = ", ".join(optional[len(optional) - dropped :])
+    return [f"Too narrow: {left} left out; widen the terminal (or set COLUMNS) or use --json."]
 
 
 METRIC_NOTE = (
@@ -267,19 +304,31 @@ METRIC_NOTE = (
 )
 
 
-def _metric_table(report: ItemsReport) -> Table:
-    table = Table(title="Discrimination per metric")
+METRIC_OPTIONAL = ("At max", "SD", "Max − min", "Models")
+"""The per-metric table's columns a narrow terminal may leave out, the last first."""
+
+
+def _metric_table(report: ItemsReport, shown: int, short: bool) -> Table:
+    optional = METRIC_OPTIONAL[:shown]
+    table = Table(title="Discrimination per metric", show_edge=not short, pad_edge=not short)
     table.add_column("Scenario")
     table.add_column("Metric")
-    for name in ("Models", "At max", "SD", "Max − min", "Item–rest r"):
+    table.add_column("Item–rest r", justify="right")
+    for name in optional:
         table.add_column(name, justify="right")
     table.add_column("Flag")
     for d in report.items:
         for m in d.metrics:
-            cells = [d.scenario_id, METRIC_TITLES.get(m.metric, m.metric), str(m.n_models)]
-            cells += [f"{m.share_at_max:.0%}", number(m.sd, 2), number(m.spread, 2)]
-            cells += [number(m.item_rest, 2), "ceiling" if m.ceilinged else ""]
-            table.add_row(*cells)
+            values = {
+                "Models": str(m.n_models),
+                "At max": f"{m.share_at_max:.0%}",
+                "SD": number(m.sd, 2),
+                "Max − min": number(m.spread, 2),
+            }
+            cells = [d.scenario_id, METRIC_TITLES.get(m.metric, m.metric), number(m.item_rest, 2)]
+            table.add_row(
+                *cells, *(values[name] for name in optional), "ceiling" if m.ceilinged else ""
+            )
     return table
 
 
