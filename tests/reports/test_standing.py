@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
 from independence_bench.reports.standing import (
     judge_standing,
     ranking_in_words,
     shipped_standings,
 )
 from independence_bench.text.counts import count_of
+from support.mock_server import MockServer
 
 EMBEDDED_JUDGE = "embedded:qwen2.5-coder-1.5b"
 
@@ -56,3 +61,33 @@ def test_the_standing_says_in_words_what_it_means_for_ranking() -> None:
     assert words[-0.3] == "this judge ranks models roughly opposite to a strong one"
     assert words[-0.8] == "this judge ranks models opposite to a strong one"
     assert "unknown" in words[None]
+
+
+def test_every_output_of_a_judges_numbers_carries_its_standing(
+    server: MockServer, aib: Any
+) -> None:
+    run = ["--models", "scripted-firm,scripted-caving", "--judge", "scripted-judge"]
+    result = aib("run", *run, "--base-url", server.base_url, "--runs", "2", "--data-dir", "d")
+    assert result.code == 0, result.err
+    caption = "Judge scripted-judge: not calibrated"
+    outputs = {
+        "judges": ("judges",),
+        "items": ("items",),
+        "compare": ("compare", "scripted-firm", "scripted-caving"),
+        "compare settings": ("compare",),
+    }
+    for name, command in outputs.items():
+        text = aib(*command, "--data-dir", "d")
+        assert text.code == 0, (name, text.err)
+        assert caption in " ".join(text.out.split()), name
+        data = aib(*command, "--json", "--data-dir", "d").json()
+        assert isinstance(data, dict)
+        assert [s["standing"] for s in data["judge_standings"]] == ["not calibrated"], name
+    assert aib("report", "--data-dir", "d", "--out", "r").code == 0
+    document = json.loads(Path("r", "results.json").read_text(encoding="utf-8"))
+    models = document["suites"][0]["models"]
+    assert {m["model"] for m in models} == {"scripted-firm", "scripted-caving"}
+    for entry in models:
+        assert entry["judge"] == "scripted-judge"
+        assert entry["judge_standing"] == "not calibrated"
+        assert "judge_index_spearman" in entry

@@ -47,7 +47,7 @@ from independence_bench.reports.leaderboard import (
     agreement_lines,
 )
 from independence_bench.reports.options import InsightOptions
-from independence_bench.reports.standing import store_judge_note
+from independence_bench.reports.standing import Standing, judge_standing, store_judge_note
 from independence_bench.stats.agreement import ALPHA_METHOD
 from independence_bench.stats.analysis import CEILING_SHARE
 from independence_bench.store.store import Store
@@ -68,7 +68,10 @@ def _report_output(
     with Store(options.data_dir, read_only=True) as store:
         report = build(store, options)
         note = _note(store, report, options)
-    return _dump(to_json(report)) if as_json else _with_note(render(report), note)
+        standings = _standings(store, report)
+    if as_json:
+        return _dump(_with_standings(to_json(report), standings))
+    return _with_note(render(report), note, standings)
 
 
 def _note(store: Store, report: Any, options: InsightOptions) -> str | None:
@@ -78,9 +81,26 @@ def _note(store: Store, report: Any, options: InsightOptions) -> str | None:
     return store_judge_note(store, report.suite_id, report.judge, asked=bool(options.judge))
 
 
-def _with_note(text: str, note: str | None) -> str:
-    """The rendered report and its note, wrapped to the terminal (`COLUMNS`)."""
-    return wrap_notes(f"{text}\n{note}" if note else text)
+def _standings(store: Store, report: Any) -> list[Standing]:
+    """The standing of each judge whose numbers `report` shows (each of a panel's)."""
+    if isinstance(report, JudgesReport):
+        judges: Sequence[str] = report.comparison.judges
+    elif isinstance(report, SuiteAnalysis):
+        judges = report.judge.split(" + ")
+    else:
+        judges = ()
+    return [judge_standing(store, judge) for judge in judges]
+
+
+def _with_standings(data: Any, standings: Sequence[Standing]) -> Any:
+    """`--json` output with the standing of every judge it shows (`Standing.as_json`)."""
+    return {**data, "judge_standings": [s.as_json() for s in standings]}
+
+
+def _with_note(text: str, note: str | None, standings: Sequence[Standing] = ()) -> str:
+    """The rendered report, each judge's standing and the note, wrapped to the terminal."""
+    lines = [text, *(s.caption() for s in standings), *([note] if note else [])]
+    return wrap_notes("\n".join(lines))
 
 
 def _dump(data: Any) -> str:
@@ -225,15 +245,19 @@ def compare_output(options: InsightOptions, models: Sequence[str], *, as_json: b
         if len(models) == 2:
             pair = pair_report(store, options, models[0], models[1])
             note = _note(store, pair, options)
-            return _dump(pair_json(pair)) if as_json else _with_note(render_pair(pair), note)
+            standings = _standings(store, pair)
+            if as_json:
+                return _dump(_with_standings(pair_json(pair), standings))
+            return _with_note(render_pair(pair), note, standings)
         if models:
             found = ", ".join(models)
             raise UserError(f"compare takes two model labels or none, not {found!r}")
         settings = settings_report(store, options)
         note = _note(store, settings, options)
-    return (
-        _dump(settings_json(settings)) if as_json else _with_note(render_settings(settings), note)
-    )
+        standings = _standings(store, settings)
+    if as_json:
+        return _dump(_with_standings(settings_json(settings), standings))
+    return _with_note(render_settings(settings), note, standings)
 
 
 ITEM_OPTIONAL = ("Discrim.", "Top − bottom", "Models", "Lowest", "Highest")
