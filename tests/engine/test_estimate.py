@@ -175,10 +175,12 @@ def test_the_call_eta_is_wall_time_per_answered_call_times_calls_left() -> None:
     assert call_eta(30.0, 0, 10) is None
     assert call_eta(30.0, 3, 10) == 100.0  # 10 s a call, 10 calls left
     assert call_eta(30.0, 3, -2) == 0.0
-    assert format_eta(None) == "ETA after the first calls"
-    assert format_eta(59.6) == "ETA 1:00"
-    assert format_eta(3599.0) == "ETA 59:59"
+    assert format_eta(None) == "ETA –"
+    # h:mm:ss always, as rich's elapsed column beside it ("14:56" read as minutes or hours)
+    assert format_eta(59.6) == "ETA 0:01:00"
+    assert format_eta(896.0) == "ETA 0:14:56"
     assert format_eta(3600.0 + 61.0) == "ETA 1:01:01"
+    assert format_eta(896.0, rough=True) == "ETA ~0:14:56"
 
 
 def test_the_judge_estimate_counts_a_call_per_question_in_the_answer_probability_forms() -> None:

@@ -123,3 +123,38 @@ def test_a_second_signal_while_llama_cpp_generates_exits_130_with_its_line(
     assert process.returncode == 130, err
     assert "aib: interrupted; completed calls are stored" in err
     assert "Traceback" not in err and "Segmentation" not in err
+
+
+async def test_a_call_stopped_by_the_first_ctrl_c_is_abandoned_not_failed(tmp_path: Path) -> None:
+    """The final frame counts only calls that ended in an error as failed: `aib runs --failed`
+    lists none for a call a stop (or another process) ended."""
+    from independence_bench.clients.config import ModelSpec
+    from independence_bench.clients.endpoints import ClientPool, RetryPolicy
+    from independence_bench.clients.protocol import Completion, CompletionRequest
+    from independence_bench.engine.engine import Engine
+    from independence_bench.engine.stopping import RunStopped
+    from independence_bench.store.store import Store
+
+    class Stopping:
+        async def complete(self, request: CompletionRequest) -> Completion:
+            raise RunStopped("the run is stopping")
+
+        async def aclose(self) -> None:
+            return None
+
+    events: list[str] = []
+
+    class Sink:
+        def planned(self, items: int, judgments: int, calls: int = 0) -> None:
+            return None
+
+        def advance(self, event: str) -> None:
+            events.append(event)
+
+    pool = ClientPool(env={}, factories=(lambda spec: ("stub", Stopping(), 1),))
+    with Store(tmp_path) as store:
+        engine = Engine(store, pool, retry=RetryPolicy(max_attempts=1), progress=Sink())
+        request = CompletionRequest("m", ({"role": "user", "content": "hi"},))
+        with pytest.raises(RunStopped):
+            await engine._send(ModelSpec(id="m"), request, lambda c: True, lambda c: True)
+    assert events == ["call_started", "call_abandoned"]

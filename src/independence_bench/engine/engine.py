@@ -60,7 +60,8 @@ class ProgressSink(Protocol):
     def advance(self, event: str) -> None:
         """`event` is one of: item_done, item_cached, item_failed, item_skipped, judged,
         judge_cached, judge_unscored, judge_failed, judge_skipped (skipped: the cost cap), and
-        per model call call_started, then call_done or call_failed, or call_cached."""
+        per model call call_started, then call_done, call_failed or call_abandoned (stopped,
+        or taken over by another process), or call_cached."""
         ...
 
 
@@ -206,7 +207,9 @@ class Engine:
                 endpoint, request, self.retry, accept=whole, salvage=usable
             )
         except BaseException as exc:
-            self._emit("call_failed")
+            # Only a call that ends in an error counts as failed: one stopped by Ctrl-C or the
+            # cost cap, or taken over by another process, leaves nothing for `aib runs --failed`.
+            self._emit("call_failed" if isinstance(exc, ClientError) else "call_abandoned")
             if self.budget is not None and reservation is not None:
                 self.budget.release(reservation)
             if not isinstance(exc, ClientError):
