@@ -76,9 +76,10 @@ def run(**values: Any) -> int:
     Exit status:
       0    everything done
       2    bad input, nothing run
-      3    finished, but some conversations or judgments failed (see `aib runs --failed`;
-           the same command retries them)
-      130  stopped by Ctrl-C (a second Ctrl-C stops at once); the same command resumes
+      3    finished, but some conversations or judgments failed
+           (`aib runs --failed`; the same command retries them)
+      130  stopped by Ctrl-C (a second one, or SIGTERM, stops at once);
+           the same command resumes
       143  stopped by SIGTERM; the same command resumes
     """
     from independence_bench.workflows.run import run_command
