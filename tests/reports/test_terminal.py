@@ -175,6 +175,7 @@ def test_items_and_estimate_respect_columns(
         ("estimate", "--models", "embedded:qwen2.5-coder-0.5b", "--data-dir", "other"),
         ("judges", "--data-dir", "store"),
         ("compare", "--data-dir", "store"),
+        ("runs", "--data-dir", "store"),
     ):
         result = aib(*command)
         assert result.code == 0, result.err
