@@ -3,9 +3,9 @@
 `aib run` and `aib estimate` take the same options and plan the same run, so both read them
 here: `planned_suite` (the suite narrowed by `--scenarios` and the selectors), `resolve_models`
 (`--models`, `--config` or `--preset`, and the embedded models when nothing is named and no key
-is set, or with `--offline`), `choose_judge` (the one place a judge is chosen, `aib judge`'s
-included) and `runs_per_model`. Everything here fails as a `UserError` before a store is opened
-or a call is sent.
+is set, or with `--offline`), `choose_judge` (the one place a run's judge is chosen, with its
+defaults here; `judge_named` builds every named judge, `aib judge`'s too) and `runs_per_model`.
+Everything here fails as a `UserError` before a store is opened or a call is sent.
 """
 
 from __future__ import annotations
