@@ -158,3 +158,39 @@ async def test_a_call_stopped_by_the_first_ctrl_c_is_abandoned_not_failed(tmp_pa
         with pytest.raises(RunStopped):
             await engine._send(ModelSpec(id="m"), request, lambda c: True, lambda c: True)
     assert events == ["call_started", "call_abandoned"]
+
+
+def test_a_stop_during_a_long_prompt_ends_it_between_blocks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The prompt is read one `PROMPT_BLOCK` at a time, as one llama.cpp `eval` would batch it,
+    and a stop (a second Ctrl-C cancelling the call) is seen between two blocks."""
+    import types
+
+    from independence_bench.clients.local.embedded import PROMPT_BLOCK, LoadedModel, _Session
+    from independence_bench.clients.protocol import ClientError
+
+    monkeypatch.setitem(sys.modules, "llama_cpp", types.ModuleType("llama_cpp"))
+    stop = threading.Event()
+    batches: list[list[int]] = []
+
+    class Llama:
+        n_tokens = 0
+
+        def eval(self, tokens: list[int]) -> None:
+            batches.append(list(tokens))
+            self.n_tokens += len(tokens)
+            if len(batches) == 2:
+                stop.set()
+
+    info = LoadedModel(Path("m.gguf"), "m", 8192, 0.0)
+    session = _Session(info, Llama(), None, cache_bytes=0)
+    prompt = list(range(5 * PROMPT_BLOCK + 3))
+    assert session.evaluate_prompt(prompt) == 0
+    assert [len(b) for b in batches] == [PROMPT_BLOCK] * 5 + [3]
+    assert [t for b in batches for t in b] == prompt
+    batches.clear()
+    stop.clear()  # the first reading set it too, unasked
+    with pytest.raises(ClientError, match="stopped"):
+        _Session(info, Llama(), None, cache_bytes=0).evaluate_prompt(prompt, stop)
+    assert len(batches) == 2  # not the four blocks after the stop

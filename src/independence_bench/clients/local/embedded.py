@@ -94,8 +94,12 @@ class _Session:
             self._snapshots.clear()
             self.closed = True
 
-    def evaluate_prompt(self, tokens: list[int]) -> int:
-        """Bring the KV cache to exactly `tokens`; return how many prompt tokens were reused."""
+    def evaluate_prompt(self, tokens: list[int], stop: threading.Event | None = None) -> int:
+        """Bring the KV cache to exactly `tokens`; return how many prompt tokens were reused.
+
+        The new tokens go to llama.cpp one `PROMPT_BLOCK` (its `n_batch`) at a time, the very
+        batches one `eval` call would make, so that a set `stop` ends a long prompt between two
+        blocks (a `ClientError`) instead of after it: a second Ctrl-C then waits for one block."""
         import llama_cpp
 
         # At least one token is evaluated so that the logits to sample from are fresh.
@@ -115,7 +119,10 @@ class _Session:
                 reused = 0
         self._blocks = ()
         self.llama.n_tokens = reused
-        self.llama.eval(tokens[reused:])
+        for start in range(reused, len(tokens), PROMPT_BLOCK):
+            if stop is not None and stop.is_set():
+                raise ClientError("stopped before the prompt was read", retryable=False)
+            self.llama.eval(tokens[start : start + PROMPT_BLOCK])
         self._blocks = tuple(tokens[: len(tokens) // PROMPT_BLOCK * PROMPT_BLOCK])
         self._snapshot()
         return reused
@@ -172,7 +179,7 @@ class _Session:
                 retryable=False,
             )
         before = llama_cpp.llama_perf_context(llama.ctx)
-        reused = self.evaluate_prompt(tokens)
+        reused = self.evaluate_prompt(tokens, stop)
         first = None
         if request.top_logprobs:
             first = top_logprobs(
