@@ -342,3 +342,15 @@ def test_estimate_needs_no_key_and_says_its_prices_are_openrouters_public_list(
     assert len(rows) == 2
     assert all(row.endswith("OpenRouter's public model list") for row in rows), rows
     assert "unknown" not in result.out
+
+
+def test_an_id_without_provider_prefix_is_told_the_id_form(
+    aib: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with emulated(monkeypatch, OpenRouterScript()) as server:
+        result = aib("estimate", "--models", "scripted-firm", "--judge", JUDGE, *QUICK)
+        assert server.seen.request_count == 0
+    assert result.code == 2
+    (line,) = result.err.strip().splitlines()
+    assert "does not list model 'scripted-firm'" in line
+    assert "OpenRouter ids read provider/model, e.g. openai/gpt-4o-mini" in line
