@@ -354,3 +354,17 @@ def test_an_id_without_provider_prefix_is_told_the_id_form(
     (line,) = result.err.strip().splitlines()
     assert "does not list model 'scripted-firm'" in line
     assert "OpenRouter ids read provider/model, e.g. openai/gpt-4o-mini" in line
+
+
+def test_a_list_that_wants_a_key_leaves_a_keyless_estimates_prices_unknown(
+    aib: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A gateway in OPENROUTER_BASE_URL may want a key for its list, unlike OpenRouter."""
+    with emulated(monkeypatch, OpenRouterScript()) as server:
+        monkeypatch.delenv(KEY_ALIAS_ENV)
+        # Under /private every route wants a key, the model list too: a 401 without one.
+        monkeypatch.setenv(BASE_URL_ENV, server.base_url + "/private")
+        result = aib("estimate", "--models", SUBJECT, "--judge", JUDGE, *QUICK)
+    assert result.code == 0, result.err
+    assert "rejected" not in result.out + result.err
+    assert "(2 prices unknown)" in result.out

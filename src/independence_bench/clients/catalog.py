@@ -176,6 +176,11 @@ async def survey_endpoints(
         try:
             entries = await lister()
         except ClientError as exc:
+            if exc.status == 401 and not require_answer and not sends_key(client):
+                # Asked without a key (`aib estimate`) of a list that wants one (a gateway in
+                # OPENROUTER_BASE_URL): its prices are unknown, not a rejected key.
+                listings[name] = None
+                continue
             if exc.status is not None or require_answer:
                 openrouter = pool.is_openrouter(on_endpoint[name][0])
                 _raise_listing_failure(name, on_endpoint[name], exc, openrouter)
@@ -216,6 +221,11 @@ async def _with_pinned_prices(listing: Listing, client: Any, specs: Sequence[Mod
         if slug is not None and (price := _provider_price(slug, await lister(spec.id))):
             pinned[spec.display_label] = price
     return Listing(listing.endpoint, listing.ids, listing.prices, pinned)
+
+
+def sends_key(client: Any) -> bool:
+    """Whether `client` sends a key (an `OpenAICompatibleClient` built with one)."""
+    return bool(getattr(client, "has_key", True))
 
 
 def _raise_listing_failure(
