@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import ctypes
 import json
 import os
@@ -413,23 +414,38 @@ class EmbeddedClient:
 
 
 async def _run_shielded(work: Callable[[threading.Event], _T], stop: threading.Event) -> _T:
-    """Run `work(stop)` in a worker thread and wait for it even if the caller is cancelled.
+    """Run `work(stop)` in a worker thread and wait for the thread even if the caller is
+    cancelled.
 
     A cancelled caller would otherwise release the lock while the thread still generates, and
     the next call would drive the same llama.cpp context from two threads. On cancellation the
-    `stop` event ends the generation at the next token, and the thread is awaited first, through
-    every further cancellation: a second Ctrl-C cancels each task again (the task group, then
-    `asyncio.run`'s teardown), and leaving on the second would let `aclose` free the context
+    `stop` event ends the generation at its next token (a prompt at its next block), and the
+    thread itself is waited for, through every further cancellation. Not its asyncio future: a
+    second Ctrl-C ends in `asyncio.run`'s teardown, which cancels every task and future of the
+    loop, this one's too, while its thread runs on; leaving then let `aclose` free the context
     under the generating thread (exit 139, a segmentation fault, before this waited it out).
     """
-    task: asyncio.Future[_T] = asyncio.ensure_future(asyncio.to_thread(work, stop))
+    started, finished = threading.Event(), threading.Event()
+
+    def tracked(event: threading.Event) -> _T:
+        started.set()
+        try:
+            return work(event)
+        finally:
+            finished.set()
+
+    context = contextvars.copy_context()  # as `asyncio.to_thread` passes it on
+    future = asyncio.get_running_loop().run_in_executor(None, context.run, tracked, stop)
+    # A stopped call's error is nobody's to read once its caller is cancelled: read it here,
+    # or asyncio prints it with a traceback as the process ends.
+    future.add_done_callback(lambda done: done.cancelled() or done.exception())
     try:
-        return await asyncio.shield(task)
+        return await asyncio.shield(future)
     except asyncio.CancelledError:
         stop.set()
-        while not task.done():
+        while not finished.is_set() and (started.is_set() or not future.done()):
             with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.wait([task])
+                await asyncio.sleep(0.01)
         raise
 
 
