@@ -8,6 +8,7 @@ the last frame rich draws is read back; off one, the plain lines.
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -309,3 +310,32 @@ def test_a_call_stopped_or_taken_over_is_not_counted_as_failed() -> None:
             progress.advance(event)
         text = progress._call_text()
     assert "failed" not in text and "0 in flight  1 answered" in text
+
+
+def test_a_resumed_run_shows_a_rough_eta_from_the_stored_calls_before_its_first_answer() -> None:
+    out = io.StringIO()
+    clock = Clock(0.0)
+    console = _console(out, terminal=False)
+    with RichProgress(console, clock=clock, stored_s_per_call=90.0) as progress:
+        progress.planned(2, 2, 5)
+        progress.advance("call_started")
+        clock.now = 450.0
+        # 5 calls left at the stored 90 s each, one at a time: 7:30, before any answer
+        assert progress._call_text().startswith("ETA ~0:07:30  1 in flight for 0:07:30")
+
+
+def test_the_stored_calls_mean_time_is_read_per_model(tmp_path: Path) -> None:
+    from independence_bench.clients.protocol import Completion
+    from independence_bench.store.latency import mean_call_seconds
+    from independence_bench.store.store import Store
+
+    def reply(seconds: float) -> Completion:
+        return Completion(content="x", latency_s=seconds, prompt_tokens=1, completion_tokens=1)
+
+    with Store(tmp_path) as store:
+        assert mean_call_seconds(store, {"a"}) is None
+        for key, model, seconds in (("k1", "a", 10.0), ("k2", "a", 30.0), ("k3", "b", 500.0)):
+            store.put_completion(key, model, {"model": model}, reply(seconds))
+        assert mean_call_seconds(store, {"a"}) == 20.0
+        assert mean_call_seconds(store, {"a", "b"}) == pytest.approx(180.0)
+        assert mean_call_seconds(store, ()) is None

@@ -123,7 +123,11 @@ class RichProgress:
         *,
         limits: Callable[[], str] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        stored_s_per_call: float | None = None,
     ) -> None:
+        """`stored_s_per_call`: the mean time the store's calls of this run's models took
+        (`store/latency.py`), so a resumed run shows a rough ETA before its first answer."""
+        self._stored_s_per_call = stored_s_per_call
         self._clock = clock
         """Seconds, for the ETA and the intervals between updates (tests pass a fake one)."""
         self._console = console or Console(stderr=True)
@@ -260,12 +264,15 @@ class RichProgress:
         return call_eta(since, self._answered - 1, remaining)
 
     def rough_eta(self) -> float | None:
-        """Before `eta` can be given, a first figure from the first answer alone: the calls
-        left at its wall time each, shared by as many calls as ran at once. Rough (the first
-        call reads the prompt cold, a judge call takes longer), so it is shown as `~`."""
-        if self._first_answer is None or self._started is None:
-            return None
+        """Before `eta` can be given, a first figure from the first answer alone (before that,
+        from the stored calls' mean time): the calls left at that wall time each, shared by as
+        many calls as ran at once. Rough (the first call reads the prompt cold, a judge call
+        takes longer), so it is shown as `~`."""
         remaining = self._planned_calls - self._answered - self._cached
+        if self._first_answer is None or self._started is None:
+            if self._stored_s_per_call is None or not self._planned_calls:
+                return None
+            return self._stored_s_per_call * max(0, remaining) / max(1, self._most_in_flight)
         first = self._first_answer - self._started
         if first <= 0:
             return None

@@ -32,6 +32,7 @@ from independence_bench.reports.report import Spend, run_spend, spend_line
 from independence_bench.reports.standing import judge_standing, store_judge_note
 from independence_bench.stats.analysis import Leaderboard
 from independence_bench.store.claims import Claims
+from independence_bench.store.latency import mean_call_seconds
 from independence_bench.store.run_status import reserve_fresh_runs
 from independence_bench.store.store import STORE_FILENAME, Store
 from independence_bench.suites.suite import Suite, load_suite
@@ -146,9 +147,10 @@ async def _run_on_pool(
     guard = _cost_guard(options, reached, listings, pool)
     await local.load_all(reached)
     with Store(options.data_dir) as store:
-        progress = (
-            RichProgress(limits=lambda: _limits_text(pool)) if options.show_progress else None
-        )
+        progress = None
+        if options.show_progress:
+            stored = mean_call_seconds(store, {s.id for s in reached})
+            progress = RichProgress(limits=lambda: _limits_text(pool), stored_s_per_call=stored)
         prices = resolve_prices(reached, listings, pool)
         claims = Claims(store, lease_s=options.claim_lease_s)
         engine = Engine(
