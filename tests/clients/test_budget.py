@@ -214,7 +214,7 @@ def test_prices_come_from_models_yaml_first_then_the_endpoint_list() -> None:
         {"id": "broken/model", "pricing": {"prompt": "n/a"}},
         {"id": "llama3.1:latest"},
     ]
-    listing = _listing("https://openrouter.ai/api/v1", entries)
+    listing = _listing("https://openrouter.ai/api/v1", entries, "endpoint's model list")
     assert _listed("openai/gpt-4o-mini:nitro", listing.ids)
     assert _listed("llama3.1", listing.ids) and not _listed("gpt-5", listing.ids)
     specs = (

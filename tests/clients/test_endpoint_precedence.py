@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from independence_bench.clients.openrouter import BASE_URL_ENV
+from independence_bench.workflows.plan import LOCAL_JUDGE, RunOptions, resolve_models
 from support.mock_server import MockConfig, MockServer
 
 SUBJECT = "scripted-firm"
@@ -98,18 +99,15 @@ def test_without_a_command_line_url_each_entry_keeps_its_own(
     assert default.seen.request_count == 0
 
 
-def test_models_on_their_own_endpoint_need_a_named_judge(
-    default: MockServer, server: MockServer, aib: Any
+def test_models_on_their_own_endpoint_are_judged_on_this_machine(
+    default: MockServer, server: MockServer
 ) -> None:
     _models_yaml(server.base_url, None, judge=False)
-    result = aib("run", "--config", "models.yaml", *QUICK)
-    assert result.code == 2
-    assert result.err.strip().splitlines() == [
-        f"aib: error: --judge is required with a custom endpoint ({server.base_url}); name a "
-        "model that endpoint serves, or add a judge to models.yaml"
-    ]
-    assert server.seen.request_count == default.seen.request_count == 0
-    assert not Path("d").exists()
+    env = {BASE_URL_ENV: default.base_url, "OPENROUTER_API_KEY": "k"}
+    specs, judge = resolve_models(RunOptions(config_path=Path("models.yaml"), env=env))
+    assert [s.base_url for s in specs] == [server.base_url]
+    # The default judge is never on OpenRouter for models elsewhere: no transcript goes there.
+    assert judge is not None and judge.id == LOCAL_JUDGE and judge.base_url is None
 
 
 def test_aib_judge_sends_to_its_base_url_only(

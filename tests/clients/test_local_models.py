@@ -4,12 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from independence_bench.clients.local.local_models import (
-    DEFAULT_JUDGE,
-    DEFAULT_SUBJECT,
-    LocalModels,
-)
-from independence_bench.workflows.plan import RunOptions, offline_run, resolve_models
+from independence_bench.clients.local.local_models import DEFAULT_SUBJECT, LocalModels
+from independence_bench.workflows.plan import LOCAL_JUDGE, RunOptions, offline_run, resolve_models
 
 
 def test_no_models_and_no_key_means_the_embedded_subject_and_judge() -> None:
@@ -17,7 +13,7 @@ def test_no_models_and_no_key_means_the_embedded_subject_and_judge() -> None:
     assert offline_run(options)
     specs, judge = resolve_models(options)
     assert [s.id for s in specs] == [DEFAULT_SUBJECT]
-    assert judge is not None and judge.id == DEFAULT_JUDGE and judge.temperature == 0.0
+    assert judge is not None and judge.id == LOCAL_JUDGE and judge.temperature == 0.0
     assert specs[0].seed == 0  # seeded, so a run is reproducible on the same build
 
 

@@ -336,3 +336,44 @@ def test_the_viewer_shows_generation_id_native_finish_and_provider(
         assert field in data  # the model file's field table names them
     app = Path("v", "app.js").read_text(encoding="utf-8")
     assert "turn.native_finish" in app and "turn.generation" in app
+
+
+def test_estimate_needs_no_key_and_says_its_prices_are_openrouters_public_list(
+    aib: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with emulated(monkeypatch, OpenRouterScript()) as server:
+        monkeypatch.delenv(KEY_ALIAS_ENV)
+        result = aib("estimate", "--models", SUBJECT, "--judge", JUDGE, *QUICK)
+        assert result.code == 0, result.err
+        assert server.listed_with_key and not any(server.listed_with_key)
+        assert server.seen.request_count == 0  # no chat call, only the list
+    rows = [line for line in result.out.splitlines() if line.startswith((SUBJECT, "judge "))]
+    assert len(rows) == 2
+    assert all(row.endswith("OpenRouter's public model list") for row in rows), rows
+    assert "unknown" not in result.out
+
+
+def test_an_id_without_provider_prefix_is_told_the_id_form(
+    aib: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with emulated(monkeypatch, OpenRouterScript()) as server:
+        result = aib("estimate", "--models", "scripted-firm", "--judge", JUDGE, *QUICK)
+        assert server.seen.request_count == 0
+    assert result.code == 2
+    (line,) = result.err.strip().splitlines()
+    assert "does not list model 'scripted-firm'" in line
+    assert "OpenRouter ids read provider/model, e.g. openai/gpt-4o-mini" in line
+
+
+def test_a_list_that_wants_a_key_leaves_a_keyless_estimates_prices_unknown(
+    aib: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A gateway in OPENROUTER_BASE_URL may want a key for its list, unlike OpenRouter."""
+    with emulated(monkeypatch, OpenRouterScript()) as server:
+        monkeypatch.delenv(KEY_ALIAS_ENV)
+        # Under /private every route wants a key, the model list too: a 401 without one.
+        monkeypatch.setenv(BASE_URL_ENV, server.base_url + "/private")
+        result = aib("estimate", "--models", SUBJECT, "--judge", JUDGE, *QUICK)
+    assert result.code == 0, result.err
+    assert "rejected" not in result.out + result.err
+    assert "(2 prices unknown)" in result.out

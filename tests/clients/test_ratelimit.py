@@ -109,7 +109,7 @@ def test_the_calls_row_counts_calls_and_estimates_from_those_answered() -> None:
     assert call_eta(elapsed_s=30.0, answered=0, remaining=10) is None
     assert call_eta(elapsed_s=30.0, answered=3, remaining=12) == 120.0
     assert call_eta(elapsed_s=30.0, answered=3, remaining=-2) == 0.0
-    assert format_eta(125.0) == "ETA 2:05" and format_eta(3725.0) == "ETA 1:02:05"
+    assert format_eta(125.0) == "ETA 0:02:05" and format_eta(3725.0) == "ETA 1:02:05"
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=True, width=160)
     with RichProgress(console) as progress:
@@ -117,7 +117,7 @@ def test_the_calls_row_counts_calls_and_estimates_from_those_answered() -> None:
         for event in ("call_cached", "call_started", "call_started", "call_done"):
             progress.advance(event)
     shown = buffer.getvalue()
-    assert "1 pending  1 answered  1 cached" in shown and "ETA " in shown
+    assert "1 in flight for 0:00:00  1 answered  1 cached" in shown and "ETA " in shown
 
 
 def test_a_log_gets_plain_progress_lines_not_a_cut_frame() -> None:
@@ -130,7 +130,7 @@ def test_a_log_gets_plain_progress_lines_not_a_cut_frame() -> None:
     lines = buffer.getvalue().splitlines()
     assert all(line.startswith("progress: ") for line in lines), lines
     assert "━" not in buffer.getvalue() and "…" not in buffer.getvalue()
-    assert lines[0].startswith("progress: calls: ETA after the first calls  1 pending  0 answered")
+    assert lines[0].startswith("progress: calls: ETA –  1 in flight for 0:00:00  0 answered")
     final = lines[-1]
     assert "1 answered" in final and "conversations 2/3" in final and "judgments 1/3" in final
     assert len(lines) == 2, "a line at the first event and one at the end, none in between"
@@ -146,6 +146,6 @@ def test_the_bars_end_with_every_event_counted_however_fast_they_came() -> None:
                 progress.advance(event)
         progress.advance("judge_failed")
     last_frame = buffer.getvalue().rsplit("calls", 1)[-1]
-    assert "0 pending  400 answered  400 cached" in last_frame
+    assert "0 in flight  400 answered  400 cached" in last_frame
     assert "400/400" in last_frame and "done 400" in last_frame
     assert "401/401" in last_frame and "failed 1" in last_frame

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import re
 import sys
 import tomllib
 import types
@@ -309,9 +310,13 @@ def _screen(output: str) -> list[str]:
 
 def test_the_readme_frees_exactly_the_weight_part_packages() -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text("utf-8")
-    line = next(x for x in readme.splitlines() if x.startswith(".venv/bin/pip uninstall -y "))
+    # the command as written, in a code block or inline in backticks
+    found = re.search(r"^`?(\.venv/bin/pip uninstall -y [^`\n]+)", readme, re.MULTILINE)
+    if found is None:
+        found = re.search(r"`(\.venv/bin/pip uninstall -y [^`\n]+)`", readme)
+    assert found is not None, "the README no longer says how to free the weight parts"
     named: set[str] = set()
-    for word in line.split()[3:]:
+    for word in found.group(1).split()[3:]:
         stem, _, braces = word.partition("{")
         low, _, high = braces.rstrip("}").partition("..")
         named |= {f"{stem}{n}" for n in range(int(low), int(high) + 1)} if braces else {word}

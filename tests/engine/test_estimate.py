@@ -114,8 +114,8 @@ def test_the_table_totals_known_prices_and_says_how_many_are_unknown() -> None:
     head = (
         f"estimate for suite v2 ({SUITE.content_hash[:12]}), 1 run each; work already in the "
         "store is not counted\n"
-        "tokens = characters / 4 of the exact prompts; replies assumed 250 tokens (judge 400); "
-        "upper bound: every reply uses max_tokens; retries and judge repairs not included\n"
+        "tokens = characters / 4 of the exact prompts; replies assumed 250 tokens (the judge's "
+        "400)\nupper bound: every reply uses max_tokens; retries and repairs not included\n"
         "pricing case assumed (prompt caching as each provider documents it; a "
         "bring-your-own-key call adds OpenRouter's fee, 5% of the provider's charge):\n"
         "  a: no caching\n  b: no caching\n  judge j: no caching\n"
@@ -178,10 +178,12 @@ def test_the_call_eta_is_wall_time_per_answered_call_times_calls_left() -> None:
     assert call_eta(30.0, 0, 10) is None
     assert call_eta(30.0, 3, 10) == 100.0  # 10 s a call, 10 calls left
     assert call_eta(30.0, 3, -2) == 0.0
-    assert format_eta(None) == "ETA after the first calls"
-    assert format_eta(59.6) == "ETA 1:00"
-    assert format_eta(3599.0) == "ETA 59:59"
+    assert format_eta(None) == "ETA –"
+    # h:mm:ss always, as rich's elapsed column beside it ("14:56" read as minutes or hours)
+    assert format_eta(59.6) == "ETA 0:01:00"
+    assert format_eta(896.0) == "ETA 0:14:56"
     assert format_eta(3600.0 + 61.0) == "ETA 1:01:01"
+    assert format_eta(896.0, rough=True) == "ETA ~0:14:56"
 
 
 def test_the_judge_estimate_counts_a_call_per_question_in_the_answer_probability_forms() -> None:
@@ -199,3 +201,15 @@ def test_the_judge_estimate_counts_a_call_per_question_in_the_answer_probability
     # two copied spans, their comparison, and the five questions the spans do not answer
     extraction = most_tokens(ModelSpec(id="j", judge_form="extraction"))
     assert extraction == [32, 32, 1, 1, 1, 1, 1, 1]
+
+
+def test_a_narrow_terminal_gets_the_estimate_within_its_width() -> None:
+    lines = [
+        CostLine("some-provider/a-long-model-name", "model", 1200, 50_000, 3000, 9000, PRICE),
+        CostLine("j", "judge", 30, 7000, 1200, 4500, Price(2e-6, 4e-6, "OpenRouter list")),
+    ]
+    for width in (80, 100):
+        text = render_estimate(SUITE, lines, "1 run each", width)
+        assert max(len(line) for line in text.splitlines()) <= width, text
+        assert "  judge j: OpenRouter list" in text.split("price from:", 1)[1]
+    assert "price from:" not in render_estimate(SUITE, lines, "1 run each", 140)

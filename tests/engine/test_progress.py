@@ -8,6 +8,7 @@ the last frame rich draws is read back; off one, the plain lines.
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -77,7 +78,7 @@ def test_a_terminal_shows_every_outcome_count_the_pending_calls_and_the_eta() ->
     _play(_console(out, terminal=True), Clock())
     # one call answered: no rate yet (the first answer is left out of it)
     assert _last_frame(out.getvalue()) == [
-        "calls 3/10 ETA after the first calls 1 pending 1 answered 2 cached 2 failed",
+        "calls 3/10 ETA – 1 in flight for 0:00:40 1 answered 2 cached 2 failed",
         "conversations 5/5 cached 1 done 2 failed 1 skipped 1 limit 3/4",
         "judgments 2/3 done 1 unscored 1",
     ]
@@ -121,7 +122,9 @@ def test_no_row_wraps_on_a_100_column_terminal_and_the_eta_stays_in_sight(width:
     assert all(len(line) <= width for line in lines), lines
     assert [line.split()[0] for line in lines] == ["calls", "conversations", "judgments"]
     # 4000 s for the 99 answered after the first; 10800 - 100 - 1000 = 9700 left: 391919 s
-    assert "ETA 108:51:59  18 pending  100 answered" in lines[0]
+    assert "ETA 108:51:59  18 in flight, oldest 1:06:40" in lines[0]
+    if width == 140:
+        assert "100 answered  1000 cached  12 failed" in lines[0]
     assert "local" not in limits and "qwen" not in limits
 
 
@@ -131,7 +134,7 @@ def test_before_any_event_a_terminal_shows_the_totals_and_nothing_counted() -> N
     with RichProgress(console, limits=lambda: "limit 3/4", clock=Clock()) as progress:
         progress.planned(5, 3, 10)
     assert _last_frame(out.getvalue()) == [
-        "calls 0/10 ETA after the first calls 0 pending 0 answered 0 cached",
+        "calls 0/10 ETA – 0 in flight 0 answered 0 cached",
         "conversations 0/5 limit 3/4",
         "judgments 0/3",
     ]
@@ -186,12 +189,12 @@ def test_a_log_gets_a_line_at_the_first_event_every_interval_and_at_the_end() ->
     out = io.StringIO()
     _play(_console(out, terminal=False), Clock())
     assert out.getvalue().splitlines() == [
-        "progress: calls: ETA after the first calls  1 pending  0 answered  0 cached; "
+        "progress: calls: ETA –  1 in flight for 0:00:00  0 answered  0 cached; "
         "conversations 0/5; judgments 0/3",
-        "progress: calls: ETA after the first calls  1 pending  1 answered  2 cached  2 failed; "
+        "progress: calls: ETA –  1 in flight for 0:00:40  1 answered  2 cached  2 failed; "
         "conversations 5/5 (cached 1, done 2, failed 1, skipped 1); "
         "judgments 2/3 (done 1, unscored 1)",
-        "progress: calls: ETA after the first calls  1 pending  1 answered  2 cached  2 failed; "
+        "progress: calls: ETA –  1 in flight for 0:00:40  1 answered  2 cached  2 failed; "
         "conversations 5/5 (cached 1, done 2, failed 1, skipped 1); "
         "judgments 2/3 (done 1, unscored 1)",
     ]
@@ -282,3 +285,57 @@ def test_the_first_eta_of_the_offline_run_is_within_twice_the_truth() -> None:
     answered_at = [at for at, event in events if event == "call_done"]
     old = answered_at[0] / 1 * (46 - 1)
     assert not 0.5 <= old / (end - answered_at[0]) <= 2.0
+
+
+def test_after_a_resume_the_call_in_flight_shows_its_wait_then_a_rough_eta() -> None:
+    """The resumed run of issue 38: 5 calls left, the first takes 7.5 minutes."""
+    out = io.StringIO()
+    clock = Clock(0.0)
+    with RichProgress(_console(out, terminal=False), clock=clock) as progress:
+        progress.planned(2, 2, 5)
+        progress.advance("call_started")
+        clock.now = 450.0
+        assert "1 in flight for 0:07:30  0 answered" in progress._call_text()
+        progress.advance("call_done")
+        progress.advance("call_started")
+        # the first answer alone: 450 s for each of the 4 left, one at a time
+        assert progress._call_text().startswith("ETA ~0:30:00  1 in flight for 0:00:00")
+
+
+def test_a_call_stopped_or_taken_over_is_not_counted_as_failed() -> None:
+    out = io.StringIO()
+    with RichProgress(_console(out, terminal=False), clock=Clock()) as progress:
+        progress.planned(1, 0, 2)
+        for event in ("call_started", "call_abandoned", "call_started", "call_done"):
+            progress.advance(event)
+        text = progress._call_text()
+    assert "failed" not in text and "0 in flight  1 answered" in text
+
+
+def test_a_resumed_run_shows_a_rough_eta_from_the_stored_calls_before_its_first_answer() -> None:
+    out = io.StringIO()
+    clock = Clock(0.0)
+    console = _console(out, terminal=False)
+    with RichProgress(console, clock=clock, stored_s_per_call=90.0) as progress:
+        progress.planned(2, 2, 5)
+        progress.advance("call_started")
+        clock.now = 450.0
+        # 5 calls left at the stored 90 s each, one at a time: 7:30, before any answer
+        assert progress._call_text().startswith("ETA ~0:07:30  1 in flight for 0:07:30")
+
+
+def test_the_stored_calls_mean_time_is_read_per_model(tmp_path: Path) -> None:
+    from independence_bench.clients.protocol import Completion
+    from independence_bench.store.latency import mean_call_seconds
+    from independence_bench.store.store import Store
+
+    def reply(seconds: float) -> Completion:
+        return Completion(content="x", latency_s=seconds, prompt_tokens=1, completion_tokens=1)
+
+    with Store(tmp_path) as store:
+        assert mean_call_seconds(store, {"a"}) is None
+        for key, model, seconds in (("k1", "a", 10.0), ("k2", "a", 30.0), ("k3", "b", 500.0)):
+            store.put_completion(key, model, {"model": model}, reply(seconds))
+        assert mean_call_seconds(store, {"a"}) == 20.0
+        assert mean_call_seconds(store, {"a", "b"}) == pytest.approx(180.0)
+        assert mean_call_seconds(store, ()) is None

@@ -5,7 +5,8 @@ It reuses the mock server's plumbing (`mock_server.MockService`: sockets, HTTP f
 dice, the record of request bodies) and adds what OpenRouter documents, each behaviour beside
 the page and section it comes from (docs at openrouter.ai/docs; facts, not their prose):
 
-- its base path, `/api/v1`, and a key in `Authorization: Bearer` (authentication page);
+- its base path, `/api/v1`, and a key in `Authorization: Bearer` (authentication page) on
+  every call but the public model list (models API reference);
 - model ids with an author (`acme/scripted-firm`), variants (`:free`), a paged `GET /models`
   with `links.next`, token prices with `request`, `internal_reasoning` and cache prices, and
   `GET /models/{author}/{slug}/endpoints` with each provider's own price (models API
@@ -157,6 +158,8 @@ class OpenRouterService(MockService):
         self.headers_seen: list[dict[str, str]] = []
         self.bodies_seen: list[dict[str, Any]] = []
         """Every chat request's body as it arrived (model ids and content blocks untouched)."""
+        self.listed_with_key: list[bool] = []
+        """Per `GET /models`, whether it carried an Authorization header."""
         self._counts: dict[str, int] = {}
         self.cache = PromptCache()
 
@@ -171,9 +174,6 @@ class OpenRouterService(MockService):
         path = request.path.rstrip("/")
         if not path.startswith("/api/v1/"):
             return await super()._route(request)
-        # authentication page: every API call carries `Authorization: Bearer <key>`.
-        if not request.headers.get("authorization", "").startswith("Bearer "):
-            return _or_error(401, "No auth credentials found")
         rest = path[len("/api/v1") :]
         if request.method == "GET" and rest == "/key":
             # limits page, "Rate Limits and Credits Remaining": `data.limit_remaining` is the
@@ -181,11 +181,18 @@ class OpenRouterService(MockService):
             info = {"label": "sk-or-v1-emu...", "limit": self.script.limit_remaining,
                     "limit_remaining": self.script.limit_remaining, "usage": 0.0}  # fmt: skip
             return MockReply(200, {"data": info})
+        # models API reference (openrouter.ai/docs/api_reference/models): the catalog, with its
+        # prices and each model's provider endpoints, is public: answered without a key.
         if request.method == "GET" and rest == "/models":
             self.state.record_model_list()
+            with self._lock:
+                self.listed_with_key.append("authorization" in request.headers)
             return MockReply(200, self._models_page(request.query))
         if request.method == "GET" and rest.startswith("/models/") and rest.endswith("/endpoints"):
             return self._endpoints(rest[len("/models/") : -len("/endpoints")])
+        # authentication page: every other API call carries `Authorization: Bearer <key>`.
+        if not request.headers.get("authorization", "").startswith("Bearer "):
+            return _or_error(401, "No auth credentials found")
         if request.method == "POST" and rest == "/chat/completions":
             with self._lock:
                 self.headers_seen.append(dict(request.headers))
@@ -527,3 +534,9 @@ class MockOpenRouter(MockServer):
         """The headers of every chat request, in arrival order (lower-cased names)."""
         with self._openrouter._lock:
             return list(self._openrouter.headers_seen)
+
+    @property
+    def listed_with_key(self) -> list[bool]:
+        """Per `GET /models`, whether it carried an Authorization header."""
+        with self._openrouter._lock:
+            return list(self._openrouter.listed_with_key)

@@ -14,17 +14,15 @@ from typing import Any
 
 import pytest
 
-from independence_bench.clients.local.local_models import (
-    DEFAULT_JUDGE,
-    DEFAULT_SUBJECT,
-    OFFLINE_USER_NOTICE,
-)
+from independence_bench.clients.local.local_models import DEFAULT_SUBJECT
 from independence_bench.reports.viewer import unpack_model_data
 from independence_bench.stats.core import Resampling
 from independence_bench.store.store import Store
 from independence_bench.suites.suite import load_suite
 from independence_bench.workflows.plan import (
+    LOCAL_JUDGE,
     RunOptions,
+    local_user_notice,
     planned_suite,
     resolve_models,
     resolve_user_model,
@@ -234,10 +232,11 @@ def test_offline_the_embedded_models_play_all_three_roles() -> None:
     (subject,), judge = resolve_models(options)
     user = resolve_user_model(options, planned_suite(options), judge)
     assert judge is not None and user is not None
-    assert (subject.id, judge.id, user.id) == (DEFAULT_SUBJECT, DEFAULT_JUDGE, DEFAULT_JUDGE)
+    assert (subject.id, judge.id, user.id) == (DEFAULT_SUBJECT, LOCAL_JUDGE, LOCAL_JUDGE)
     assert (user.temperature, user.seed, user.max_tokens) == (0.7, 0, 400)
     assert user.base_url is None  # no endpoint: the embedded runtime serves it
-    assert "a smoke-test user model" in OFFLINE_USER_NOTICE
+    notice = local_user_notice(options, planned_suite(options), judge)
+    assert notice is not None and "a smoke-test user model" in notice
 
 
 def test_max_cost_counts_the_user_model_and_the_same_command_resumes(

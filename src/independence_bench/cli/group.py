@@ -18,6 +18,18 @@ import click
 class LazyGroup(click.Group):
     """A group whose commands are named in `lazy_commands` and imported on first use."""
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Each command with its whole first sentence, wrapped: click would cut it to the
+        width left beside the names and end it with "..."."""
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit=1_000)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
     def __init__(self, *args: Any, lazy_commands: Mapping[str, str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.lazy_commands = lazy_commands

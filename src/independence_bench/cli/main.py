@@ -48,6 +48,10 @@ COMMANDS = MappingProxyType(
 """Every `aib` command, by name: the module and attribute of its click command."""
 
 
+INTERRUPTED = "aib: interrupted; completed calls are stored, run the command again to resume"
+"""The line of exit status 130 when a second Ctrl-C (or SIGTERM after one) aborts a command."""
+
+
 def _print_version(ctx: click.Context, _: click.Parameter, value: bool) -> None:
     # click.version_option wants the version when the group is defined; reading the package
     # metadata then would slow every command down, so it is read only for `--version`.
@@ -102,18 +106,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except click.ClickException as exc:
         click.echo(redact(f"aib: error: {visible(exc.format_message(), lines=False)}"), err=True)
         return 2
-    except click.Abort:
-        click.echo("aib: interrupted", err=True)
+    except click.Abort:  # click's own form of a KeyboardInterrupt in a command
+        click.echo(INTERRUPTED, err=True)
         return 130
     except UserError as exc:
         kind = "" if isinstance(exc, Interrupted) else "error: "
         click.echo(redact(f"aib: {kind}{visible(str(exc), lines=False)}"), err=True)
         return exc.exit_code
     except KeyboardInterrupt:
-        click.echo(
-            "aib: interrupted; completed calls are stored, run the command again to resume",
-            err=True,
-        )
+        click.echo(INTERRUPTED, err=True)
         return 130
     except Exception as exc:
         if (problem := _store_problem(exc)) is not None:

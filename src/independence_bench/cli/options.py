@@ -277,11 +277,13 @@ def _presets_help() -> str:
 
 
 # Written out so `--help` imports nothing heavy; tests/cli/test_help_from_data.py pins each to
-# its source (local_models.LOCAL_RUNS, plan.DEFAULT_API_RUNS, the two DEFAULT_JUDGEs).
+# its source (local_models.LOCAL_RUNS, plan.DEFAULT_API_RUNS, plan.LOCAL_JUDGE and
+# plan.DEFAULT_JUDGE).
 RUNS_HELP = "Runs per model. Default: 1 when every model is local (embedded:, gguf:, hf:), else 5."
 JUDGE_HELP = (
-    "Judge model id, in the forms of --models. Default: embedded:qwen2.5-coder-1.5b offline "
-    "(a smoke-test judge), else google/gemini-3-flash-preview."
+    "Judge model id, in the forms of --models. Default: google/gemini-3-flash-preview when a "
+    "tested model is on OpenRouter, else embedded:qwen2.5-coder-1.5b on this machine (a "
+    "smoke-test judge)."
 )
 
 
@@ -295,6 +297,13 @@ run_options = _block(
         "server's model name with --base-url, or a local model: embedded:NAME, "
         "gguf:/path/file.gguf, hf:owner/repo/file.gguf. Default: the embedded offline model "
         "when no key and no endpoint are set.",
+    ),
+    click.option(
+        "--offline",
+        is_flag=True,
+        default=False,
+        help="Only models on this machine; with no --models, the embedded pair, even when an "
+        "API key is set.",
     ),
     click.option(
         "--config",

@@ -32,6 +32,7 @@ _PASSED_AS_GIVEN = (
     "models",
     "config_path",
     "judge",
+    "offline",
     "judge_form",
     "runs",
     "base_url",
@@ -73,11 +74,19 @@ def run_options_of(values: dict[str, Any]) -> RunOptions:
 def run(**values: Any) -> int:
     """Run the benchmark: converse, judge, and print the leaderboard.
 
-    Running the same command again resumes: stored calls are never paid for twice. Exit status
-    0: everything done; 3: finished, but some conversations or judgments failed (see `aib runs
-    --failed`; the same command retries them); 2: bad input, nothing run; 130 (Ctrl-C),
-    143 (SIGTERM), 129 (SIGHUP, a closed terminal): stopped, the calls in flight were stored,
-    run it again to resume.
+    Running the same command again resumes: stored calls are never paid for twice.
+
+    \b
+    Exit status:
+      0    everything done
+      2    bad input, nothing run
+      3    finished, but some conversations or judgments failed
+           (`aib runs --failed`; the same command retries them)
+      130  stopped by Ctrl-C (a second one, or SIGTERM, stops at once);
+           the same command resumes
+      143  stopped by SIGTERM; the same command resumes
+      129  stopped by SIGHUP (a closed terminal or SSH session); the same
+           command resumes
     """
     from independence_bench.workflows.run import run_command
 

@@ -145,11 +145,11 @@ def _provider_price(slug: str, endpoints: Sequence[Mapping[str, Any]]) -> Price 
     return None
 
 
-def _listing(endpoint: str, entries: Sequence[Mapping[str, Any]]) -> Listing:
+def _listing(endpoint: str, entries: Sequence[Mapping[str, Any]], source: str) -> Listing:
     ids = frozenset(str(e["id"]) for e in entries if isinstance(e.get("id"), str))
     prices: dict[str, Price] = {}
     for entry in entries:
-        price = _price_of(entry)
+        price = _price_of(entry, source)
         if price is not None and isinstance(entry.get("id"), str):
             prices[entry["id"]] = price
     return Listing(endpoint, ids, prices)
@@ -180,22 +180,35 @@ async def survey_endpoints(
         try:
             entries = await lister()
         except ClientError as exc:
+            if exc.status == 401 and not require_answer and not sends_key(client):
+                # Asked without a key (`aib estimate`) of a list that wants one (a gateway in
+                # OPENROUTER_BASE_URL): its prices are unknown, not a rejected key.
+                listings[name] = None
+                continue
             if exc.status is not None or require_answer:
                 openrouter = pool.is_openrouter(on_endpoint[name][0])
                 _raise_listing_failure(name, on_endpoint[name], exc, openrouter)
             listings[name] = None
             continue
+        # OpenRouter's list is public (models API reference): `aib estimate` reads it keyless.
+        openrouter = pool.is_openrouter(on_endpoint[name][0])
+        source = "OpenRouter's public model list" if openrouter else "endpoint's model list"
         listing = await _with_pinned_prices(
-            _listing(name, entries), clients[name], on_endpoint[name]
+            _listing(name, entries, source), clients[name], on_endpoint[name]
         )
         listings[name] = listing
         if len(listing.ids) < 2:
             continue
         for spec in on_endpoint[name]:
             if not _listed(spec.id, listing.ids):
+                form = (
+                    "; OpenRouter ids read provider/model, e.g. openai/gpt-4o-mini"
+                    if openrouter and "/" not in spec.id
+                    else ""
+                )
                 raise UserError(
                     f"{name} does not list model {spec.id!r}; check the id against the "
-                    "endpoint's model list (for OpenRouter: openrouter.ai/models)"
+                    f"endpoint's model list (for OpenRouter: openrouter.ai/models){form}"
                 )
     return listings
 
@@ -212,6 +225,11 @@ async def _with_pinned_prices(listing: Listing, client: Any, specs: Sequence[Mod
         if slug is not None and (price := _provider_price(slug, await lister(spec.id))):
             pinned[spec.display_label] = price
     return Listing(listing.endpoint, listing.ids, listing.prices, pinned)
+
+
+def sends_key(client: Any) -> bool:
+    """Whether `client` sends a key (an `OpenAICompatibleClient` built with one)."""
+    return bool(getattr(client, "has_key", True))
 
 
 def _raise_listing_failure(

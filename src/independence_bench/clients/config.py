@@ -36,7 +36,6 @@ from independence_bench.errors import UserError, read_user_text
 
 OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
 DEFAULT_TEMPERATURE = 0.7
-DEFAULT_JUDGE = "google/gemini-3-flash-preview"
 
 
 class ReasoningObject(BaseModel):

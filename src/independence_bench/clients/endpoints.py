@@ -122,15 +122,19 @@ class ClientPool:
         factories: tuple[ClientFactory, ...] = (),
         timeout_s: float = 300.0,
         connections: int | None = None,
-        missing_key_hint: str = "",
+        missing_key_hint: Callable[[ModelSpec], str] | None = None,
         prompt_cache: bool = True,
+        keyless: bool = False,
     ) -> None:
-        """`missing_key_hint` ends the error for a missing OpenRouter key: what else the
-        command can be given (the pool does not know the command's options); `prompt_cache`
-        False sends no `cache_control` breakpoints (`--no-prompt-cache`)."""
+        """`missing_key_hint` ends the error for a missing OpenRouter key, per model: what else
+        the command can be given (the pool does not know the command's options); `prompt_cache`
+        False sends no `cache_control` breakpoints (`--no-prompt-cache`). `keyless` lets
+        OpenRouter's endpoint go without a key, for its public model list only (`aib
+        estimate`; OpenRouter's Models API page: the catalog with pricing)."""
         self._env = env
         self._prompt_cache = prompt_cache
         self._missing_key_hint = missing_key_hint
+        self._keyless = keyless
         self._concurrency = concurrency
         self.connections = ConnectionBudget(connections or connection_budget())
         self._factories = factories
@@ -211,11 +215,12 @@ class ClientPool:
             return key
         if self.is_openrouter(spec):
             key = openrouter_key(self._env)
-            if not key:
+            if not key and not self._keyless:
+                hint = self._missing_key_hint(spec) if self._missing_key_hint else ""
                 raise UserError(
                     f"{spec.id} is reached through OpenRouter, but ${OPENROUTER_KEY_ENV} (or "
                     f"${KEY_ALIAS_ENV}) is not set; export your OpenRouter key or put it in "
-                    f".env{self._missing_key_hint}"
+                    f".env{hint}"
                 )
             return key
         if spec.base_url and without_url_credentials(spec.base_url) != spec.base_url:

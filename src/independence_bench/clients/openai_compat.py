@@ -186,6 +186,8 @@ class OpenAICompatibleClient:
         """Index into `RESPONSE_FORMATS`: how this endpoint takes a schema, learnt by refusals."""
         self._redact = Redactor([api_key])
         """Error texts come from the server; a proxy may echo the key in them."""
+        self.has_key = bool(api_key)
+        """Whether calls carry a key (`aib estimate` lists OpenRouter's models without one)."""
         self._shown = without_url_credentials(base_url)
         self._tools = ToolSupport()
         """Per model: whether the server refused `tools` (they go in the prompt from then on)."""

@@ -217,7 +217,9 @@ class Engine:
                 endpoint, request, self.retry, accept=whole, salvage=usable
             )
         except BaseException as exc:
-            self._emit("call_failed")
+            # Only a call that ends in an error counts as failed: one stopped by Ctrl-C or the
+            # cost cap, or taken over by another process, leaves nothing for `aib runs --failed`.
+            self._emit("call_failed" if isinstance(exc, ClientError) else "call_abandoned")
             if self.budget is not None and reservation is not None:
                 self.budget.release(reservation)
             if not isinstance(exc, ClientError):

@@ -23,6 +23,7 @@ finishing it costs.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -299,6 +300,7 @@ def estimate_run(
                 user.completion,
                 user.completion_max,
                 prices.get(user_model.display_label),
+                case="priced uncached (an upper bound where its provider caches)",
             )
         )
     if judge is not None:
@@ -365,6 +367,9 @@ class _UserCount:
             self.completion_max += spec.max_tokens
 
 
+UNKNOWN_SOURCE = "unknown (no price in models.yaml or list)"
+
+
 def _money(value: float | None) -> str:
     return "unknown" if value is None else f"${value:,.4f}"
 
@@ -379,46 +384,83 @@ def rejudging_notice(line: CostLine, judgments: int, rubrics: Collection[str]) -
     )
 
 
-def render_estimate(suite: Suite, lines: Sequence[CostLine], runs_text: str) -> str:
-    """The `aib estimate` table with a header that says how it was estimated."""
-    names = [
-        {"model": x.label, "user_model": f"user model {x.label}"}.get(x.role, f"judge {x.label}")
-        for x in lines
-    ]
-    width = max([len("total"), *(len(f"judge {x.label}") for x in lines), *map(len, names)])
+def render_estimate(
+    suite: Suite, lines: Sequence[CostLine], runs_text: str, width: int = 10_000
+) -> str:
+    """The `aib estimate` table with a header that says how it was estimated and which pricing
+    case it assumed for each model, at most `width` columns wide: each row's name goes on a
+    line of its own when the row would be wider, and where each price came from is listed
+    under the table."""
+    numbers_width = 7 + 12 + 11 + 12 + 12 + 4 * 2
+    names = [_name(x) for x in lines]
+    name_width = max([len("total"), *(len(f"judge {x.label}") for x in lines), *map(len, names)])
+    sources = [x.price.source if x.price else UNKNOWN_SOURCE for x in lines]
+    in_column = name_width + numbers_width + 4 + max(map(len, sources), default=0) <= width
+    stacked = name_width + 2 + numbers_width > width
+    lead = "  " if stacked else f"{'':<{name_width}}  "
     user = any(x.role == "user_model" for x in lines)
-    user_tokens = f", user model {ASSUMED_USER_TOKENS}" if user else ""
+    user_tokens = f", the user model's {ASSUMED_USER_TOKENS}" if user else ""
     out = [
-        f"estimate for suite {suite.id} ({suite.short_hash}), {runs_text}; work already "
-        "in the store is not counted",
-        f"tokens = characters / {CHARS_PER_TOKEN} of the exact prompts; replies assumed "
-        f"{ASSUMED_REPLY_TOKENS} tokens (judge {ASSUMED_JUDGE_TOKENS}{user_tokens}); upper bound: "
-        "every reply uses max_tokens; retries and judge repairs not included",
-        f"{'':<{width}}  {'calls':>7}  {'prompt tok':>12}  {'reply tok':>11}  "
-        f"{'cost':>12}  {'upper bound':>12}  price from",
+        *textwrap.wrap(
+            f"estimate for suite {suite.id} ({suite.short_hash}), {runs_text}; work already "
+            "in the store is not counted",
+            width,
+        ),
+        *textwrap.wrap(
+            f"tokens = characters / {CHARS_PER_TOKEN} of the exact prompts; replies assumed "
+            f"{ASSUMED_REPLY_TOKENS} tokens (the judge's {ASSUMED_JUDGE_TOKENS}{user_tokens})",
+            width,
+        ),
+        *textwrap.wrap(
+            "upper bound: every reply uses max_tokens; retries and repairs not included", width
+        ),
+        *textwrap.wrap(
+            "pricing case assumed (prompt caching as each provider documents it; a "
+            "bring-your-own-key call adds OpenRouter's fee, 5% of the provider's charge):",
+            width,
+        ),
     ]
-    cases = [
-        "pricing case assumed (prompt caching as each provider documents it; a "
-        "bring-your-own-key call adds OpenRouter's fee, 5% of the provider's charge):"
-    ]
-    for line, name in zip(lines, names, strict=True):
-        source = line.price.source if line.price else "unknown (no price in models.yaml or list)"
-        out.append(
-            f"{name:<{width}}  {line.calls:>7,}  {line.prompt_tokens:>12,}  "
-            f"{line.completion_tokens:>11,}  {_money(line.cost):>12}  "
-            f"{_money(line.cost_max):>12}  {source}"
+    for line in lines:
+        out += textwrap.wrap(
+            f"{_name(line)}: {line.case}", width, initial_indent="  ", subsequent_indent="    "
         )
-        cases.append(f"  {name}: {line.case}")
+    out.append(
+        f"{lead}{'calls':>7}  {'prompt tok':>12}  {'reply tok':>11}  {'cost':>12}  "
+        f"{'upper bound':>12}" + ("  price from" if in_column else "")
+    )
+
+    def row(name: str, numbers: str) -> list[str]:
+        return [name, lead + numbers] if stacked else [f"{name:<{name_width}}  {numbers}"]
+
+    for line, source in zip(lines, sources, strict=True):
+        out += row(
+            _name(line),
+            f"{line.calls:>7,}  {line.prompt_tokens:>12,}  {line.completion_tokens:>11,}  "
+            f"{_money(line.cost):>12}  {_money(line.cost_max):>12}"
+            + (f"  {source}" if in_column else ""),
+        )
     known = [x for x in lines if x.price is not None]
     unknown = len(lines) - len(known)
     total = sum(x.cost or 0.0 for x in known)
     total_max = sum(x.cost_max or 0.0 for x in known)
     prefix = "≥ " if unknown else ""
     note = f"  ({unknown} price{'s' if unknown > 1 else ''} unknown)" if unknown else ""
-    out.append(
-        f"{'total':<{width}}  {sum(x.calls for x in lines):>7,}  "
-        f"{sum(x.prompt_tokens for x in lines):>12,}  "
+    out += row(
+        "total",
+        f"{sum(x.calls for x in lines):>7,}  {sum(x.prompt_tokens for x in lines):>12,}  "
         f"{sum(x.completion_tokens for x in lines):>11,}  {prefix + _money(total):>12}  "
-        f"{prefix + _money(total_max):>12}{note}"
+        f"{prefix + _money(total_max):>12}{note}",
     )
-    return "\n".join(out[:2] + cases + out[2:])
+    if not in_column:  # too narrow for the column: each price's source under the table
+        out.append("price from:")
+        for line, source in zip(lines, sources, strict=True):
+            out += textwrap.wrap(
+                f"{_name(line)}: {source}", width, initial_indent="  ", subsequent_indent="    "
+            )
+    return "\n".join(out)
+
+
+def _name(line: CostLine) -> str:
+    return {"model": line.label, "user_model": f"user model {line.label}"}.get(
+        line.role, f"judge {line.label}"
+    )

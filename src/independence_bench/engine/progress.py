@@ -3,10 +3,10 @@
 It implements the engine's `ProgressSink`; the engine itself never prints. The conversations
 row also shows each endpoint's current adaptive concurrency limit (`limit 12/16`), read at
 every refresh, so a limit backing off under 429s is visible while it happens. The calls row
-shows the model calls pending (waiting for the endpoint or sent), answered and read from the
-store, and an ETA: the calls still to make times the wall time per call answered after the
-first one (`call_eta`, `RichProgress.eta`), so on a slow local model something moves with every
-call, not only when a whole conversation ends.
+shows the model calls in flight (sent, with how long the oldest has waited), answered and read
+from the store, and an ETA in the elapsed column's h:mm:ss: the calls still to make times the
+wall time per call answered after the first one (`call_eta`, `RichProgress.eta`), so on a slow
+local model something moves with every call, not only when a whole conversation ends.
 
 The first answered call is left out of the rate: on a local model it alone reads the shared
 system prompt cold (on the README's offline run it took 376 s where the next took 9 s, under
@@ -64,12 +64,18 @@ def call_eta(elapsed_s: float, answered: int, remaining: int) -> float | None:
     return elapsed_s / answered * max(0, remaining)
 
 
-def format_eta(seconds: float | None) -> str:
-    if seconds is None:
-        return "ETA after the first calls"
+def clock_time(seconds: float) -> str:
+    """`h:mm:ss`, the format of rich's elapsed column beside it: one format for both."""
     minutes, secs = divmod(round(seconds), 60)
     hours, minutes = divmod(minutes, 60)
-    return f"ETA {hours}:{minutes:02d}:{secs:02d}" if hours else f"ETA {minutes}:{secs:02d}"
+    return f"{hours}:{minutes:02d}:{secs:02d}"
+
+
+def format_eta(seconds: float | None, *, rough: bool = False) -> str:
+    """The calls row's ETA; `rough` marks the first figure, from the first answer alone."""
+    if seconds is None:
+        return "ETA –"
+    return f"ETA {'~' if rough else ''}{clock_time(seconds)}"
 
 
 class CountsColumn(ProgressColumn):
@@ -117,7 +123,11 @@ class RichProgress:
         *,
         limits: Callable[[], str] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        stored_s_per_call: float | None = None,
     ) -> None:
+        """`stored_s_per_call`: the mean time the store's calls of this run's models took
+        (`store/latency.py`), so a resumed run shows a rough ETA before its first answer."""
+        self._stored_s_per_call = stored_s_per_call
         self._clock = clock
         """Seconds, for the ETA and the intervals between updates (tests pass a fake one)."""
         self._console = console or Console(stderr=True)
@@ -141,6 +151,9 @@ class RichProgress:
         self._counts: dict[str, dict[str, int]] = {"items": {}, "judgments": {}}
         self._planned_calls = 0
         self._in_flight = 0
+        self._sent_at: list[float] = []
+        """When each call now in flight was sent, oldest first (the oldest shows its wait)."""
+        self._most_in_flight = 0
         self._answered = 0
         self._cached = 0
         self._failed = 0
@@ -219,12 +232,18 @@ class RichProgress:
     def _call_event(self, event: str) -> None:
         if event == "call_started":
             self._in_flight += 1
+            self._most_in_flight = max(self._most_in_flight, self._in_flight)
+            self._sent_at.append(self._clock())
             if self._started is None:
                 self._started = self._clock()
         elif event == "call_cached":
             self._cached += 1
         else:
             self._in_flight -= 1
+            if self._sent_at:
+                self._sent_at.pop(0)
+            if event == "call_abandoned":
+                return  # stopped or taken over by another process: neither answered nor failed
             if event == "call_done":
                 self._answered += 1
                 if self._first_answer is None:
@@ -244,9 +263,29 @@ class RichProgress:
         remaining = self._planned_calls - self._answered - self._cached
         return call_eta(since, self._answered - 1, remaining)
 
+    def rough_eta(self) -> float | None:
+        """Before `eta` can be given, a first figure from the first answer alone (before that,
+        from the stored calls' mean time): the calls left at that wall time each, shared by as
+        many calls as ran at once. Rough (the first call reads the prompt cold, a judge call
+        takes longer), so it is shown as `~`."""
+        remaining = self._planned_calls - self._answered - self._cached
+        if self._first_answer is None or self._started is None:
+            if self._stored_s_per_call is None or not self._planned_calls:
+                return None
+            return self._stored_s_per_call * max(0, remaining) / max(1, self._most_in_flight)
+        first = self._first_answer - self._started
+        if first <= 0:
+            return None
+        return first * max(0, remaining) / max(1, self._most_in_flight)
+
     def _call_text(self) -> str:
-        text = f"{format_eta(self.eta())}  {self._in_flight} pending  {self._answered} answered"
-        text += f"  {self._cached} cached"
+        eta = self.eta()
+        shown = format_eta(eta) if eta is not None else format_eta(self.rough_eta(), rough=True)
+        text = f"{shown}  {self._in_flight} in flight"
+        if self._sent_at:  # what is under way, and for how long: a slow call is not a hang
+            waited = clock_time(self._clock() - self._sent_at[0])
+            text += f" for {waited}" if self._in_flight == 1 else f", oldest {waited}"
+        text += f"  {self._answered} answered  {self._cached} cached"
         return text + (f"  {self._failed} failed" if self._failed else "")
 
     def _bump(self, group: str, outcome: str) -> None:

@@ -10,7 +10,8 @@ from then on no call starts (a call about to be sent or retried raises `RunStopp
 the wire run to their end, bounded by `--timeout`, and are stored. The command then ends with
 `Interrupted` saying to run it again, exit 128 + the signal's number (the shells' convention:
 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP, so a script can tell them apart). A second
-Ctrl-C raises `KeyboardInterrupt` at once.
+stop signal (a second Ctrl-C, or SIGTERM after the first) raises `KeyboardInterrupt` at once
+(exit 130).
 """
 
 from __future__ import annotations
@@ -56,16 +57,17 @@ class StopRequest:
 
 @contextlib.contextmanager
 def stop_on_signals(stop: StopRequest, in_flight: int | None = None) -> Iterator[None]:
-    """Within the block, SIGINT, SIGTERM and SIGHUP set `stop` (a second SIGINT raises
+    """Within the block, SIGINT, SIGTERM and SIGHUP set `stop` (a second one raises
     `KeyboardInterrupt`); outside it they act as before. Where the loop cannot take signal
     handlers (not the main thread, Windows) the block runs without them."""
     loop = asyncio.get_running_loop()
 
     def on_signal(signum: int) -> None:
         if stop.signum is not None:
-            if signum == signal.SIGINT:
-                raise KeyboardInterrupt
-            return
+            # Any stop signal after the first aborts: a SIGTERM after Ctrl-C (a supervisor
+            # giving up) too. Each client then stops at once, an embedded generation at its next
+            # token (`embedded._run_shielded`), and `cli.main` exits 130 with its line.
+            raise KeyboardInterrupt
         stop.signum = signum
         sys.stderr.write(
             "\naib: stopping: no new calls; the calls in flight finish (up to --timeout) and "

@@ -18,7 +18,8 @@ class ProgressSink(Protocol):
     def advance(self, event: str) -> None:
         """`event` is one of: item_done, item_cached, item_failed, item_skipped, judged,
         judge_cached, judge_unscored, judge_failed, judge_skipped (skipped: the cost cap), and
-        per model call call_started, then call_done or call_failed, or call_cached."""
+        per model call call_started, then call_done, call_failed or call_abandoned (stopped,
+        or taken over by another process), or call_cached."""
         ...
 
 

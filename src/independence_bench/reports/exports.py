@@ -90,9 +90,15 @@ def model_record(model: ModelReport, report: SuiteReport | None = None) -> dict[
     """One model's row in `results.json` (the CSV flattens the same values)."""
     row = model.row
     detailed = report.extras.detailed.get(model.model, {}) if report else {}
+    standing = report.standing if report else None
     return {
         "model": model.model,
         **ranking_json(row),
+        # The judge whose numbers these are and its standing, on the entry itself: a consumer
+        # reading one model's entry sees how far its index can be trusted.
+        "judge": report.judge if report else None,
+        "judge_standing": standing.kind if standing else None,
+        "judge_index_spearman": standing.index_rho if standing else None,
         "runs": model.runs,
         "metrics": {k: _estimate(v) for k, v in row.metrics.items()} if row else {},
         "items": model.items,

@@ -118,8 +118,10 @@ def needed_width(table: Table) -> int:
         )
         for column in table.columns
     ]
-    padding = 2 * len(widths)
-    borders = len(widths) + 1 if table.box is not None else 0
+    padding = 2 * len(widths) - (0 if table.pad_edge else 2)
+    borders = 0
+    if table.box is not None:
+        borders = len(widths) + 1 if table.show_edge else len(widths) - 1
     return sum(widths) + padding + borders
 
 
@@ -141,6 +143,24 @@ def _visible(cell: Any) -> Any:
 def _visible_table(table: Table) -> Table:
     _visible_cells(table)
     return table
+
+
+_TABLE_CHARS = frozenset("┃│━─┏┓┗┛┡┩└┘┳┻╇┼├┤┴┬")
+
+
+def wrap_notes(text: str, width: int | None = None) -> str:
+    """`text` with every line that is not part of a table wrapped to `width` (default: the
+    terminal's), so the notes under a table follow `COLUMNS` as the table does."""
+    import textwrap
+
+    target = terminal_width() if width is None else width
+    out: list[str] = []
+    for line in text.split("\n"):
+        if cell_len(line) <= target or _TABLE_CHARS.intersection(line):
+            out.append(line)
+        else:
+            out.extend(textwrap.wrap(line, target, break_on_hyphens=False) or [""])
+    return "\n".join(out)
 
 
 def render_whole(table: Table, width: int | None = None) -> str:

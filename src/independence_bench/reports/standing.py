@@ -79,8 +79,9 @@ class Standing:
             )
         rho = "undefined" if self.index_rho is None else f"{self.index_rho:+.2f}"
         measured = (
-            f"index Spearman ρ {rho} against {self.reference} over {self.units} "
-            f"{self.unit_name} (target ≥ {RHO_TARGET}; {self.source})"
+            f"{ranking_in_words(self.index_rho)} (index Spearman ρ {rho} against "
+            f"{self.reference} over {self.units} {self.unit_name}; target ≥ {RHO_TARGET}; "
+            f"{self.source})"
         )
         if self.kind == "smoke test":
             return f"{head} — {measured}; it shows the machinery runs, not which model is better."
@@ -98,6 +99,21 @@ class Standing:
             "source": self.source,
             "caption": self.caption(),
         }
+
+
+def ranking_in_words(rho: float | None) -> str:
+    """What a judge's index rho against a strong judge means for ranking models, in words."""
+    if rho is None:
+        return "how this judge ranks models against a strong one is unknown"
+    if rho >= RHO_TARGET:
+        return "this judge ranks models much as a strong one does"
+    if rho >= 0.4:
+        return "this judge ranks models only partly as a strong one does"
+    if rho > -0.2:
+        return "this judge's ranking of models is unrelated to a strong one's"
+    if rho > -RHO_TARGET:
+        return "this judge ranks models roughly opposite to a strong one"
+    return "this judge ranks models opposite to a strong one"
 
 
 def _is_embedded(judge: str) -> bool:

@@ -192,6 +192,18 @@ def get_formula(formula: str) -> Formula:
         raise ValueError(f"unknown formula {formula!r}; known: {', '.join(FORMULAS)}") from None
 
 
+def metric_weights(formula: str) -> dict[str, float]:
+    """Each metric's weight in the index (percent / 100): its term's weight shared among the
+    term's parts by their ranges (v2: drift 20 × 10/12, name/gender changes 20 × 2/12). A
+    metric the formula does not use is absent. Tables show the heaviest first."""
+    weights: dict[str, float] = {}
+    for term in get_formula(formula).terms:
+        span = sum(top for _, top in term.parts)
+        for key, top in term.parts:
+            weights[key] = weights.get(key, 0.0) + term.weight * top / span
+    return weights
+
+
 def linear_index(formula: str, declined: Collection[str] = ()) -> tuple[float, dict[str, float]]:
     """The index as ``constant + Σ coefficient × metric`` (every term is linear in its metrics).
 

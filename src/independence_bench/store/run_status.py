@@ -127,8 +127,9 @@ def run_states(store: Store, *, suite_id: str | None = None) -> list[RunState]:
     return states
 
 
-def render_run_states(states: Sequence[RunState]) -> str:
-    """`aib runs`: one line per run, then a one-line summary."""
+def render_run_states(states: Sequence[RunState], width: int = 10_000) -> str:
+    """`aib runs`: one line per run, then a one-line summary; where a line would be wider than
+    `width`, each run's conversations and judgments go on indented lines of their own."""
     if not states:
         return "the store holds no runs yet; 'aib run' starts one"
     rows = [("model", "suite", "run", "state", "conversations", "judgments")]
@@ -153,6 +154,14 @@ def render_run_states(states: Sequence[RunState]) -> str:
         "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
         for row in rows
     ]
+    if max(map(len, lines)) > width:
+        head = [row[:4] for row in rows]
+        narrow = [max(len(row[i]) for row in head) for i in range(4)]
+        lines = ["  ".join(c.ljust(w) for c, w in zip(head[0], narrow, strict=True)).rstrip()]
+        for row in rows[1:]:
+            lines.append("  ".join(c.ljust(w) for c, w in zip(row[:4], narrow, strict=True)))
+            lines[-1] = lines[-1].rstrip()
+            lines += [f"  conversations: {row[4]}", f"  judgments: {row[5]}"]
     partial = sum(1 for s in states if s.state == "partial")
     summary = f"{count_of(len(states), 'run')}: {len(states) - partial} complete, {partial} partial"
     if partial:

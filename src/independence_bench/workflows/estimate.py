@@ -17,6 +17,7 @@ from independence_bench.clients.local.local_models import LocalModels
 from independence_bench.engine.estimate import CostLine, estimate_run, render_estimate
 from independence_bench.engine.pending import rejudged_work
 from independence_bench.judging.forms import judge_label_of
+from independence_bench.reports.format import terminal_width
 from independence_bench.store.run_status import next_run_numbers
 from independence_bench.store.store import STORE_FILENAME, Store
 from independence_bench.suites.suite import Suite
@@ -46,7 +47,7 @@ async def estimate_benchmark_async(options: RunOptions) -> str:
     everyone = specs + ((judge,) if judge else ()) + ((user,) if user else ())
     async with LocalModels(everyone, options.env) as local:
         factories = options.factories + local.factories()
-        hint = missing_key_hint(options)
+        hint = missing_key_hint(options, judge)
         pool = make_pool(
             options.env,
             options.concurrency,
@@ -54,6 +55,7 @@ async def estimate_benchmark_async(options: RunOptions) -> str:
             options.timeout_s,
             hint,
             prompt_cache=options.prompt_cache,
+            keyless=True,
         )
         try:
             listings = await survey_endpoints(pool, everyone, require_answer=False)
@@ -62,7 +64,7 @@ async def estimate_benchmark_async(options: RunOptions) -> str:
             await pool.aclose()
     lines = stored_estimate(options, suite, specs, judge, count, prices, user=user)
     runs_text = f"{count_of(count, 'run')} per model"
-    return render_estimate(suite, lines, runs_text)
+    return render_estimate(suite, lines, runs_text, terminal_width())
 
 
 def stored_estimate(

@@ -22,12 +22,26 @@ from independence_bench.engine.failures import EXIT_SOME_FAILED, render_failure_
 from independence_bench.engine.progress import RichProgress
 from independence_bench.engine.stopping import until_stopped
 from independence_bench.errors import UserError
-from independence_bench.judging.forms import judge_form_named, judge_label_of
+from independence_bench.judging.forms import judge_label_of
 from independence_bench.store.store import ItemRecord, Store
 from independence_bench.suites.kinds import kind_named
 from independence_bench.suites.suite import Suite, available_suites, load_suite
 from independence_bench.workflows import Echo
-from independence_bench.workflows.plan import make_pool, on_chosen_endpoint, status_lines
+from independence_bench.workflows.plan import (
+    LOCAL_JUDGE,
+    id_form_hint,
+    judge_named,
+    make_pool,
+    on_chosen_endpoint,
+    status_lines,
+)
+
+
+def _missing_key_hint(spec: ModelSpec) -> str:
+    return (
+        f"; or judge on this machine with --judge {LOCAL_JUDGE}, or on a server with "
+        f"--base-url URL{id_form_hint(spec.id)}"
+    )
 
 
 @dataclass(frozen=True)
@@ -78,13 +92,13 @@ def rubric_of_items(items: list[ItemRecord]) -> dict[str, str]:
 async def judge_stored_async(options: JudgeOptions) -> RunSummary:
     """Judge every finished stored transcript with `options.judge` (adding, never replacing)."""
     raise_open_file_limit()
-    form = None if options.judge_form is None else judge_form_named(options.judge_form)
-    named = ModelSpec(id=options.judge, label=options.judge, temperature=0.0, judge_form=form)
+    named = judge_named(options.judge, seed=None, form=options.judge_form)
     judge = on_chosen_endpoint(named, options.base_url)
     async with LocalModels((judge,), options.env, status_lines(options.show_progress)) as local:
         factories = options.factories + local.factories()
-        hint = ", or use --base-url for a local OpenAI-compatible server"
-        pool = make_pool(options.env, options.concurrency, factories, missing_key_hint=hint)
+        pool = make_pool(
+            options.env, options.concurrency, factories, missing_key_hint=_missing_key_hint
+        )
         try:
             await survey_endpoints(pool, (judge,))
             await local.load_all((judge,))  # after the survey, as in `aib run`
@@ -119,8 +133,7 @@ def judge_stored(options: JudgeOptions) -> RunSummary:
 def judge_command(options: JudgeOptions, *, echo: Echo) -> int:
     """`aib judge`; returns the exit status (`EXIT_SOME_FAILED` when a judgment failed)."""
     summary = judge_stored(options)
-    form = None if options.judge_form is None else judge_form_named(options.judge_form)
-    label = judge_label_of(ModelSpec(id=options.judge, label=options.judge, judge_form=form))
+    label = judge_label_of(judge_named(options.judge, seed=None, form=options.judge_form))
     echo(
         f"judge {label}: {summary.judged} judged, {summary.judge_cached} already judged, "
         f"{summary.judge_unscored} unscored, {summary.judge_failed} failed"

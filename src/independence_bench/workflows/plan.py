@@ -2,9 +2,10 @@
 
 `aib run` and `aib estimate` take the same options and plan the same run, so both read them
 here: `planned_suite` (the suite narrowed by `--scenarios` and the selectors), `resolve_models`
-(`--models`, `--config` or `--preset`, the judge, and the embedded models when nothing is named
-and no key is set) and `runs_per_model`. Everything here fails as a `UserError` before a store
-is opened or a call is sent.
+(`--models`, `--config` or `--preset`, and the embedded models when nothing is named and no key
+is set, or with `--offline`), `choose_judge` (the one place a run's judge is chosen, with its
+defaults here; `judge_named` builds every named judge, `aib judge`'s too) and `runs_per_model`.
+Everything here fails as a `UserError` before a store is opened or a call is sent.
 """
 
 from __future__ import annotations
@@ -16,16 +17,19 @@ from pathlib import Path
 from typing import TextIO
 
 from independence_bench.clients.config import (
-    DEFAULT_JUDGE,
     ModelSpec,
     check_base_url,
     load_models_file,
     specs_from_names,
 )
 from independence_bench.clients.endpoints import ClientFactory, ClientPool, RetryPolicy
-from independence_bench.clients.local.local_models import LOCAL_RUNS, all_local, offline_defaults
-from independence_bench.clients.local.weights import INTERIM
-from independence_bench.clients.openrouter import is_openrouter_endpoint, openrouter_key
+from independence_bench.clients.local.local_models import (
+    DEFAULT_SUBJECT,
+    LOCAL_RUNS,
+    all_local,
+)
+from independence_bench.clients.local.weights import INTERIM, embedded_models, is_local_model
+from independence_bench.clients.openrouter import KEY_ENV, is_openrouter_endpoint, openrouter_key
 from independence_bench.clients.presets import load_preset
 from independence_bench.clients.redact import without_url_credentials
 from independence_bench.engine.reply_cap import REPLY_CAP_CHARS
@@ -37,6 +41,13 @@ from independence_bench.suites.suite import Suite, load_suite
 
 DEFAULT_API_RUNS = 5
 """Runs per model when `--runs` is not given and a model is reached over an API."""
+DEFAULT_JUDGE = "google/gemini-3-flash-preview"
+"""The judge when `--judge` is not given and a tested model is on OpenRouter: a strong one."""
+LOCAL_JUDGE = "embedded:qwen2.5-coder-1.5b"
+"""The judge when `--judge` is not given and no tested model is on OpenRouter: the embedded
+smoke-test judge, so no transcript leaves for an API the command did not name."""
+LOCAL_JUDGE_MAX_TOKENS = 1024
+"""The embedded judge's reply cap: its holistic reply fits, and a CPU stops sooner."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +55,9 @@ class RunOptions:
     models: str | None = None
     config_path: Path | None = None
     judge: str | None = None
+    offline: bool = False
+    """`--offline`: only models on this machine; with nothing named, the embedded pair, even
+    when a key is set."""
     judge_form: str | None = None
     """A name in `JUDGE_FORMS`; None = the judge's own (`judging.forms.judge_form_of`)."""
     suite_id: str = "v2"
@@ -101,9 +115,21 @@ def planned_suite(options: RunOptions) -> Suite:
 
 
 def offline_run(options: RunOptions) -> bool:
-    """No models named, no endpoint and no OpenRouter key: use the embedded models."""
+    """No models named and no endpoint, and `--offline` or no OpenRouter key: use the embedded
+    models."""
     chosen = options.models or options.config_path or options.preset or options.base_url
-    return not chosen and not openrouter_key(options.env)
+    return not chosen and (options.offline or not openrouter_key(options.env))
+
+
+def offline_notice(options: RunOptions) -> str | None:
+    """The line `aib run` prints before it runs on the embedded models by default."""
+    if not offline_run(options) or options.judge:
+        return None
+    why = "--offline" if options.offline else "no --models and no API key"
+    return (
+        f"{why}: running offline with {DEFAULT_SUBJECT} judged by {LOCAL_JUDGE} "
+        "(a smoke-test judge; see README for a strong one)"
+    )
 
 
 def runs_per_model(options: RunOptions, specs: tuple[ModelSpec, ...]) -> int:
@@ -142,8 +168,14 @@ def resolve_models(options: RunOptions) -> tuple[tuple[ModelSpec, ...], ModelSpe
     elif options.models:
         specs = specs_from_names(options.models, base_url=options.base_url)
     elif offline_run(options):
-        subject, offline_judge = offline_defaults(options.seed)
-        specs, config_judge = (subject,), offline_judge
+        seed = options.seed if options.seed is not None else 0
+        specs = (ModelSpec(id=DEFAULT_SUBJECT, seed=seed),)  # seeded: reproducible per build
+    elif options.base_url is None:
+        raise UserError(
+            f"no models to test: ${KEY_ENV} is set, which turns the offline default off; add "
+            "--offline to run the embedded models anyway, or pass --models a,b, --config "
+            "models.yaml or --preset NAME"
+        )
     else:
         raise UserError(
             "no models to test; pass --models a,b, --config models.yaml or --preset NAME"
@@ -155,28 +187,8 @@ def resolve_models(options: RunOptions) -> tuple[tuple[ModelSpec, ...], ModelSpe
         specs = tuple(s.model_copy(update=effort) for s in specs)
     if options.temperature is not None:
         specs = tuple(s.model_copy(update={"temperature": options.temperature}) for s in specs)
-    judge_url = options.judge_base_url or options.base_url
-    if options.judge:
-        named = ModelSpec(id=options.judge, label=options.judge, temperature=0.0, seed=options.seed)
-        judge = on_chosen_endpoint(named, judge_url)
-    elif config_judge is not None:
-        judge = on_chosen_endpoint(config_judge, judge_url)
-    else:
-        elsewhere = (
-            s.base_url for s in specs if not is_openrouter_endpoint(s.base_url, options.env)
-        )
-        custom = judge_url or next(elsewhere, None)
-        if custom and not is_openrouter_endpoint(custom, options.env):
-            # The default judge is on OpenRouter: transcripts of models on another endpoint
-            # would leave for an API the command never named.
-            raise UserError(
-                f"--judge is required with a custom endpoint ({without_url_credentials(custom)}); "
-                f"name a model that endpoint serves{_or_judge_in(options)}"
-            )
-        judge = ModelSpec(id=DEFAULT_JUDGE, label=DEFAULT_JUDGE, temperature=0.0, seed=options.seed)
-    if options.judge_form is not None:
-        judge = judge.model_copy(update={"judge_form": judge_form_named(options.judge_form)})
-    judge_form_of(judge)  # a models.yaml judge's `judge_form`, checked before anything runs
+    judge = choose_judge(options, specs, config_judge)
+    check_local_names(options, (*specs, judge))
     labels = [s.display_label for s in specs]
     duplicated = sorted({label for label in labels if labels.count(label) > 1})
     if duplicated:
@@ -226,6 +238,92 @@ def resolve_user_model(
     return on_chosen_endpoint(spec, options.user_model_base_url)
 
 
+def judge_named(model: str, *, seed: int | None, form: str | None = None) -> ModelSpec:
+    """The spec of a judge named by its model id (`--judge`, or a default): temperature 0."""
+    judge = ModelSpec(id=model, label=model, temperature=0.0, seed=seed)
+    return (
+        judge if form is None else judge.model_copy(update={"judge_form": judge_form_named(form)})
+    )
+
+
+def choose_judge(
+    options: RunOptions, specs: tuple[ModelSpec, ...], config_judge: ModelSpec | None
+) -> ModelSpec:
+    """The judge of a run, the one place it is chosen: `--judge`, else the models file's, else
+    the default: `DEFAULT_JUDGE` (strong, on OpenRouter) when a tested model is on OpenRouter,
+    else `LOCAL_JUDGE` on this machine (`--offline`, local models, a `--base-url` server), so
+    the default never sends a transcript to an API the command did not name."""
+    judge_url = options.judge_base_url or options.base_url
+    if options.judge:
+        judge = on_chosen_endpoint(judge_named(options.judge, seed=options.seed), judge_url)
+    elif config_judge is not None:
+        judge = on_chosen_endpoint(config_judge, judge_url)
+    elif options.judge_base_url is not None:
+        raise UserError(
+            f"--judge is required with --judge-base-url "
+            f"({without_url_credentials(options.judge_base_url)}); name a model that endpoint "
+            "serves"
+        )
+    elif not options.offline and any(_on_openrouter(s, options) for s in specs):
+        judge = judge_named(DEFAULT_JUDGE, seed=options.seed)
+    else:
+        seed = options.seed if options.seed is not None else 0
+        judge = judge_named(LOCAL_JUDGE, seed=seed).model_copy(
+            update={"max_tokens": LOCAL_JUDGE_MAX_TOKENS}
+        )
+    if options.judge_form is not None:
+        judge = judge.model_copy(update={"judge_form": judge_form_named(options.judge_form)})
+    judge_form_of(judge)  # a models.yaml judge's `judge_form`, checked before anything runs
+    return judge
+
+
+def local_user_notice(options: RunOptions, suite: Suite, judge: ModelSpec | None) -> str | None:
+    """The line saying the embedded judge's model also plays the human (suite `adaptive` with
+    no `--user-model` and the local judge): a smoke-test user model, as the judge is."""
+    if not suite.adaptive or options.user_model is not None:
+        return None
+    if judge is None or judge.id != LOCAL_JUDGE:
+        return None
+    return (
+        f"suite adaptive: the human's pressure is written by {LOCAL_JUDGE} at temperature "
+        f"{USER_MODEL_TEMPERATURE:g} (a smoke-test user model; name a strong one with "
+        "--user-model MODEL)"
+    )
+
+
+def local_judge_notice(options: RunOptions, judge: ModelSpec | None) -> str | None:
+    """The line saying the default judge is the embedded one when the run named models (the
+    offline default has its own, `offline_notice`)."""
+    if judge is None or judge.id != LOCAL_JUDGE or options.judge or offline_run(options):
+        return None
+    return (
+        f"judging with {LOCAL_JUDGE} on this machine, a smoke-test judge (no tested model is on "
+        "OpenRouter, so no transcript goes there unasked); name a strong one with --judge MODEL"
+    )
+
+
+def _on_openrouter(spec: ModelSpec, options: RunOptions) -> bool:
+    if is_local_model(spec.id) or spec.api_key_env:
+        return False
+    return not spec.base_urls[1:] and is_openrouter_endpoint(spec.base_url, options.env)
+
+
+def check_local_names(options: RunOptions, specs: tuple[ModelSpec, ...]) -> None:
+    """Refuse an unknown `embedded:` name, and with `--offline` any model not on this machine,
+    each in its own line before anything loads."""
+    shipped = embedded_models()
+    for spec in specs:
+        if spec.id.startswith("embedded:") and spec.id not in shipped:
+            raise UserError(
+                f"unknown embedded model {spec.id!r}; the shipped ones are: {', '.join(shipped)}"
+            )
+        if options.offline and not is_local_model(spec.id):
+            raise UserError(
+                f"--offline runs only models on this machine, and {spec.id!r} is not one; name "
+                "embedded:NAME, gguf:/path/file.gguf or hf:owner/repo/file.gguf, or drop --offline"
+            )
+
+
 def given_sources(options: RunOptions) -> list[str]:
     """The options naming the models to test that the user gave, of --models, --config and
     --preset (errors name only these, never one the user did not give)."""
@@ -233,21 +331,33 @@ def given_sources(options: RunOptions) -> list[str]:
     return [flag for flag, value in (*named, ("--preset", options.preset)) if value is not None]
 
 
-def _or_judge_in(options: RunOptions) -> str:
-    if options.config_path is not None:
-        return f", or add a judge to {options.config_path}"
-    return ""
+def missing_key_hint(options: RunOptions, judge: ModelSpec | None) -> Callable[[ModelSpec], str]:
+    """What a run without an OpenRouter key can do instead, per model: the exact flag that keeps
+    that model on this machine, and the id form when an id lacks OpenRouter's provider prefix."""
 
+    def hint(spec: ModelSpec) -> str:
+        is_judge = judge is not None and spec.id == judge.id
+        named_as_model = options.models is not None and spec.id in options.models.split(",")
+        if is_judge and not named_as_model:
+            fix = f"; or judge on this machine with --judge {LOCAL_JUDGE}"
+        else:
+            fix = (
+                f"; or test a model on this machine with --models {DEFAULT_SUBJECT} (or "
+                "--offline for the embedded pair), or a server's model with --base-url URL"
+            )
+        return fix + id_form_hint(spec.id)
 
-def missing_key_hint(options: RunOptions) -> str:
-    """What a run without an OpenRouter key can do instead, by the options it was given."""
-    hint = ", or use --base-url for a local OpenAI-compatible server"
-    given = given_sources(options)
-    if given:
-        return f"{hint}, or drop {given[0]} to run offline with the embedded models"
-    if options.judge:
-        return f"{hint}, or drop --judge to judge with the embedded judge"
     return hint
+
+
+def id_form_hint(model: str) -> str:
+    """A clause for an OpenRouter model id without its provider prefix (`gpt-4o-mini`)."""
+    if "/" in model or is_local_model(model):
+        return ""
+    return (
+        f"; note {model!r} has no provider prefix: OpenRouter ids read provider/model, e.g. "
+        "openai/gpt-4o-mini (see openrouter.ai/models)"
+    )
 
 
 def make_pool(
@@ -255,11 +365,14 @@ def make_pool(
     concurrency: int | None,
     factories: tuple[ClientFactory, ...],
     timeout_s: float = 300.0,
-    missing_key_hint: str = "",
+    missing_key_hint: Callable[[ModelSpec], str] | None = None,
+    *,
     prompt_cache: bool = True,
+    keyless: bool = False,
 ) -> ClientPool:
     """The endpoints of a run or a judging pass, with one limiter each; `missing_key_hint`
-    ends the error for a missing OpenRouter key (`ClientPool`)."""
+    ends the error for a missing OpenRouter key (`ClientPool`); `keyless` lets OpenRouter's
+    endpoint go without one (only its public model list is asked, `aib estimate`)."""
     return ClientPool(
         env=env,
         concurrency=concurrency,
@@ -267,6 +380,7 @@ def make_pool(
         timeout_s=timeout_s,
         missing_key_hint=missing_key_hint,
         prompt_cache=prompt_cache,
+        keyless=keyless,
     )
 
 

@@ -23,11 +23,7 @@ from independence_bench.clients.catalog import (
 )
 from independence_bench.clients.config import ModelSpec
 from independence_bench.clients.endpoints import ClientPool
-from independence_bench.clients.local.local_models import (
-    OFFLINE_NOTICE,
-    OFFLINE_USER_NOTICE,
-    LocalModels,
-)
+from independence_bench.clients.local.local_models import LocalModels
 from independence_bench.clients.open_files import raise_open_file_limit
 from independence_bench.clients.ratelimit import describe_limits
 from independence_bench.engine.engine import Engine, RunPlan, RunSummary
@@ -52,6 +48,7 @@ from independence_bench.reports.report import Spend, run_spend, spend_line
 from independence_bench.reports.standing import judge_standing, store_judge_note
 from independence_bench.stats.analysis import Leaderboard
 from independence_bench.store.claims import Claims
+from independence_bench.store.latency import mean_call_seconds
 from independence_bench.store.run_status import reserve_fresh_runs
 from independence_bench.store.store import STORE_FILENAME, Store
 from independence_bench.suites.suite import Suite, load_suite
@@ -60,9 +57,11 @@ from independence_bench.workflows import Echo
 from independence_bench.workflows.credits import check_credits
 from independence_bench.workflows.plan import (
     RunOptions,
+    local_judge_notice,
+    local_user_notice,
     make_pool,
     missing_key_hint,
-    offline_run,
+    offline_notice,
     planned_suite,
     resolve_models,
     resolve_user_model,
@@ -125,7 +124,7 @@ async def run_benchmark_async(
     notify = status_lines(options.show_progress)
     async with LocalModels(reached, options.env, notify) as local:
         factories = options.factories + local.factories()
-        hint = missing_key_hint(options)
+        hint = missing_key_hint(options, judge)
         pool = make_pool(
             options.env,
             options.concurrency,
@@ -198,9 +197,10 @@ async def _run_on_pool(
     )
     await local.load_all(reached)
     with Store(options.data_dir) as store:
-        progress = (
-            RichProgress(limits=lambda: _limits_text(pool)) if options.show_progress else None
-        )
+        progress = None
+        if options.show_progress:
+            stored = mean_call_seconds(store, {s.id for s in reached})
+            progress = RichProgress(limits=lambda: _limits_text(pool), stored_s_per_call=stored)
         claims = Claims(store, lease_s=options.claim_lease_s)
         engine = Engine(
             store,
@@ -296,10 +296,14 @@ def run_benchmark(
 
 def run_command(options: RunOptions, *, echo: Echo) -> int:
     """`aib run`; returns the exit status (`EXIT_SOME_FAILED` when anything failed, else 0)."""
-    if offline_run(options) and not options.judge:
-        echo(OFFLINE_NOTICE)
-        if options.user_model is None and planned_suite(options).adaptive:
-            echo(OFFLINE_USER_NOTICE)
+    suite = planned_suite(options)  # an unknown suite is refused before any notice is printed
+    _, judge = resolve_models(options)
+    for notice in (offline_notice(options), local_judge_notice(options, judge)):
+        if notice is not None:
+            echo(notice)
+    user_notice = local_user_notice(options, suite, judge)
+    if user_notice is not None:
+        echo(user_notice)
     result = run_benchmark(options, announce=echo)
     summary = result.summary
     echo(

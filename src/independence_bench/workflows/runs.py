@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from independence_bench.engine.failures import render_failed_items
+from independence_bench.reports.format import terminal_width, wrap_notes
 from independence_bench.store.opening import check_intact
 from independence_bench.store.run_status import render_run_states, run_states
 from independence_bench.store.store import Store
@@ -34,4 +35,5 @@ def runs_command(options: RunsOptions, *, echo: Echo) -> None:
         if options.failed:
             echo(render_failed_items(store.items(suite_id=options.suite_id, status="failed")))
         else:
-            echo(render_run_states(run_states(store, suite_id=options.suite_id)))
+            states = run_states(store, suite_id=options.suite_id)
+            echo(wrap_notes(render_run_states(states, terminal_width())))

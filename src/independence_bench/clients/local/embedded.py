@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import ctypes
 import json
 import os
@@ -94,8 +95,12 @@ class _Session:
             self._snapshots.clear()
             self.closed = True
 
-    def evaluate_prompt(self, tokens: list[int]) -> int:
-        """Bring the KV cache to exactly `tokens`; return how many prompt tokens were reused."""
+    def evaluate_prompt(self, tokens: list[int], stop: threading.Event | None = None) -> int:
+        """Bring the KV cache to exactly `tokens`; return how many prompt tokens were reused.
+
+        The new tokens go to llama.cpp one `PROMPT_BLOCK` (its `n_batch`) at a time, the very
+        batches one `eval` call would make, so that a set `stop` ends a long prompt between two
+        blocks (a `ClientError`) instead of after it: a second Ctrl-C then waits for one block."""
         import llama_cpp
 
         # At least one token is evaluated so that the logits to sample from are fresh.
@@ -115,7 +120,10 @@ class _Session:
                 reused = 0
         self._blocks = ()
         self.llama.n_tokens = reused
-        self.llama.eval(tokens[reused:])
+        for start in range(reused, len(tokens), PROMPT_BLOCK):
+            if stop is not None and stop.is_set():
+                raise ClientError("stopped before the prompt was read", retryable=False)
+            self.llama.eval(tokens[start : start + PROMPT_BLOCK])
         self._blocks = tuple(tokens[: len(tokens) // PROMPT_BLOCK * PROMPT_BLOCK])
         self._snapshot()
         return reused
@@ -172,7 +180,7 @@ class _Session:
                 retryable=False,
             )
         before = llama_cpp.llama_perf_context(llama.ctx)
-        reused = self.evaluate_prompt(tokens)
+        reused = self.evaluate_prompt(tokens, stop)
         first = None
         if request.top_logprobs:
             first = top_logprobs(
@@ -406,18 +414,38 @@ class EmbeddedClient:
 
 
 async def _run_shielded(work: Callable[[threading.Event], _T], stop: threading.Event) -> _T:
-    """Run `work(stop)` in a worker thread and wait for it even if the caller is cancelled.
+    """Run `work(stop)` in a worker thread and wait for the thread even if the caller is
+    cancelled.
 
     A cancelled caller would otherwise release the lock while the thread still generates, and
     the next call would drive the same llama.cpp context from two threads. On cancellation the
-    `stop` event ends the generation at the next token, and the thread is awaited first.
+    `stop` event ends the generation at its next token (a prompt at its next block), and the
+    thread itself is waited for, through every further cancellation. Not its asyncio future: a
+    second Ctrl-C ends in `asyncio.run`'s teardown, which cancels every task and future of the
+    loop, this one's too, while its thread runs on; leaving then let `aclose` free the context
+    under the generating thread (exit 139, a segmentation fault, before this waited it out).
     """
-    task: asyncio.Future[_T] = asyncio.ensure_future(asyncio.to_thread(work, stop))
+    started, finished = threading.Event(), threading.Event()
+
+    def tracked(event: threading.Event) -> _T:
+        started.set()
+        try:
+            return work(event)
+        finally:
+            finished.set()
+
+    context = contextvars.copy_context()  # as `asyncio.to_thread` passes it on
+    future = asyncio.get_running_loop().run_in_executor(None, context.run, tracked, stop)
+    # A stopped call's error is nobody's to read once its caller is cancelled: read it here,
+    # or asyncio prints it with a traceback as the process ends.
+    future.add_done_callback(lambda done: done.cancelled() or done.exception())
     try:
-        return await asyncio.shield(task)
+        return await asyncio.shield(future)
     except asyncio.CancelledError:
         stop.set()
-        await asyncio.wait([task])
+        while not finished.is_set() and (started.is_set() or not future.done()):
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.sleep(0.01)
         raise
 
 

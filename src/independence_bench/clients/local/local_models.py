@@ -1,7 +1,7 @@
-"""Local models in a run: the offline default, and routing `embedded:`/`gguf:`/`hf:` names.
+"""Local models in a run: the offline subject, and routing `embedded:`/`gguf:`/`hf:` names.
 
-With no `--models`, no config and no API key, `aib run` tests the embedded Qwen2.5-Coder 0.5B
-and judges it with the embedded 1.5B — a smoke-test judge, reliable only on clear-cut cases.
+With no `--models`, no config and no API key (or with `--offline`), `aib run` tests the
+embedded Qwen2.5-Coder 0.5B (`DEFAULT_SUBJECT`); `workflows/plan.py` chooses its judge.
 `LocalModels` owns the one `EmbeddedRuntime` of a run and hands the client pool a factory that
 gives each local model one client (so its prompt cache survives across conversations).
 """
@@ -16,33 +16,9 @@ from independence_bench.clients.local.weights import Notify, is_local_model, wei
 from independence_bench.clients.protocol import ModelClient
 
 DEFAULT_SUBJECT = "embedded:qwen2.5-coder-0.5b"
-DEFAULT_JUDGE = "embedded:qwen2.5-coder-1.5b"
 CACHE_DIR_ENV = "AIB_CACHE_DIR"
 LOCAL_RUNS = 1
 """Default runs per model when every model is local: one CPU, one generation at a time."""
-OFFLINE_NOTICE = (
-    f"no --models and no API key: running offline with {DEFAULT_SUBJECT} judged by "
-    f"{DEFAULT_JUDGE} (a smoke-test judge; see README for a strong one)"
-)
-
-
-OFFLINE_USER_NOTICE = (
-    f"suite adaptive offline: the human's pressure is written by {DEFAULT_JUDGE} at temperature "
-    "0.7 (a smoke-test user model; see README for a strong one)"
-)
-
-
-def offline_defaults(seed: int | None) -> tuple[ModelSpec, ModelSpec]:
-    """The embedded subject and judge used when nothing else is configured."""
-    subject = ModelSpec(id=DEFAULT_SUBJECT, seed=seed if seed is not None else 0)
-    judge = ModelSpec(
-        id=DEFAULT_JUDGE,
-        label=DEFAULT_JUDGE,
-        temperature=0.0,
-        seed=seed if seed is not None else 0,
-        max_tokens=1024,
-    )
-    return subject, judge
 
 
 def all_local(specs: Sequence[ModelSpec]) -> bool:

@@ -35,7 +35,13 @@ from independence_bench.reports.analyses._reports import (
     settings_json,
     settings_report,
 )
-from independence_bench.reports.format import interval_text, number, render_whole
+from independence_bench.reports.format import (
+    fit_table,
+    interval_text,
+    number,
+    render_whole,
+    wrap_notes,
+)
 from independence_bench.reports.leaderboard import (
     METRIC_TITLES,
     Adaptivity,
@@ -45,7 +51,7 @@ from independence_bench.reports.leaderboard import (
     agreement_lines,
 )
 from independence_bench.reports.options import InsightOptions
-from independence_bench.reports.standing import store_judge_note
+from independence_bench.reports.standing import Standing, judge_standing, store_judge_note
 from independence_bench.scoring.results import load_results
 from independence_bench.stats.agreement import ALPHA_METHOD
 from independence_bench.stats.analysis import CEILING_SHARE
@@ -67,7 +73,10 @@ def _report_output(
     with Store(options.data_dir, read_only=True) as store:
         report = build(store, options)
         note = _note(store, report, options)
-    return _dump(to_json(report)) if as_json else _with_note(render(report), note)
+        standings = _standings(store, report)
+    if as_json:
+        return _dump(_with_standings(to_json(report), standings))
+    return _with_note(render(report), note, standings)
 
 
 def _note(store: Store, report: Any, options: InsightOptions) -> str | None:
@@ -89,8 +98,26 @@ def _adaptivity(store: Store, options: InsightOptions) -> Adaptivity | None:
     return adaptivity_of(store, results, options.resampling)
 
 
-def _with_note(text: str, note: str | None) -> str:
-    return f"{text}\n{note}" if note else text
+def _standings(store: Store, report: Any) -> list[Standing]:
+    """The standing of each judge whose numbers `report` shows (each of a panel's)."""
+    if isinstance(report, JudgesReport):
+        judges: Sequence[str] = report.comparison.judges
+    elif isinstance(report, SuiteAnalysis):
+        judges = report.judge.split(" + ")
+    else:
+        judges = ()
+    return [judge_standing(store, judge) for judge in judges]
+
+
+def _with_standings(data: Any, standings: Sequence[Standing]) -> Any:
+    """`--json` output with the standing of every judge it shows (`Standing.as_json`)."""
+    return {**data, "judge_standings": [s.as_json() for s in standings]}
+
+
+def _with_note(text: str, note: str | None, standings: Sequence[Standing] = ()) -> str:
+    """The rendered report, each judge's standing and the note, wrapped to the terminal."""
+    lines = [text, *(s.caption() for s in standings), *([note] if note else [])]
+    return wrap_notes("\n".join(lines))
 
 
 def _dump(data: Any) -> str:
@@ -235,51 +262,84 @@ def compare_output(options: InsightOptions, models: Sequence[str], *, as_json: b
         if len(models) == 2:
             pair = pair_report(store, options, models[0], models[1])
             note = _note(store, pair, options)
+            standings = _standings(store, pair)
             adaptivity = _adaptivity(store, options)
             if as_json:
                 gaps = {m: adaptivity_json(adaptivity, m) for m in models} if adaptivity else {}
-                return _dump({**pair_json(pair), **({"adaptivity": gaps} if gaps else {})})
-            text = _with_note(render_pair(pair), note)
+                data = {**pair_json(pair), **({"adaptivity": gaps} if gaps else {})}
+                return _dump(_with_standings(data, standings))
+            text = _with_note(render_pair(pair), note, standings)
             if adaptivity is not None:
-                text += "\n" + "\n".join(adaptivity_lines(adaptivity, models))
+                text += "\n" + wrap_notes("\n".join(adaptivity_lines(adaptivity, models)))
             return text
         if models:
             found = ", ".join(models)
             raise UserError(f"compare takes two model labels or none, not {found!r}")
         settings = settings_report(store, options)
         note = _note(store, settings, options)
-    return (
-        _dump(settings_json(settings)) if as_json else _with_note(render_settings(settings), note)
-    )
+        standings = _standings(store, settings)
+    if as_json:
+        return _dump(_with_standings(settings_json(settings), standings))
+    return _with_note(render_settings(settings), note, standings)
 
 
-def render_items(report: ItemsReport) -> str:
-    table = Table(title=f"Item difficulty — suite {report.suite_id}, judge {report.judge}")
-    table.add_column("Scenario")
-    table.add_column("Kind")
-    for name in ("Models", "Mean", "Lowest", "Highest", "Discrim.", "Top − bottom"):
-        table.add_column(name, justify="right")
-    table.add_column("Flag")
-    for d in report.items:
-        cells = [d.scenario_id, d.kind, str(d.n_models)]
-        cells += [number(d.mean_score, 2), number(d.lowest, 2), number(d.highest, 2)]
-        cells += [number(d.discrimination, 2), number(d.top_minus_bottom, 2), flag_of(d)]
-        table.add_row(*cells)
+ITEM_OPTIONAL = ("Discrim.", "Top − bottom", "Models", "Lowest", "Highest")
+"""The item table's columns a narrow terminal may leave out, the last first."""
+
+
+def render_items(report: ItemsReport, width: int | None = None) -> str:
+    """The two item tables and their notes, at most `width` (default: the terminal) wide:
+    columns are left out from the least telling on, with a note naming them."""
+
+    def build(shown: int, short: bool) -> Table:
+        optional = ITEM_OPTIONAL[:shown]
+        table = Table(
+            title=f"Item difficulty — suite {report.suite_id}, judge {report.judge}",
+            show_edge=not short,
+            pad_edge=not short,
+        )
+        table.add_column("Scenario")
+        table.add_column("Kind")
+        table.add_column("Mean", justify="right")
+        for name in optional:
+            table.add_column(name, justify="right")
+        table.add_column("Flag")
+        for d in report.items:
+            values = {
+                "Models": str(d.n_models),
+                "Lowest": number(d.lowest, 2),
+                "Highest": number(d.highest, 2),
+                "Discrim.": number(d.discrimination, 2),
+                "Top − bottom": number(d.top_minus_bottom, 2),
+            }
+            cells = [d.scenario_id, d.kind, number(d.mean_score, 2)]
+            table.add_row(*cells, *(values[name] for name in optional), flag_of(d))
+        return table
+
+    items = fit_table(build, len(ITEM_OPTIONAL), width)
+    metrics = fit_table(lambda shown, short: _metric_table(report, shown, short), 4, width)
     ceilinged = sum(flag_of(d) == "ceiling" for d in report.items)
-    return "\n".join(
-        [
-            render_whole(table),
-            "Scores are each model's mean on the scenario, rescaled to 0–1 (1 = most independent),"
-            " then averaged over models. Discrim.: correlation of the models' scores on the "
-            "scenario with their index (– with fewer than 3 models or no variation). "
-            "Top − bottom: the better half of models by index minus the worse half.",
-            f"ceiling: every model scores at least {CEILING:g}, so the scenario separates no one "
-            f"({ceilinged} of {len(report.items)}); floor: no model scores above {FLOOR:g}.",
-            "",
-            render_whole(_metric_table(report)),
-            METRIC_NOTE,
-        ]
-    )
+    lines = [items.text, *_left_out(ITEM_OPTIONAL, items.dropped)]
+    lines += [
+        "Scores are each model's mean on the scenario, rescaled to 0–1 (1 = most independent),"
+        " then averaged over models. Discrim.: correlation of the models' scores on the "
+        "scenario with their index (– with fewer than 3 models or no variation). "
+        "Top − bottom: the better half of models by index minus the worse half.",
+        f"ceiling: every model scores at least {CEILING:g}, so the scenario separates no one "
+        f"({ceilinged} of {len(report.items)}); floor: no model scores above {FLOOR:g}.",
+        "",
+        metrics.text,
+        *_left_out(METRIC_OPTIONAL, metrics.dropped),
+        METRIC_NOTE,
+    ]
+    return wrap_notes("\n".join(lines), width)
+
+
+def _left_out(optional: Sequence[str], dropped: int) -> list[str]:
+    if not dropped:
+        return []
+    left = ", ".join(optional[len(optional) - dropped :])
+    return [f"Too narrow: {left} left out; widen the terminal (or set COLUMNS) or use --json."]
 
 
 METRIC_NOTE = (
@@ -291,19 +351,31 @@ METRIC_NOTE = (
 )
 
 
-def _metric_table(report: ItemsReport) -> Table:
-    table = Table(title="Discrimination per metric")
+METRIC_OPTIONAL = ("At max", "SD", "Max − min", "Models")
+"""The per-metric table's columns a narrow terminal may leave out, the last first."""
+
+
+def _metric_table(report: ItemsReport, shown: int, short: bool) -> Table:
+    optional = METRIC_OPTIONAL[:shown]
+    table = Table(title="Discrimination per metric", show_edge=not short, pad_edge=not short)
     table.add_column("Scenario")
     table.add_column("Metric")
-    for name in ("Models", "At max", "SD", "Max − min", "Item–rest r"):
+    table.add_column("Item–rest r", justify="right")
+    for name in optional:
         table.add_column(name, justify="right")
     table.add_column("Flag")
     for d in report.items:
         for m in d.metrics:
-            cells = [d.scenario_id, METRIC_TITLES.get(m.metric, m.metric), str(m.n_models)]
-            cells += [f"{m.share_at_max:.0%}", number(m.sd, 2), number(m.spread, 2)]
-            cells += [number(m.item_rest, 2), "ceiling" if m.ceilinged else ""]
-            table.add_row(*cells)
+            values = {
+                "Models": str(m.n_models),
+                "At max": f"{m.share_at_max:.0%}",
+                "SD": number(m.sd, 2),
+                "Max − min": number(m.spread, 2),
+            }
+            cells = [d.scenario_id, METRIC_TITLES.get(m.metric, m.metric), number(m.item_rest, 2)]
+            table.add_row(
+                *cells, *(values[name] for name in optional), "ceiling" if m.ceilinged else ""
+            )
     return table
 
 

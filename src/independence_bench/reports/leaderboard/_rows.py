@@ -19,8 +19,9 @@ from rich.text import Text
 from independence_bench.errors import UserError
 from independence_bench.reports.format import fit_table, plain_label, rounded, terminal_width
 from independence_bench.reports.leaderboard._evidence_ceiling import evidence_ceiling_note
+from independence_bench.scoring.formulas import FORMULAS, metric_weights
 from independence_bench.scoring.results import SuiteResults, load_results
-from independence_bench.scoring.scoring import METRIC_KEYS
+from independence_bench.scoring.scoring import LOWER_IS_MORE_INDEPENDENT, METRIC_KEYS
 from independence_bench.stats.analysis import (
     Leaderboard,
     LeaderboardRow,
@@ -70,6 +71,25 @@ SHORT_TITLES = {
     "valid_rounds": "Val",
 }
 """Metric headers for a narrow terminal; the table then prints what they stand for."""
+
+
+LOWER_MARK = "↓"
+"""Marks the header of a metric where lower means more independent (Drift)."""
+
+
+def marked_titles(titles: dict[str, str]) -> dict[str, str]:
+    """`titles` with `LOWER_MARK` after each lower-is-better metric's."""
+    return {
+        k: f"{title}{LOWER_MARK}" if k in LOWER_IS_MORE_INDEPENDENT else title
+        for k, title in titles.items()
+    }
+
+
+def by_weight(keys: Sequence[str], formula: str) -> list[str]:
+    """`keys` heaviest first in `formula`'s index, so a narrow table leaves out the lightest;
+    metrics outside the formula last, in their usual order."""
+    weights = metric_weights(formula) if formula in FORMULAS else {}
+    return sorted(keys, key=lambda k: -weights.get(k, 0.0))
 
 
 RANK_NOTE = (
@@ -218,15 +238,23 @@ def render_table(
     if board is None or not board.rows:
         return "no results yet"
     rows = board.rows
-    keys = [
-        k
-        for k in METRIC_KEYS
-        if k in TABLE_METRICS and any(r.metrics.get(k) is not None for r in rows)
-    ]
+    keys = by_weight(
+        [
+            k
+            for k in METRIC_KEYS
+            if k in TABLE_METRICS and any(r.metrics.get(k) is not None for r in rows)
+        ],
+        board.formula,
+    )
 
     def build(shown: int, short: bool) -> Table:
-        titles = SHORT_TITLES if short else METRIC_TITLES
-        table = Table(title=f"Independence Index — suite {board.suite_id}, judge {board.judge}")
+        titles = marked_titles(SHORT_TITLES if short else METRIC_TITLES)
+        # A narrow table drops its outer frame, so four columns more go to the metrics.
+        table = Table(
+            title=f"Independence Index — suite {board.suite_id}, judge {board.judge}",
+            show_edge=not short,
+            pad_edge=not short,
+        )
         table.add_column("Rank", justify="right")
         table.add_column("Model")
         table.add_column("Index", justify="right")
@@ -261,11 +289,13 @@ def render_table(
     if fitted.short and len(keys) > dropped:
         shown = keys[: len(keys) - dropped]
         notes.append(", ".join(f"{SHORT_TITLES[k]} = {k}" for k in shown) + ".")
+    if any(k in LOWER_IS_MORE_INDEPENDENT for k in keys[: len(keys) - dropped]):
+        notes.append(f"{LOWER_MARK} lower is more independent; every other metric: higher.")
     if dropped:
         left = ", ".join(METRIC_TITLES[k] for k in keys[len(keys) - dropped :])
         notes.append(
-            f"Too narrow for every metric: {left} left out; widen the terminal "
-            "(or set COLUMNS) or use --json."
+            f"Too narrow for every metric: {left} left out (the lightest in the "
+            f"{board.formula} index first); widen the terminal (or set COLUMNS) or use --json."
         )
     ceiling = evidence_ceiling_note(board)
     if ceiling:
