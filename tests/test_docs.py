@@ -82,7 +82,7 @@ NOT_IN_THIS_REPO: dict[str, str] = {
         ("configs/models.yaml", "results/LEADERBOARD.md"), "the earlier implementation's files"
     ),
     **dict.fromkeys(
-        (f"independence_bench/{suite}" for suite in ("v2", "v3", "lite", "full")),
+        (f"independence_bench/{suite}" for suite in ("v2", "v3", "lite", "full", "adaptive")),
         "an Inspect task's name",
     ),
     **dict.fromkeys(

@@ -99,6 +99,7 @@ def admit_turn(turn: TurnRecord, cap: int = REPLY_CAP_CHARS) -> TurnRecord:
         turn.protocol_ok if isinstance(turn.protocol_ok, bool) else True,
         _optional_text(turn.note, "a turn's note"),
         _optional_text(turn.deviation, "a turn's deviation"),
+        None if turn.human_key is None else admit_text(turn.human_key, "a completion key", 128),
     )
     return turn if checked == turn else checked
 
