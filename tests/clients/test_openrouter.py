@@ -312,6 +312,7 @@ def test_a_free_models_daily_cap_stops_that_model_in_one_line(
 def test_a_402_with_retry_after_waits_then_goes_on(
     aib: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    shorten_backoff(monkeypatch)  # Retry-After: 0 is kept; only the backoff is shortened
     with emulated(monkeypatch, OpenRouterScript(credits_402=1)):
         result = aib("run", "--models", SUBJECT, "--judge", JUDGE, *QUICK)
     assert result.code == 0, result.err
