@@ -22,6 +22,7 @@ from support.mock_openrouter import (
     OpenRouterScript,
     off_spec_inband,
 )
+from support.quick_retry import shorten_backoff
 
 SUBJECT = "acme/scripted-firm"
 JUDGE = "acme/scripted-judge"
@@ -76,6 +77,7 @@ def test_a_text_error_is_its_message() -> None:
 def test_aib_run_retries_a_cut_reply_and_never_stores_or_judges_it(
     aib: Any, monkeypatch: pytest.MonkeyPatch, shape: str, judge: bool
 ) -> None:
+    shorten_backoff(monkeypatch)
     script = OpenRouterScript(inband_errors=1, inband_shape=shape, inband_judge=judge)
     with MockOpenRouter(script) as server:
         monkeypatch.setenv(BASE_URL_ENV, server.base_url)

@@ -28,6 +28,7 @@ from support.mock_openrouter import (
     OpenRouterScript,
     catalog,
 )
+from support.quick_retry import shorten_backoff
 
 SUBJECT = "acme/scripted-firm"
 JUDGE = "acme/scripted-judge"
@@ -128,6 +129,7 @@ def test_base_url_equal_to_the_variable_is_openrouter_too(
 def test_a_reply_cut_off_in_band_is_retried_never_stored_nor_judged(
     aib: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    shorten_backoff(monkeypatch)
     with emulated(monkeypatch, OpenRouterScript(inband_errors=1)):
         result = aib("run", "--models", SUBJECT, "--judge", JUDGE, *QUICK)
         assert result.code == 0, result.err
@@ -139,6 +141,7 @@ def test_a_reply_cut_off_in_band_is_retried_never_stored_nor_judged(
 def test_a_judge_reply_cut_off_in_band_is_retried_never_scored(
     aib: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    shorten_backoff(monkeypatch)
     with emulated(monkeypatch, OpenRouterScript(inband_errors=1, inband_judge=True)) as server:
         result = aib("run", "--models", SUBJECT, "--judge", JUDGE, *QUICK)
         assert result.code == 0, result.err
@@ -309,6 +312,7 @@ def test_a_free_models_daily_cap_stops_that_model_in_one_line(
 def test_a_402_with_retry_after_waits_then_goes_on(
     aib: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    shorten_backoff(monkeypatch)  # Retry-After: 0 is kept; only the backoff is shortened
     with emulated(monkeypatch, OpenRouterScript(credits_402=1)):
         result = aib("run", "--models", SUBJECT, "--judge", JUDGE, *QUICK)
     assert result.code == 0, result.err

@@ -3,6 +3,7 @@ could still read (it reads no texts, so damage there went unseen: `opening.check
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 from contextlib import closing
 from pathlib import Path
@@ -10,7 +11,9 @@ from typing import Any
 
 import pytest
 
-from support.mock_server import MockServer
+from independence_bench.cli.main import main
+from support.cli_home import cli_home
+from support.mock_server import MockConfig, MockServer
 
 PAGE = 4096
 
@@ -28,16 +31,26 @@ def _damage_table(path: Path, table: str) -> None:
     path.write_bytes(bytes(data))
 
 
+@pytest.fixture(scope="module")
+def judged_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One judged run's store for the module; each test damages a copy of it."""
+    root = tmp_path_factory.mktemp("judged")
+    with MockServer(MockConfig()) as server, cli_home(root):
+        code = main([
+            "run", "--models", "scripted-firm", "--judge", "scripted-judge", "--base-url",
+            server.base_url, "--runs", "1", "--scenarios", "direct", "--data-dir", "d",
+        ])  # fmt: skip
+    assert code == 0
+    return root / "d"
+
+
 @pytest.mark.parametrize("table", ["texts", "messages", "judge_standings"])
 @pytest.mark.parametrize("failed", [False, True], ids=["runs", "runs --failed"])
 def test_aib_runs_on_a_damaged_store_is_the_damaged_store_line(
-    aib: Any, server: MockServer, table: str, failed: bool
+    aib: Any, judged_store: Path, table: str, failed: bool
 ) -> None:
-    run = aib(
-        "run", "--models", "scripted-firm", "--judge", "scripted-judge", "--base-url",
-        server.base_url, "--runs", "1", "--scenarios", "direct", "--data-dir", "d",
-    )  # fmt: skip
-    assert run.code == 0, run.err
+    shutil.copytree(judged_store, "d")
+    assert aib("runs", "--data-dir", "d").code == 0  # the copy reads whole before the damage
     _damage_table(Path("d/aib.sqlite3"), table)
     result = aib("runs", "--data-dir", "d", *(("--failed",) if failed else ()))
     assert result.code == 2 and result.out == "", result.out
