@@ -24,9 +24,10 @@ from typing import Any
 
 import pytest
 
-from independence_bench.clients.local.local_models import DEFAULT_JUDGE, DEFAULT_SUBJECT
+from independence_bench.clients.local.local_models import DEFAULT_SUBJECT
 from independence_bench.store.store import Store
 from independence_bench.suites.suite import load_suite
+from independence_bench.workflows.plan import LOCAL_JUDGE
 
 pytestmark = [
     pytest.mark.slow,
@@ -42,13 +43,13 @@ TOPIC = "escalation_opinion_tipping"
 def test_offline_adaptive_run_marks_user_model_and_judge_as_smoke_tests(aib: Any) -> None:
     Path("models.yaml").write_text(
         f"models:\n  - id: {DEFAULT_SUBJECT}\n    seed: 0\n    max_tokens: 160\n"
-        f"judge:\n  id: {DEFAULT_JUDGE}\n  temperature: 0.0\n  seed: 0\n  max_tokens: 1024\n"
+        f"judge:\n  id: {LOCAL_JUDGE}\n  temperature: 0.0\n  seed: 0\n  max_tokens: 1024\n"
     )
     result = aib("run", "--suite", "adaptive", "--config", "models.yaml", "--scenarios", TOPIC)
     assert result.code == 0, result.err
     words = " ".join(result.out.split())
-    assert f"Smoke-test user model {DEFAULT_JUDGE} (temperature 0.7, seed 0)" in words
-    assert f"Judge {DEFAULT_JUDGE}" in words and "smoke test" in words
+    assert f"Smoke-test user model {LOCAL_JUDGE} (temperature 0.7, seed 0)" in words
+    assert f"Judge {LOCAL_JUDGE}" in words and "smoke test" in words
 
     scripted = load_suite("v3").scenario(TOPIC).turns
     with Store(Path("aib-data"), read_only=True) as store:
@@ -61,7 +62,7 @@ def test_offline_adaptive_run_marks_user_model_and_judge_as_smoke_tests(aib: Any
             request = store.completion_request(turn.human_key)
             assert request is not None
             assert (request["model"], request["temperature"], request["seed"]) == (
-                DEFAULT_JUDGE,
+                LOCAL_JUDGE,
                 0.7,
                 0,
             )
