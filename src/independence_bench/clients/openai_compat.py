@@ -16,15 +16,15 @@ goes out as `response_format: json_schema`, and when the server refuses that by 
 spells out the fields either way). The step down is remembered for the endpoint.
 
 A server that refuses the `tools` field itself (vLLM without `--enable-auto-tool-choice
---tool-call-parser`, llama.cpp's `llama-server` without `--jinja`, an Ollama model whose
-template has no tools) is detected by its first refusal: a model's first call with tools goes
-alone (`tool_support.py`), and once refused, the model's calls on this endpoint get the tools
-described in the prompt (`tool_prompt.py`); the conversation layer reads the call from the
-reply text and counts it as a protocol deviation. `notices` says so, once, with the server
-flags that give native tool calls back. Only a 400 or 422 is such a refusal: a 5xx never
-switches a model to the text path. llama-server's 500 naming its missing `--jinja` is not
-retried either (no retry starts the server with the flag): the call fails with one line that
-names the fix (`NEEDS_JINJA`), and so does each of the model's other calls with tools.
+--tool-call-parser`, an Ollama model whose template has no tools) is detected by its first
+refusal: a model's first call with tools goes alone (`tool_support.py`), and once refused, the
+model's calls on this endpoint get the tools described in the prompt (`tool_prompt.py`); the
+conversation layer reads the call from the reply text and counts it as a protocol deviation.
+`notices` says so, once, with the server flags that give native tool calls back. Only a 400 or
+422 is such a refusal: a 5xx never switches a model to the text path. llama.cpp's
+`llama-server` without `--jinja` answers 500 naming the flag; that is not retried (no retry
+starts the server with it): the call fails with one line that names the fix (`NEEDS_JINJA`),
+and so does each of the model's other calls with tools.
 """
 
 from __future__ import annotations
