@@ -234,7 +234,7 @@ def test_llama_server_without_jinja_fails_tool_calls_with_the_fix_and_no_text_pa
 ) -> None:
     # llama-server --no-jinja: HTTP 500 "tools param requires --jinja flag" to every request
     # with tools. A 5xx is never a switch to prompt-described tools, nor worth a retry here.
-    config = MockConfig(fault_rate=1.0, fault_kinds=("500_no_jinja",))
+    config = MockConfig(no_jinja=True)
     with MockServer(config) as server:
         result = _run(aib, server.base_url)
         bodies = server.seen.requests

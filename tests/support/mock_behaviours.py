@@ -79,14 +79,9 @@ JUDGE_MODELS = (
 )
 KNOWN_MODELS = SUBJECT_MODELS + JUDGE_MODELS
 
-STATUS_FAULTS = (
-    "429", "429_no_retry_after", "500", "502", "503", "500_tool_choice", "500_no_jinja"
-)  # fmt: skip
+STATUS_FAULTS = ("429", "429_no_retry_after", "500", "502", "503", "500_tool_choice")
 """Faults answered with an HTTP error status (`500_tool_choice`: a passing 500 whose message
-mentions `tool_choice`, as a proxy's upstream failure can; `500_no_jinja`: llama.cpp's
-`llama-server --no-jinja` to a request with tools, as measured in
-docs/contributors/servers-live.md)."""
-NO_JINJA_ERROR = "tools param requires --jinja flag"
+mentions `tool_choice`, as a proxy's upstream failure can)."""
 CONNECTION_FAULTS = ("reset", "timeout", "plain_text")
 """`plain_text`: HTTP 200 with a `text/plain` body, as a proxy in trouble sometimes sends."""
 """Faults where the connection closes without any response."""
@@ -136,8 +131,6 @@ def fault_reply(kind: str) -> MockReply:
         )
     if kind == "429_no_retry_after":
         return error_reply(429, "Rate limit exceeded (mock)", "rate_limit_error")
-    if kind == "500_no_jinja":
-        return error_reply(500, NO_JINJA_ERROR, "server_error")
     if kind == "500_tool_choice":
         return error_reply(500, "Upstream error while applying tool_choice (mock)", "server_error")
     return error_reply(int(kind), f"Upstream error {kind} (mock)", "server_error")
@@ -271,8 +264,6 @@ def conversation_key(body: Mapping[str, Any]) -> str:
 def fault_applies(kind: str, body: Mapping[str, Any]) -> bool:
     """Whether a fault kind can damage this request (content faults need the right model)."""
     model = body.get("model")
-    if kind == "500_no_jinja":
-        return "tools" in body
     if kind in STATUS_FAULTS or kind in CONNECTION_FAULTS:
         return True
     if kind in ("empty", "reasoning_only"):
