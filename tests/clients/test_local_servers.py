@@ -227,3 +227,27 @@ def test_a_passing_5xx_that_mentions_tool_choice_does_not_switch_to_the_text_pat
     assert all("tools" in b for b in bodies if b["model"] == "scripted-firm")  # retried as is
     items, _, _ = _stored()
     assert {t.deviation for i in items for t in i.turns} == {None}
+
+
+def test_llama_server_without_jinja_fails_tool_calls_with_the_fix_and_no_text_path(
+    aib: Any,
+) -> None:
+    # llama-server --no-jinja: HTTP 500 "tools param requires --jinja flag" to every request
+    # with tools. A 5xx is never a switch to prompt-described tools, nor worth a retry here.
+    config = MockConfig(no_jinja=True)
+    with MockServer(config) as server:
+        result = _run(aib, server.base_url)
+        bodies = server.seen.requests
+    assert result.code == 3, result.err  # EXIT_SOME_FAILED: the tool_role conversations
+    assert "refused tool calls" not in result.out + result.err
+    named = [line for line in (result.out + result.err).splitlines() if "--jinja" in line]
+    assert len(named) == 1, named
+    assert "restart it with --jinja, or run with --modes user_role" in named[0]
+    assert named[0].lstrip().startswith("2 × llama-server needs --jinja")
+    with_tools = [b for b in bodies if "tools" in b]
+    assert len(with_tools) == 2  # one per tool_role conversation: refused once, not retried
+    assert not [b for b in bodies if "<tool_call>" in str(b["messages"][0].get("content"))]
+    items, judgments, _ = _stored()
+    assert {(i.mode, i.status) for i in items} == {("user_role", "done"), ("tool_role", "failed")}
+    assert not [t for i in items for t in i.turns if t.deviation is not None]
+    assert len(judgments) == 2  # the user_role conversations, judged as usual

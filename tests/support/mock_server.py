@@ -10,6 +10,7 @@ cleanly answered chat requests by `request_fingerprint`, so a kill-and-resume te
 repeated call from a new one; other switches make the server a web page (`answer_html`), a
 proxy that echoes the caller's key in its errors (`echo_auth`), a provider that throttles
 above a number of calls in flight (`max_in_flight`), llama-cpp-python's server (`llamacpp`),
+llama.cpp's `llama-server` started without `--jinja` (`no_jinja`),
 vLLM, Ollama or LM Studio as their documentation describes them (`server`, `server_flags`:
 `emulate_*.py`), or a hostile one whose replies and errors carry surrogates and control
 sequences (`hostile`, `mock_hostile.py`). It keeps every chat request's headers beside its body.
@@ -58,6 +59,9 @@ from support.mock_http import (
 from support.mock_llamacpp import llamacpp_refusal, tool_calls_as_text
 from support.mock_text_tools import prompt_tools_body
 
+NO_JINJA_ERROR = "tools param requires --jinja flag"
+"""llama-server's error message for a request with `tools` when it runs without `--jinja`."""
+
 CHAT_PATHS = frozenset({"/v1/chat/completions", "/chat/completions"})
 MODELS_PATHS = frozenset({"/v1/models", "/models"})
 STATS_PATH = "/_stats"
@@ -96,6 +100,9 @@ class MockConfig:
     """Answer 429 (no Retry-After) to chat requests beyond this many in flight; 0: no limit."""
     llamacpp: bool = False
     """Behave like llama-cpp-python's server (`mock_llamacpp.py`)."""
+    no_jinja: bool = False
+    """Behave like llama.cpp's `llama-server --no-jinja`: HTTP 500 `NO_JINJA_ERROR` to every
+    request with `tools` (measured: docs/contributors/servers-live.md)."""
     hostile: bool = False
     """Put `mock_hostile.HOSTILE_TEXT` in every reply and error, and untrustworthy usage."""
     reply_chars: int = 0
@@ -365,6 +372,8 @@ class MockService:
             return self._hostile(fault_reply(fault))
         if fault == "plain_text":
             return MockReply(200, {}, plain="upstream busy, try again")
+        if self.config.no_jinja and "tools" in body:
+            return error_reply(500, NO_JINJA_ERROR, "server_error")
         if self.config.llamacpp and (refusal := llamacpp_refusal(body)) is not None:
             return refusal
         emulator = self.config.emulator

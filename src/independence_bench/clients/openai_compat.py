@@ -16,12 +16,15 @@ goes out as `response_format: json_schema`, and when the server refuses that by 
 spells out the fields either way). The step down is remembered for the endpoint.
 
 A server that refuses the `tools` field itself (vLLM without `--enable-auto-tool-choice
---tool-call-parser`, llama.cpp's `llama-server` without `--jinja`, an Ollama model whose
-template has no tools) is detected by its first refusal: a model's first call with tools goes
-alone (`tool_support.py`), and once refused, the model's calls on this endpoint get the tools
-described in the prompt (`tool_prompt.py`); the conversation layer reads the call from the
-reply text and counts it as a protocol deviation. `notices` says so, once, with the server
-flags that give native tool calls back.
+--tool-call-parser`, an Ollama model whose template has no tools) is detected by its first
+refusal: a model's first call with tools goes alone (`tool_support.py`), and once refused, the
+model's calls on this endpoint get the tools described in the prompt (`tool_prompt.py`); the
+conversation layer reads the call from the reply text and counts it as a protocol deviation.
+`notices` says so, once, with the server flags that give native tool calls back. Only a 400 or
+422 is such a refusal: a 5xx never switches a model to the text path. llama.cpp's
+`llama-server` without `--jinja` answers 500 naming the flag; that is not retried (no retry
+starts the server with it): the call fails with one line that names the fix (`NEEDS_JINJA`),
+and so does each of the model's other calls with tools.
 """
 
 from __future__ import annotations
@@ -79,11 +82,17 @@ _TOOL_WORDS = (
     "support tools",
 )
 REFUSAL_STATUSES = (400, 422)
-"""A request refused as such: a 5xx is the server failing, and may pass (it is retried)."""
-MISSING_FLAG_WORDS = ("requires --jinja",)
-"""The one 5xx that refuses tools for good: llama.cpp's `llama-server --no-jinja` answers 500
-"tools param requires --jinja flag" to every request with tools (docs/servers-live.md, measured):
-the server naming the start-up flag it lacks, which no transient failure does."""
+"""A request refused as such: a 5xx is the server failing, never a switch to the text path."""
+MISSING_JINJA = "requires --jinja"
+"""llama.cpp's `llama-server --no-jinja` answers HTTP 500 "tools param requires --jinja flag"
+to every request with tools (docs/contributors/servers-live.md, measured): the server naming
+the start-up flag it lacks, which no retry brings."""
+NEEDS_JINJA = (
+    "llama-server needs --jinja for tool calls: restart it with --jinja, or run with "
+    "--modes user_role"
+)
+"""Starts the error of a call with tools that llama-server refused for want of `--jinja`:
+the fix comes first, so the failure summary's line (cut at 160 characters) keeps it."""
 TOOLS_FLAGS_HINT = (
     "for native tool calls restart the server with its tool-call flags (vLLM: "
     "--enable-auto-tool-choice --tool-call-parser NAME; llama.cpp's llama-server: --jinja; "
@@ -142,13 +151,11 @@ def refuses_response_format(reply: HttpReply) -> bool:
 
 def refuses_tools(reply: HttpReply) -> bool:
     """True when an error reply refuses the request's `tools`: a 400 or 422 that names them
-    (`_TOOL_WORDS`), or llama-server's 500 naming its missing `--jinja`. Any other 5xx, even
-    one that mentions `tool_choice`, is a failure to retry, never a reason to describe the
-    tools in the prompt for the rest of the run."""
+    (`_TOOL_WORDS`). A 5xx never is, whatever it says: one that mentions `tool_choice` is
+    retried, and llama-server's naming `--jinja` fails the call (`_status_error`); neither
+    describes the tools in the prompt for the rest of the run."""
     text = reply.text.lower()
-    if reply.status in REFUSAL_STATUSES:
-        return any(word in text for word in _TOOL_WORDS)
-    return reply.status >= 500 and any(word in text for word in MISSING_FLAG_WORDS)
+    return reply.status in REFUSAL_STATUSES and any(word in text for word in _TOOL_WORDS)
 
 
 def _is_web_page(reply: HttpReply) -> bool:
@@ -424,10 +431,13 @@ class OpenAICompatibleClient:
         `Retry-After` waits (limits page: an in-flight budget that frees up); a 429 whose
         `X-RateLimit-*` headers say the limit resets far off stops the model; OpenRouter's
         404 "No endpoints found" for a request with `tools` and `require_parameters`, and a
-        prompt over the context length, get a line that says what to change."""
+        prompt over the context length, get a line that says what to change, and so does
+        llama-server's 500 for `tools` without `--jinja`, which is not retried."""
         text = self._redact(_reply_error_text(reply))
         retry_after = _seconds(reply.retry_after)
         lowered = text.lower()
+        if tools and reply.status >= 500 and MISSING_JINJA in lowered:
+            return ClientError(f"{NEEDS_JINJA} ({text})", retryable=False, status=reply.status)
         if self._is_openrouter and tools and reply.status == 404 and "no endpoints" in lowered:
             return ClientError(
                 f"{NO_TOOL_PROVIDER} {model} ({text}); its tool_role conversations need one: "

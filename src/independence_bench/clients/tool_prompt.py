@@ -1,12 +1,13 @@
 """Tools described in the prompt, for a server that refuses the request's `tools` field.
 
-vLLM started without `--enable-auto-tool-choice --tool-call-parser`, llama.cpp's `llama-server`
-without `--jinja` and Ollama models whose template has no tool support answer any request that
-carries `tools` with an error. For such an endpoint the client sends the same conversation with
-the tools written into the system message (`data/prompts/tools_in_text.md`), earlier tool calls
-written as Qwen-style `<tool_call>` blocks and tool results as user messages in
-`<tool_response>` tags: the format `tool_text.py` reads back. The conversation layer then reads
-the call from the reply text and records it as a protocol deviation. Pure functions.
+vLLM started without `--enable-auto-tool-choice --tool-call-parser` and Ollama models whose
+template has no tool support answer any request that carries `tools` with a 400 naming them
+(llama.cpp's `llama-server` without `--jinja` answers a 500, which is no switch to this path).
+For such an endpoint the client sends the same conversation with the tools written into the
+system message (`data/prompts/tools_in_text.md`), earlier tool calls written as Qwen-style
+`<tool_call>` blocks and tool results as user messages in `<tool_response>` tags: the format
+`tool_text.py` reads back. The conversation layer then reads the call from the reply text and
+records it as a protocol deviation. Pure functions.
 """
 
 from __future__ import annotations

@@ -2,11 +2,12 @@
 
 A server that refuses `tools` refuses them for a model (Ollama: a model whose template has no
 tool support; a LiteLLM proxy: one backend) or for all its models (vLLM without its tool-call
-flags, llama.cpp's `llama-server` without `--jinja`). Until a model's first call with tools has
-ended, its other calls with tools wait: so a refusal is met once, not by every call that
-started at the same moment. The wait ends with the first call, however that ends (an answer, a
-refusal, a 429, a timeout), and is never repeated: after a failed first call the others go at
-once, and at worst a few more refusals come back (a refused request is not a paid call).
+flags; llama.cpp's `llama-server` without `--jinja`, whose 500 fails the calls instead). Until
+a model's first call with tools has ended, its other calls with tools wait: so a refusal is met
+once, not by every call that started at the same moment. The wait ends with the first call,
+however that ends (an answer, a refusal, a 429, a timeout), and is never repeated: after a
+failed first call the others go at once, and at worst a few more refusals come back (a refused
+request is not a paid call).
 """
 
 from __future__ import annotations
