@@ -116,7 +116,8 @@ def rejudged_work(
     rubric (the rubric's text or the judge form's wording changed, as an upgrade does) and not
     under the current one: what the run will judge again."""
     form = judge_form_of(judge)
-    current = {s.rubric: _loaded_rubric_hash(s.rubric, form) for s in suite.scenarios}
+    # One load per rubric, not per scenario: a stored re-run surveys every item (issue 39).
+    current = {r: _loaded_rubric_hash(r, form) for r in {s.rubric for s in suite.scenarios}}
     judged = store.judged_hashes(judge_label_of(judge))
     redo: list[Rejudged] = []
     for spec in models:
