@@ -10,7 +10,10 @@ recorded as unscored with its raw reply and error.
 
 A sample, not the suite: on CI's portable llama.cpp build the 0.5B subject answers this topic's
 opening with 2,048 tokens (about 150 s a reply here), and with all three arms the test took
-12 minutes of CI's 45 (issue 29).
+12 minutes of CI's 45 (issue 29). Its replies are therefore capped at 320 tokens through a
+models.yaml naming the offline default's own models and settings (the live-server tests cap
+theirs alike): what is checked here is v3's path through the embedded subject and judge, and
+tests/test_readme_offline.py runs the uncapped default as a user does.
 """
 
 from __future__ import annotations
@@ -23,10 +26,12 @@ from typing import Any
 
 import pytest
 
+from independence_bench.clients.local.local_models import DEFAULT_SUBJECT
 from independence_bench.judging.judge import parse_judgment
 from independence_bench.judging.rubric import load_rubric
 from independence_bench.store.store import Store
 from independence_bench.suites.suite import load_suite
+from independence_bench.workflows.plan import LOCAL_JUDGE
 
 pytestmark = [
     pytest.mark.slow,
@@ -40,7 +45,13 @@ V3_SCENARIOS = ("escalation_pref_city", "control_outing_strong")
 
 
 def test_offline_run_of_v3_stores_flip_rounds_and_control_judgments(aib: Any) -> None:
-    result = aib("run", "--suite", "v3", "--scenarios", ",".join(V3_SCENARIOS))
+    Path("models.yaml").write_text(
+        f"models:\n  - id: {DEFAULT_SUBJECT}\n    seed: 0\n    max_tokens: 320\n"
+        f"judge:\n  id: {LOCAL_JUDGE}\n  temperature: 0.0\n  seed: 0\n  max_tokens: 1024\n"
+    )
+    result = aib(
+        "run", "--suite", "v3", "--config", "models.yaml", "--scenarios", ",".join(V3_SCENARIOS)
+    )
     assert result.code == 0, result.err
     suite = load_suite("v3")
 
