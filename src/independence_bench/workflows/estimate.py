@@ -25,11 +25,10 @@ from independence_bench.text.counts import count_of
 from independence_bench.workflows import Echo
 from independence_bench.workflows.plan import (
     RunOptions,
-    make_pool,
-    missing_key_hint,
     planned_suite,
     resolve_models,
     resolve_user_model,
+    run_pool,
     runs_per_model,
 )
 
@@ -47,16 +46,7 @@ async def estimate_benchmark_async(options: RunOptions) -> str:
     everyone = specs + ((judge,) if judge else ()) + ((user,) if user else ())
     async with LocalModels(everyone, options.env) as local:
         factories = options.factories + local.factories()
-        hint = missing_key_hint(options, judge)
-        pool = make_pool(
-            options.env,
-            options.concurrency,
-            factories,
-            options.timeout_s,
-            hint,
-            prompt_cache=options.prompt_cache,
-            keyless=True,
-        )
+        pool = run_pool(options, factories, judge, keyless=True)
         try:
             listings = await survey_endpoints(pool, everyone, require_answer=False)
             prices = resolve_prices(everyone, listings, pool)

@@ -384,6 +384,26 @@ def make_pool(
     )
 
 
+def run_pool(
+    options: RunOptions,
+    factories: tuple[ClientFactory, ...],
+    judge: ModelSpec | None,
+    *,
+    keyless: bool = False,
+) -> ClientPool:
+    """`make_pool` for `aib run` and `aib estimate`: the same endpoints, limits and key hint,
+    so an estimate meets a missing key or an endpoint as the run would."""
+    return make_pool(
+        options.env,
+        options.concurrency,
+        factories,
+        options.timeout_s,
+        missing_key_hint(options, judge),
+        prompt_cache=options.prompt_cache,
+        keyless=keyless,
+    )
+
+
 class StatusLines:
     """Status lines on a stream before the progress bars (model loading, weight assembly).
 

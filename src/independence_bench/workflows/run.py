@@ -59,12 +59,11 @@ from independence_bench.workflows.plan import (
     RunOptions,
     local_judge_notice,
     local_user_notice,
-    make_pool,
-    missing_key_hint,
     offline_notice,
     planned_suite,
     resolve_models,
     resolve_user_model,
+    run_pool,
     runs_per_model,
     status_lines,
 )
@@ -124,15 +123,7 @@ async def run_benchmark_async(
     notify = status_lines(options.show_progress)
     async with LocalModels(reached, options.env, notify) as local:
         factories = options.factories + local.factories()
-        hint = missing_key_hint(options, judge)
-        pool = make_pool(
-            options.env,
-            options.concurrency,
-            factories,
-            options.timeout_s,
-            hint,
-            prompt_cache=options.prompt_cache,
-        )
+        pool = run_pool(options, factories, judge)
         try:
             roles = _Roles(specs, judge, user)
             return await _run_on_pool(options, suite, roles, runs, pool, reached, local, announce)
