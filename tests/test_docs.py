@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import io
+import os
 import re
 import tokenize
 from collections.abc import Iterator
@@ -116,10 +117,18 @@ def _paths_in(text: str, bases: tuple[Path, ...]) -> Iterator[str]:
             word = re.sub(r"(#|::).*$|:[\w.]*$", "", word.rstrip(",;)"))
             if not PATH.fullmatch(word) or word in NOT_IN_THIS_REPO:
                 continue
+            if not _inside_repo(REPO / word):
+                continue  # `../shared/data`, `../../etc/passwd`: not ours, on whatever machine
             first = word.split("/")[0]
             known = first in (".", "..") or any((base / first).is_dir() for base in bases)
             if known or word.endswith(SUFFIXES):
                 yield word
+
+
+def _inside_repo(path: Path) -> bool:
+    """`path`, with its `..` resolved, lies in the repository: paths are written from its root,
+    and what lies beside it (`../shared`) differs from machine to machine."""
+    return Path(os.path.normpath(path)).is_relative_to(REPO)
 
 
 def _exists(path: str, bases: tuple[Path, ...]) -> bool:
