@@ -168,7 +168,9 @@ def test_a_404_in_the_middle_of_a_run_stops_it_with_one_line_not_a_pile_of_faile
     with closing(sqlite3.connect(tmp_path / "aib.sqlite3")) as db:
         failed = db.execute("SELECT count(*) FROM items WHERE status = 'failed'").fetchone()[0]
     assert failed == 0, "items were recorded as failed for a reason that is not theirs"
-    after = client.log[client.log.index("404") + 1 :]
+    # Calls started after the first 404 (another 404 is the reply of a call already sent):
+    # at most one per slot of the endpoint's concurrency of 2.
+    after = [entry for entry in client.log[client.log.index("404") + 1 :] if entry != "404"]
     assert len(after) <= 2, f"{len(after)} calls started after the endpoint said 404"
     assert len(client.log) < 2 * 3 * 31, "the run went on to the end"
 

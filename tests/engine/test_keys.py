@@ -18,7 +18,7 @@ from independence_bench.conversations.conversation import (
     system_prompt,
     tool_definition,
 )
-from independence_bench.engine.engine import item_id, request_key, request_record
+from independence_bench.engine.request_keys import item_id, request_key, request_record
 from independence_bench.suites.suite import Suite, load_suite
 
 BASE = CompletionRequest(
@@ -181,3 +181,39 @@ def test_key_formats_are_stable_so_a_store_keeps_its_cache_across_versions() -> 
     )
     suite = SimpleNamespace(id="v2", content_hash="h")
     assert item_id(suite, "m", 1, "neutral", "tool_role", "direct") == "7ef047515b6c62ff280a8f23"  # type: ignore[arg-type]
+
+
+ODD_REQUESTS = [
+    BASE,
+    replace(BASE, messages=({"role": "user", "content": "lone \udc80 surrogate, café, 漢字"},)),
+    replace(BASE, provider_routing={"order": ["b", "a"], "allow_fallbacks": False}),
+    replace(BASE, top_logprobs=5, tools=(), response_schema=None, reasoning_effort=None),
+    replace(
+        BASE,
+        messages=(
+            {"role": "system", "content": "S"},
+            {"role": "assistant", "content": None, "tool_calls": [{"id": "x", "b": 1, "a": [2.5]}]},
+            {"role": "tool", "tool_call_id": "x", "content": '{"\\u00e9": "\\n"}'},
+        ),
+        temperature=float("nan"),
+    ),
+]
+
+
+@pytest.mark.parametrize("request_", ODD_REQUESTS, ids=range(len(ODD_REQUESTS)))
+def test_the_key_built_from_parts_is_the_key_of_the_whole_request(
+    request_: CompletionRequest,
+) -> None:
+    # The key is assembled from each message's and field's encoding (encoded once, stored as
+    # is); it must be the digest of the whole request encoded at once, as it always was.
+    import hashlib
+    import json
+
+    fields = request_record(request_)
+    fields["provider"] = fields.pop("provider_order")
+    fields["schema"] = fields.pop("response_schema")
+    whole = json.dumps(
+        {**fields, "sample": "run1"}, sort_keys=True, ensure_ascii=False, separators=(",", ":")
+    )
+    expected = hashlib.sha256(whole.encode("utf-8", "surrogatepass")).hexdigest()
+    assert request_key(request_, sample="run1") == expected

@@ -295,3 +295,50 @@ def test_renewing_beats_through_a_busy_store_and_stops_with_its_block(tmp_path: 
 
         assert asyncio.run(run_a_while()) == claims.renewals  # no beat after the block
         assert claims.holders()[KEY].expires_at == pytest.approx(2000.0)
+
+
+def test_many_keys_are_claimed_in_one_call_with_each_one_checked(tmp_path: Path) -> None:
+    # attempt_many gives each key what attempt would: stored, held by a live owner, or
+    # claimed (free, or its holder's lease ran out); a key asked twice is one claim.
+    clock = Clock()
+    with Store(tmp_path) as store:
+        mine, theirs, lapsed = _claims(store, clock), _claims(store, clock), _claims(store, clock)
+        store.put_completion("stored", "m", {"model": "m"}, Completion(content="kept"))
+        assert theirs.attempt("held").claimed
+        assert lapsed.attempt("lapsed").claimed
+        clock.now += 5
+        theirs.renew()
+        clock.now += 6  # `lapsed` did not renew: its lease ended at 1010
+        outcome = mine.attempt_many(["stored", "held", "lapsed", "free", "free"])
+        assert set(outcome) == {"stored", "held", "lapsed", "free"}
+        stored = outcome["stored"].stored
+        assert stored is not None and stored.content == "kept"
+        assert outcome["held"].held_by == Holder(theirs.owner, 1015.0)
+        assert outcome["lapsed"].claimed and outcome["free"].claimed
+        assert {k: h.owner for k, h in mine.holders().items()} == {
+            "held": theirs.owner,
+            "lapsed": mine.owner,
+            "free": mine.owner,
+        }
+
+
+def test_a_claim_taken_over_during_a_pause_is_lost_even_if_a_renewal_comes_first(
+    tmp_path: Path,
+) -> None:
+    # A claim this owner took is its own without a look at the store until its lease runs
+    # out. A process frozen past that, whose call another owner took meanwhile, must find out,
+    # even when its heartbeat renews before the call is sent (the renewal cannot extend a
+    # claim that is no longer its own, and must not make it look like one).
+    clock = Clock()
+    with Store(tmp_path) as store:
+        frozen, other = _claims(store, clock), _claims(store, clock)
+        assert frozen.attempt(KEY).claimed and frozen.attempt("kept").claimed
+        assert frozen.still_holds(KEY)
+        clock.now += 11  # frozen past the 10 s lease
+        assert other.attempt(KEY).claimed
+        frozen.renew()  # the heartbeat fires first on waking
+        assert not frozen.still_holds(KEY)
+        assert frozen.still_holds("kept")  # nobody took this one: the renewal kept it
+        clock.now += 9
+        assert frozen.still_holds("kept")
+        assert other.attempt("kept").held_by is not None

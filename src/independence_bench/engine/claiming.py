@@ -22,10 +22,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sqlite3
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 from independence_bench.clients.protocol import Completion
-from independence_bench.store.claims import Claims
+from independence_bench.store.claims import ClaimAttempt, Claims
 from independence_bench.store.no_space import StoreFull
 
 POLL_FIRST_S = 0.05
@@ -51,21 +51,27 @@ def guard_claim(claims: Claims, key: str, stop: Callable[[], None]) -> Callable[
 
 
 async def claim_or_wait(
-    claims: Claims, key: str, stop: Callable[[], None] = lambda: None
+    claims: Claims,
+    key: str,
+    stop: Callable[[], None] = lambda: None,
+    *,
+    attempt: Callable[[str], Awaitable[ClaimAttempt]] | None = None,
 ) -> Completion | None:
     """The completion if the store holds it (perhaps after waiting on another process's
     claim), or None once this process holds the claim and must send the call. `stop()` is
-    called before each look and raises to end the wait."""
+    called before each look and raises to end the wait. Each look is `attempt(key)`
+    (the engine's gathers a wave's looks into one transaction, `batches.py`), by default
+    `claims.attempt`."""
     delay = POLL_FIRST_S
     while True:
         stop()
-        attempt = claims.attempt(key)
-        if attempt.stored is not None:
-            return attempt.stored
-        if attempt.claimed:
+        attempt_now = await attempt(key) if attempt is not None else claims.attempt(key)
+        if attempt_now.stored is not None:
+            return attempt_now.stored
+        if attempt_now.claimed:
             return None
-        assert attempt.held_by is not None
-        until_expiry = attempt.held_by.expires_at - claims.clock()
+        assert attempt_now.held_by is not None
+        until_expiry = attempt_now.held_by.expires_at - claims.clock()
         await asyncio.sleep(max(0.0, min(delay, until_expiry)))
         delay = min(2 * delay, POLL_MAX_S)
 

@@ -29,13 +29,15 @@ from independence_bench.conversations.conversation import (
     tool_definition,
 )
 from independence_bench.engine.admission import admit_completion
+from independence_bench.engine.batches import CompletionWrite, StoreBatches
 from independence_bench.engine.claiming import ClaimLost, claim_or_wait, guard_claim, renewing
 from independence_bench.engine.failures import Failure
 from independence_bench.engine.launch import run_all, run_longest_first
+from independence_bench.engine.pending import all_scored
 from independence_bench.engine.reply_cap import REPLY_CAP_CHARS
 from independence_bench.engine.request_keys import (
     item_id,
-    request_key,
+    keyed_record,
     request_record,
     user_model_identity,
 )
@@ -117,6 +119,8 @@ class Engine:
         self.claims = claims or Claims(store)
         """This process's claims on the calls it sends (`store/claims.py`): another process on
         the same store waits for them instead of paying for them again."""
+        # Claims and writes, per wave of calls; a wave the disk refuses stops new calls at once.
+        self.batches = StoreBatches(store, self.claims, on_full=self._halt)
         self.prices = prices or {}
         """Per model label (`catalog.resolve_prices`): what a call costs when the endpoint
         reports no cost itself."""
@@ -128,6 +132,7 @@ class Engine:
         self._rubrics: dict[str, Rubric] = {}
         self.held = HeldCompletions()
         """Answered replies the store could not take for lack of space, until it can."""
+        self._schemas: dict[tuple[str, str], Mapping[str, Any]] = {}  # rubric, form → schema
         self._stopped: dict[str, ClientError] = {}
         """Per model label, why no call of it can succeed for now (a daily cap): its other
         calls fail with that one line instead of being sent."""
@@ -160,7 +165,7 @@ class Engine:
         rejects the key aborts the whole run (`catalog.rejection_of`) instead of failing item
         after item. A reply over the cap is cut (`reply_cap.py`) before any use.
         """
-        key = request_key(request, sample=sample)
+        key, record, encoded = keyed_record(request, sample=sample)
         while True:
             self.stop.check()
             cached = self.held.get(key) or self.store.get_completion(key)
@@ -168,27 +173,48 @@ class Engine:
                 if cached is None:
                     # Another process may be sending this very call: wait for its reply, or
                     # claim it.
-                    cached = await claim_or_wait(self.claims, key, self.stop.check)
+                    cached = await claim_or_wait(
+                        self.claims, key, self.stop.check, attempt=self.batches.attempt
+                    )
                 if cached is not None:
                     self.summary.cached_calls += 1
                     self._emit("call_cached")
                     return key, cached
                 guard = SEND_GUARD.set(guard_claim(self.claims, key, self.stop.check))
+                stored = False
                 try:
                     sent, completion = await self._send(spec, request, whole, usable)
-                    if not self.held.put(
-                        self.store, key, spec.id, request_record(sent), completion
-                    ):
-                        self._halt(None)  # kept in memory: send nothing more
+                    if sent is not request:  # a retry moved its seed on: store what was sent
+                        record, encoded = request_record(sent), None
+                    stored = await self._keep(
+                        CompletionWrite(key, spec.id, record, completion, encoded)
+                    )
                 except ClaimLost:
                     continue  # taken over while this process was paused: wait for its reply
                 finally:
                     SEND_GUARD.reset(guard)
-                    self.claims.release(key)
+                    if not stored:
+                        self.claims.release(key)
             except StoreFull as full:
                 self._halt(full)
                 raise
             return key, completion
+
+    async def _keep(self, write: CompletionWrite) -> bool:
+        """Store an answered reply with its wave (`batches.py`); True when its claim was
+        released with it. A wave the disk refuses (`StoreFull`: the run already halted, the
+        `on_full` of `batches`), and every reply once some are held, go through `held` instead:
+        the store takes the reply alone if it can, else it is kept in memory."""
+        if not len(self.held):
+            try:
+                await self.batches.store_completion(write)
+                return True
+            except StoreFull:
+                pass  # the whole wave was refused: each of its replies tries alone, or is held
+        request = dict(write.request)
+        if not self.held.put(self.store, write.key, write.model_id, request, write.completion):
+            self._halt(None)  # kept in memory: send nothing more
+        return False
 
     def _halt(self, full: StoreFull | None) -> None:
         """The store refused a write for lack of space: start no call from now on."""
@@ -327,11 +353,13 @@ class Engine:
             scenario.id,
             user_model_identity(user if suite.adaptive else None),
         )
-        stored = self.store.get_item(iid)
-        if stored is not None and stored.status == "done":
+        if self.store.item_status(iid) == "done":
             self.summary.items_cached += 1
             self._emit("item_cached")
-            item = stored
+            if plan.judge is None or self._all_scored(iid, plan, scenario.rubric):
+                return  # a stored re-run: the transcript's words are not read at all
+            item = self.store.get_item(iid)
+            assert item is not None
         else:
             try:
                 item = await self._run_item(suite, iid, spec, run, variant, mode, scenario, user)
@@ -341,11 +369,20 @@ class Engine:
                 self._emit("item_skipped")
                 return
         if item.status == "done" and plan.judge is not None:
-            judge = plan.judge
-            await run_all(
-                self.judge_item(item, judge, scenario.rubric, repeat)
-                for repeat in range(plan.judge_repeats)
-            )
+            repeats = range(plan.judge_repeats)
+            await run_all(self.judge_item(item, plan.judge, scenario.rubric, r) for r in repeats)
+
+    def _all_scored(self, iid: str, plan: RunPlan, rubric_id: str) -> bool:
+        """Whether `plan`'s judge scored item `iid` in every repeat (then counted as cached)."""
+        judge, repeats = plan.judge, plan.judge_repeats
+        assert judge is not None
+        asked = self.rubric(rubric_id).asked(judge_form_of(judge))
+        if not all_scored(self.store, iid, judge_label_of(judge), asked.hash, repeats):
+            return False
+        self.summary.judge_cached += repeats
+        for _ in range(repeats):
+            self._emit("judge_cached")
+        return True
 
     async def _run_item(
         self,
@@ -488,7 +525,9 @@ class Engine:
             self.summary.judge_cached += 1
             self._emit("judge_cached")
             return
-        schema = asked.reply.json_schema()
+        if (rubric_id, judge_form) not in self._schemas:
+            self._schemas[rubric_id, judge_form] = asked.reply.json_schema()
+        schema = self._schemas[rubric_id, judge_form]
         # The item id keeps each judgment's requests its own: two runs with identical
         # transcripts (a scripted model) must not race for one cached reply.
         sample = f"judge{repeat}:{item.id}"

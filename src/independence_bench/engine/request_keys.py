@@ -16,12 +16,20 @@ from typing import Any
 
 from independence_bench.clients.config import ModelSpec
 from independence_bench.clients.protocol import CompletionRequest
+from independence_bench.store.texts import EncodedRequest, encode_request, joined_object
 from independence_bench.suites.suite import Suite
 from independence_bench.text.lossless import utf8
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+"""The keys' one spelling; built once (`json.dumps` with options builds an encoder per call)."""
+
+
+_KEY_NAMES = {"provider_order": "provider", "response_schema": "schema"}
+"""The two fields the key has always named differently from the stored request."""
+
 
 def _digest(payload: Mapping[str, Any]) -> str:
-    canonical = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    canonical = _CANONICAL.encode(payload)
     # `utf8` equals strict UTF-8 wherever that succeeds, so ordinary keys never change; a
     # reply with a lone surrogate (any text a server sends) hashes instead of crashing.
     return hashlib.sha256(utf8(canonical)).hexdigest()
@@ -29,12 +37,24 @@ def _digest(payload: Mapping[str, Any]) -> str:
 
 def request_key(request: CompletionRequest, *, sample: str) -> str:
     """Hash of everything that determines a completion; `sample` separates runs and repeats."""
-    fields = request_record(request)
-    # The key has always named these two fields differently from the stored request; renaming
-    # them would change every key and make a re-run pay again for everything in the store.
-    fields["provider"] = fields.pop("provider_order")
-    fields["schema"] = fields.pop("response_schema")
-    return _digest({**fields, "sample": sample})
+    return keyed_record(request, sample=sample)[0]
+
+
+def keyed_record(
+    request: CompletionRequest, *, sample: str
+) -> tuple[str, dict[str, Any], EncodedRequest | None]:
+    """`request_key` and `request_record` of one request, and the record's canonical parts
+    (`texts.EncodedRequest`): built and encoded once, hashed here and stored as they are."""
+    record = request_record(request)
+    encoded = encode_request(record)
+    assert encoded is not None  # a record always has its list of messages
+    # The key has always named two fields differently from the stored request; renaming them
+    # would change every key and make a re-run pay again for everything in the store.
+    parts = {_KEY_NAMES.get(name, name): value for name, value in encoded.fields.items()}
+    parts["messages"] = "[" + ",".join(encoded.messages) + "]"
+    parts["sample"] = _CANONICAL.encode(sample)
+    # `joined_object` spells the object exactly as `_digest` would encode it whole.
+    return hashlib.sha256(utf8(joined_object(parts))).hexdigest(), record, encoded
 
 
 def request_record(request: CompletionRequest) -> dict[str, Any]:

@@ -26,8 +26,9 @@ import secrets
 import socket
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from independence_bench.clients.protocol import Completion
 from independence_bench.store.no_space import write_or_full
@@ -37,6 +38,8 @@ LEASE_S = 60.0
 """How long a claim stays valid without renewal (see the module docstring for why)."""
 RENEWALS_PER_LEASE = 4
 """The owner renews its claims this many times per lease."""
+_KEYS_PER_STATEMENT = 500
+"""Keys per `IN (…)` list: well below SQLite's limit on a statement's parameters."""
 
 
 def owner_id(host: str | None = None, pid: int | None = None) -> str:
@@ -113,6 +116,8 @@ class Claims:
         self.lease_s = lease_s
         self.owner = owner or owner_id()
         self.clock = clock
+        self._mine: dict[str, float] = {}
+        """Key → expiry of the claims this owner took or renewed itself (`still_holds`)."""
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -123,67 +128,94 @@ class Claims:
     def renew_every_s(self) -> float:
         return self.lease_s / RENEWALS_PER_LEASE
 
-    @write_or_full
     def attempt(self, key: str) -> ClaimAttempt:
-        """Find the completion stored, or claim the call, or name the live owner holding it.
+        """Find the completion stored, or claim the call, or name the live owner holding it."""
+        return self.attempt_many([key])[key]
+
+    @write_or_full
+    def attempt_many(self, keys: Sequence[str]) -> dict[str, ClaimAttempt]:
+        """`attempt` for each of `keys`, all claims taken in one write transaction.
 
         A read without a lock answers the common waiting case (stored, or still held); the
-        claim itself is taken in a write transaction that checks both again.
+        claims themselves are taken in a write transaction that checks both again.
         """
-        db = self.store.connection
-        if not self._is_stored(key):
-            holder = self._holder(key)
-            if holder is not None and self._counts(holder):
-                return ClaimAttempt(held_by=holder)
+        wanted = list(dict.fromkeys(keys))
+        stored = self._stored_among(wanted)
+        outcome: dict[str, ClaimAttempt] = {}
+        free = self._free_among([key for key in wanted if key not in stored], outcome)
+        if free:
             with self.store.transaction():
-                if not self._is_stored(key):
-                    holder = self._holder(key)
-                    if holder is not None and self._counts(holder):
-                        return ClaimAttempt(held_by=holder)
-                    now = self.clock()
-                    db.execute(
-                        "INSERT INTO claims (key, owner, claimed_at, expires_at) "
-                        "VALUES (?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET "
-                        "owner = excluded.owner, claimed_at = excluded.claimed_at, "
-                        "expires_at = excluded.expires_at",
-                        (key, self.owner, now, now + self.lease_s),
-                    )
-                    return ClaimAttempt(claimed=True)
-        completion = self.store.get_completion(key)
-        assert completion is not None  # completions are never deleted
-        return ClaimAttempt(stored=completion)
+                stored |= self._stored_among(free)
+                free = self._free_among([key for key in free if key not in stored], outcome)
+                now = self.clock()
+                self.store.connection.executemany(
+                    "INSERT INTO claims (key, owner, claimed_at, expires_at) "
+                    "VALUES (?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET "
+                    "owner = excluded.owner, claimed_at = excluded.claimed_at, "
+                    "expires_at = excluded.expires_at",
+                    [(key, self.owner, now, now + self.lease_s) for key in free],
+                )
+            for key in free:
+                self._mine[key] = now + self.lease_s
+                outcome[key] = ClaimAttempt(claimed=True)
+        for key in stored:
+            completion = self.store.get_completion(key)
+            assert completion is not None  # completions are never deleted
+            outcome[key] = ClaimAttempt(stored=completion)
+        return outcome
 
     @write_or_full
     def still_holds(self, key: str) -> bool:
         """Whether this owner may still send the call it claimed: the claim is its own and
         either unexpired (nobody can have taken it) or expired but taken by nobody, in which
         case it is renewed. False when another owner took it over (this process was paused
-        past its lease) or it is gone."""
+        past its lease) or it is gone. A claim this owner took or renewed, whose lease has not
+        run out since, is its own without a look at the store: nobody may take it before."""
+        known = self._mine.get(key)
+        if known is not None and known > self.clock():
+            return True
         holder = self._holder(key)
         if holder is None or holder.owner != self.owner:
+            self._mine.pop(key, None)
             return False
         if holder.expires_at > self.clock():
+            self._mine[key] = holder.expires_at
             return True
+        expires = self.clock() + self.lease_s
         cursor = self.store.connection.execute(
             "UPDATE claims SET expires_at = ? WHERE key = ? AND owner = ?",
-            (self.clock() + self.lease_s, key, self.owner),
+            (expires, key, self.owner),
         )
-        return cursor.rowcount == 1
+        if cursor.rowcount != 1:
+            self._mine.pop(key, None)
+            return False
+        self._mine[key] = expires
+        return True
 
     @write_or_full
     def release(self, key: str) -> None:
         """Give up this owner's claim on `key` (stored or failed); another owner's is kept."""
+        self._mine.pop(key, None)
         self.store.connection.execute(
             "DELETE FROM claims WHERE key = ? AND owner = ?", (key, self.owner)
         )
 
     @write_or_full
     def renew(self) -> int:
-        """Extend every claim this owner holds by a full lease; returns how many it holds."""
+        """Extend every claim this owner holds by a full lease; returns how many it holds.
+
+        A claim whose lease this owner knew to run past the end of the update cannot have
+        been taken meanwhile, so it is known to be extended; any other is looked up again by
+        `still_holds` (another owner may have taken it while this process was paused)."""
+        start = self.clock()
         cursor = self.store.connection.execute(
             "UPDATE claims SET expires_at = ? WHERE owner = ?",
-            (self.clock() + self.lease_s, self.owner),
+            (start + self.lease_s, self.owner),
         )
+        done = self.clock()
+        self._mine = {
+            key: start + self.lease_s for key, known in self._mine.items() if known > done
+        }
         return cursor.rowcount
 
     def holders(self) -> dict[str, Holder]:
@@ -195,11 +227,35 @@ class Claims:
         """Whether a claim still binds: its lease runs and its owner is not known dead."""
         return holder.expires_at > self.clock() and not owner_is_gone(holder.owner)
 
-    def _is_stored(self, key: str) -> bool:
-        row = self.store.connection.execute(
-            "SELECT 1 FROM completions WHERE key = ?", (key,)
-        ).fetchone()
-        return row is not None
+    def _stored_among(self, keys: Sequence[str]) -> set[str]:
+        """Which of `keys` have a stored completion."""
+        return {str(key) for (key,) in self._rows_for("SELECT key FROM completions", keys)}
+
+    def _free_among(self, keys: Sequence[str], outcome: dict[str, ClaimAttempt]) -> list[str]:
+        """The keys nobody holds a binding claim on; the others go into `outcome` as held."""
+        holders = {
+            str(key): Holder(str(owner), float(expires))
+            for key, owner, expires in self._rows_for(
+                "SELECT key, owner, expires_at FROM claims", keys
+            )
+        }
+        free = []
+        for key in keys:
+            holder = holders.get(key)
+            if holder is not None and self._counts(holder):
+                outcome[key] = ClaimAttempt(held_by=holder)
+            else:
+                free.append(key)
+        return free
+
+    def _rows_for(self, select: str, keys: Sequence[str]) -> list[tuple[Any, ...]]:
+        """The rows of `select … WHERE key IN (keys)`, a bounded number of keys per statement."""
+        rows: list[tuple[Any, ...]] = []
+        for start in range(0, len(keys), _KEYS_PER_STATEMENT):
+            chunk = keys[start : start + _KEYS_PER_STATEMENT]
+            where = f" WHERE key IN ({','.join('?' * len(chunk))})"
+            rows.extend(tuple(row) for row in self.store.connection.execute(select + where, chunk))
+        return rows
 
     def _holder(self, key: str) -> Holder | None:
         row = self.store.connection.execute(

@@ -45,6 +45,8 @@ from independence_bench.store.records import (
 )
 from independence_bench.store.schema import SCHEMA_VERSION
 from independence_bench.store.texts import (
+    EncodedRequest,
+    KnownIds,
     atomic,
     read_request,
     transcript_to_sql,
@@ -89,6 +91,8 @@ class Store:
         aib store is refused before anything is written to it (`opening.refuse_foreign`)."""
         self.path = data_dir / STORE_FILENAME
         self.read_only = read_only
+        self._known = KnownIds()
+        """The texts and messages this connection knows are stored (`texts.KnownIds`)."""
         if (read_only or not create) and not self.path.exists():
             raise UserError(
                 f"no store at {self.path}; run 'aib run' first or point --data-dir at a store"
@@ -135,14 +139,26 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """All statements inside commit together or not at all."""
+        """All statements inside commit together or not at all (a failed COMMIT too)."""
         self._db.execute("BEGIN IMMEDIATE")
         try:
             yield self._db
+            self._db.execute("COMMIT")
         except BaseException:
-            self._db.execute("ROLLBACK")
+            self._known.clear()  # it may name rows the rollback removes
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
             raise
-        self._db.execute("COMMIT")
+
+    @contextmanager
+    def _atomic(self) -> Iterator[None]:
+        """`texts.atomic`, forgetting the known text ids when it rolls back."""
+        try:
+            with atomic(self._db):
+                yield
+        except BaseException:
+            self._known.clear()
+            raise
 
     def _upgrade_older(self, data_dir: Path) -> None:
         """Bring an older store up to this schema before a read-only command reads it.
@@ -259,19 +275,22 @@ class Store:
         completion: Completion,
         *,
         imported_at: float | None = None,
+        encoded: EncodedRequest | None = None,
     ) -> bool:
-        """Store a completion durably (committed before this returns) unless its key exists.
+        """Store a completion durably (committed before this returns, or with the caller's
+        `transaction()`) unless its key exists.
 
         Keys cover everything that determined the request (an imported call's: its file), so an
         existing row is the same call and is kept. The request's messages and the reply text
         are stored once by content (`texts.py`): a call adds only what no earlier call held.
+        `encoded` is `request` in canonical parts when the caller has them (`texts.EncodedRequest`).
         """
-        with atomic(self._db):
+        with self._atomic():
             if self._db.execute("SELECT 1 FROM completions WHERE key = ?", (key,)).fetchone():
                 return False
             created_at = _now_or(imported_at)
             identity = {"key": key, "model_id": to_sql(model_id), "created_at": created_at}
-            write_completion(self._db, identity, request, completion)
+            write_completion(self._db, identity, request, completion, self._known, encoded)
         return True
 
     def completion_request(self, key: str) -> dict[str, Any] | None:
@@ -339,8 +358,8 @@ class Store:
             " WHERE items.status IS NOT excluded.status OR items.error IS NOT excluded.error "
             "OR items.transcript_json IS NOT excluded.transcript_json"
         )
-        with atomic(self._db):
-            transcript = transcript_to_sql(self._db, item.turns)
+        with self._atomic():
+            transcript = transcript_to_sql(self._db, item.turns, self._known)
             cursor = self._db.execute(
                 "INSERT INTO items (id, run_id, variant, mode, scenario_id, kind, experiment, "
                 "status, error, transcript_json, updated_at) "

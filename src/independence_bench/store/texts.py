@@ -19,16 +19,18 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from json.encoder import encode_basestring
 from typing import Any
 
 from independence_bench.clients.protocol import Completion
 from independence_bench.store.records import TurnRecord, completion_to_row
 from independence_bench.text.lossless import (
+    escape_surrogates,
     from_sql,
-    json_dumps,
     json_from_sql,
     json_to_sql,
     to_sql,
@@ -55,6 +57,25 @@ DIGEST_BYTES = 16
 each row and its index entry stay small (issue 13 counts every byte a call adds)."""
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+"""One encoder for every canonical spelling (`json.dumps` with options builds one per call)."""
+
+
+@dataclasses.dataclass
+class KnownIds:
+    """Digest → row id of the texts and of the messages one connection has written or found,
+    so a text seen before costs no statement. `Store` keeps one per connection and clears it
+    on any rollback, so it names only committed rows (no row of either table is ever deleted).
+    Two maps, not one: a text may hash like a message (a reply reading `message\\0{…}`)."""
+
+    texts: dict[bytes, int] = dataclasses.field(default_factory=dict)
+    messages: dict[bytes, int] = dataclasses.field(default_factory=dict)
+
+    def clear(self) -> None:
+        self.texts.clear()
+        self.messages.clear()
+
+
 def _digest(data: bytes) -> bytes:
     return hashlib.sha256(data).digest()[:DIGEST_BYTES]
 
@@ -67,10 +88,11 @@ def atomic(db: sqlite3.Connection) -> Iterator[None]:
         db.execute("BEGIN IMMEDIATE")
         try:
             yield
+            db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            if db.in_transaction:  # a failed COMMIT (a full disk) leaves it open
+                db.execute("ROLLBACK")
             raise
-        db.execute("COMMIT")
         return
     db.execute("SAVEPOINT record")
     try:
@@ -82,54 +104,159 @@ def atomic(db: sqlite3.Connection) -> Iterator[None]:
     db.execute("RELEASE record")
 
 
+@dataclasses.dataclass(frozen=True)
+class EncodedRequest:
+    """A request's canonical JSON, encoded once in parts: each message's, and each other
+    field's value. `request_keys` hashes it into the completion's key and the store keeps the
+    same parts (`put_request`), so no text of a call is encoded twice. Lone surrogates are
+    left as they are here (the key hashes them so); the store escapes them as it always did."""
+
+    fields: Mapping[str, str]
+    """Field name → its value's canonical JSON, for every field but `messages`."""
+    messages: tuple[str, ...]
+    """Each message's canonical JSON, in order."""
+
+
+def encode_request(request: Mapping[str, Any]) -> EncodedRequest | None:
+    """`request` (a stored request: a `messages` list and other fields) in canonical parts;
+    None for anything else (an import's odd request), which `put_request` encodes whole."""
+    messages = request.get("messages")
+    if not isinstance(messages, list) or not all(isinstance(k, str) for k in request):
+        return None
+    return EncodedRequest(
+        fields={k: _encoded(v) for k, v in request.items() if k != "messages"},
+        messages=tuple(_CANONICAL.encode(message) for message in messages),
+    )
+
+
+def _encoded(value: Any) -> str:
+    """`_CANONICAL.encode(value)`; strings, None, integers and finite floats (most of a
+    request's fields) spelled as the encoder spells them, without its setup."""
+    if isinstance(value, str):
+        return encode_basestring(value)
+    if value is None:
+        return "null"
+    if type(value) is int:
+        return int.__repr__(value)
+    if type(value) is float and math.isfinite(value):
+        return float.__repr__(value)
+    return _CANONICAL.encode(value)
+
+
+def joined_object(parts: Mapping[str, str]) -> str:
+    """The canonical JSON object whose members are `parts` (name → the value's canonical
+    JSON): the same text `canonical_json` gives for the object itself, keys sorted."""
+    members = (f"{encode_basestring(name)}:{parts[name]}" for name in sorted(parts))
+    return "{" + ",".join(members) + "}"
+
+
 def canonical_json(value: Any) -> str:
-    """Compact JSON with sorted keys: one spelling per value, for hashes and stored fields."""
-    return json_dumps(value, sort_keys=True, separators=(",", ":"))
+    """Compact JSON with sorted keys: one spelling per value, for hashes and stored fields;
+    each lone surrogate as its `\\uXXXX` escape, as `lossless.json_dumps` writes it."""
+    return _canonical(value)[0]
 
 
-def put_text(db: sqlite3.Connection, text: str) -> int:
-    """The id of `text` in `texts`, added when it is not there yet."""
+def _canonical(value: Any) -> tuple[str, bytes]:
+    """`canonical_json(value)` and its UTF-8 bytes, encoded once."""
+    return _escaped(_CANONICAL.encode(value))
+
+
+def _escaped(text: str) -> tuple[str, bytes]:
+    """Canonical JSON text with lone surrogates escaped, and its UTF-8 bytes: the strict
+    encode the digest needs anyway is also the check for surrogates (almost never there)."""
+    try:
+        return text, text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = escape_surrogates(text)
+        return text, text.encode("utf-8")
+
+
+def put_text(db: sqlite3.Connection, text: str, known: KnownIds | None = None) -> int:
+    """The id of `text` in `texts`, added when it is not there yet (`known`: see `KnownIds`)."""
     digest = _digest(utf8(text))
+    return _text_id(db, digest, text, known)
+
+
+def _text_id(db: sqlite3.Connection, digest: bytes, text: str, known: KnownIds | None) -> int:
+    if known is not None and digest in known.texts:
+        return known.texts[digest]
     row = db.execute("SELECT id FROM texts WHERE digest = ?", (digest,)).fetchone()
     if row is not None:
-        return int(row[0])
-    cursor = db.execute("INSERT INTO texts (digest, body) VALUES (?, ?)", (digest, to_sql(text)))
-    assert cursor.lastrowid is not None
-    return cursor.lastrowid
+        text_id = int(row[0])
+    else:
+        cursor = db.execute(
+            "INSERT INTO texts (digest, body) VALUES (?, ?)", (digest, to_sql(text))
+        )
+        assert cursor.lastrowid is not None
+        text_id = cursor.lastrowid
+    if known is not None:
+        known.texts[digest] = text_id
+    return text_id
 
 
-def put_message(db: sqlite3.Connection, message: Any) -> int:
-    """The id of one request message in `messages`, added when new.
+def put_message(
+    db: sqlite3.Connection,
+    message: Any,
+    known: KnownIds | None = None,
+    encoded: str | None = None,
+) -> int:
+    """The id of one request message in `messages`, added when new (`known`: see `KnownIds`;
+    `encoded`: the message's canonical JSON if it was encoded already, `EncodedRequest`).
 
     A message with a string `content` keeps that string as a text; any other JSON value
     (a message without text content, or something an import found) is kept whole as fields.
     """
-    digest = _digest(b"message\0" + utf8(canonical_json(message)))
+    data = (_canonical(message) if encoded is None else _escaped(encoded))[1]
+    digest = _digest(b"message\0" + data)
+    if known is not None and digest in known.messages:
+        return known.messages[digest]
     row = db.execute("SELECT id FROM messages WHERE digest = ?", (digest,)).fetchone()
     if row is not None:
-        return int(row[0])
-    content_id = None
-    fields = message
-    if isinstance(message, dict) and isinstance(message.get("content"), str):
-        content_id = put_text(db, message["content"])
-        fields = {k: v for k, v in message.items() if k != "content"}
-    cursor = db.execute(
-        "INSERT INTO messages (digest, content_id, fields_json) VALUES (?, ?, ?)",
-        (digest, content_id, to_sql(canonical_json(fields))),
-    )
-    assert cursor.lastrowid is not None
-    return cursor.lastrowid
+        message_id = int(row[0])
+    else:
+        content_id = None
+        fields = message
+        if isinstance(message, dict) and isinstance(message.get("content"), str):
+            content_id = put_text(db, message["content"], known)
+            fields = {k: v for k, v in message.items() if k != "content"}
+        cursor = db.execute(
+            "INSERT INTO messages (digest, content_id, fields_json) VALUES (?, ?, ?)",
+            (digest, content_id, to_sql(canonical_json(fields))),
+        )
+        assert cursor.lastrowid is not None
+        message_id = cursor.lastrowid
+    if known is not None:
+        known.messages[digest] = message_id
+    return message_id
 
 
-def put_request(db: sqlite3.Connection, request: Mapping[str, Any]) -> tuple[str | None, int]:
+def put_request(
+    db: sqlite3.Connection,
+    request: Mapping[str, Any],
+    known: KnownIds | None = None,
+    encoded: EncodedRequest | None = None,
+) -> tuple[str | None, int]:
     """A request as (its message ids as a JSON list, or None without a `messages` list; the
-    text id of everything else)."""
+    text id of everything else). `encoded`: `request` already in canonical parts."""
     messages = request.get("messages")
     if not isinstance(messages, list):
-        return None, put_text(db, canonical_json(dict(request)))
-    ids = [put_message(db, message) for message in messages]
-    params = {k: v for k, v in request.items() if k != "messages"}
-    return json.dumps(ids, separators=(",", ":")), put_text(db, canonical_json(params))
+        return None, _put_canonical(db, dict(request), known)
+    if encoded is None:
+        ids = [put_message(db, message, known) for message in messages]
+        params = {k: v for k, v in request.items() if k != "messages"}
+        params_id = _put_canonical(db, params, known)
+    else:
+        pairs = zip(messages, encoded.messages, strict=True)
+        ids = [put_message(db, message, known, text) for message, text in pairs]
+        text, data = _escaped(joined_object(encoded.fields))
+        params_id = _text_id(db, _digest(data), text, known)
+    return json.dumps(ids, separators=(",", ":")), params_id
+
+
+def _put_canonical(db: sqlite3.Connection, value: Any, known: KnownIds | None) -> int:
+    """`put_text(db, canonical_json(value))`, encoded once."""
+    text, data = _canonical(value)
+    return _text_id(db, _digest(data), text, known)
 
 
 def write_completion(
@@ -137,17 +264,19 @@ def write_completion(
     identity: Mapping[str, Any],
     request: Mapping[str, Any],
     completion: Completion,
+    known: KnownIds | None = None,
+    encoded: EncodedRequest | None = None,
 ) -> None:
     """Insert a `completions` row: `identity` (key, model, time), the request's message ids and
     parameters, the reply text's id and the reply's other fields (`records.completion_to_row`)."""
-    message_ids, params_id = put_request(db, request)
+    message_ids, params_id = put_request(db, request, known, encoded)
     content = completion.content
     row = {
         **identity,
         **completion_to_row(completion),
         "message_ids": message_ids,
         "params_id": params_id,
-        "content_id": None if content is None else put_text(db, content),
+        "content_id": None if content is None else put_text(db, content, known),
     }
     columns = ", ".join(row)
     placeholders = ", ".join("?" * len(row))
@@ -192,7 +321,9 @@ def read_request(db: sqlite3.Connection, message_ids: str | None, params_id: int
     return {**request, "messages": messages}
 
 
-def transcript_to_sql(db: sqlite3.Connection, turns: Sequence[TurnRecord]) -> str | bytes:
+def transcript_to_sql(
+    db: sqlite3.Connection, turns: Sequence[TurnRecord], known: KnownIds | None = None
+) -> str | bytes:
     """An item's `transcript_json`: each turn's fields with its human text and reply as ids;
     a field at its default (a turn that kept the protocol, without note) is left out."""
     stored = []
@@ -202,8 +333,8 @@ def transcript_to_sql(db: sqlite3.Connection, turns: Sequence[TurnRecord]) -> st
             for k, v in turn.__dict__.items()
             if k not in ("human", "reply") and v != _TURN_DEFAULTS.get(k, _NO_DEFAULT)
         }
-        entry["human_id"] = put_text(db, turn.human)
-        entry["reply_id"] = put_text(db, turn.reply)
+        entry["human_id"] = put_text(db, turn.human, known)
+        entry["reply_id"] = put_text(db, turn.reply, known)
         stored.append(entry)
     return json_to_sql(stored)
 

@@ -113,7 +113,11 @@ def json_raw_decode(text: str) -> tuple[Any, int]:
 def json_dumps(value: Any, **options: Any) -> str:
     """`json.dumps(value, ensure_ascii=False, ...)` whose result always encodes as UTF-8:
     each lone surrogate becomes its `\\uXXXX` escape (it can only occur inside a string)."""
-    text = json.dumps(value, ensure_ascii=False, **options)
+    return escape_surrogates(json.dumps(value, ensure_ascii=False, **options))
+
+
+def escape_surrogates(text: str) -> str:
+    """JSON text (`ensure_ascii=False`) with each lone surrogate as its `\\uXXXX` escape."""
     return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
