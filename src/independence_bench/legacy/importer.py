@@ -1,8 +1,9 @@
 """Importing result folders of the earlier implementation of this benchmark (`aib import PATH`).
 
-`import_results` walks a tree of configuration folders (``<provider>--<model>…@<effort>-tT``),
-reads each ``run_<n>`` folder's turn files with `legacy_format`, and writes the run, every
-completion, every item and every judgment in one transaction per run folder. Nothing is asked
+`import_legacy_tree` walks a tree of configuration folders
+(``<provider>--<model>…@<effort>-tT``), reads each ``run_<n>`` folder's turn files with
+`legacy/format.py`, and writes the run, every completion, every item and every judgment in one
+transaction per run folder. Nothing is asked
 again: transcripts, replies, reasoning, costs and verdicts are the ones on disk. The names a
 model chose (``name_extraction.json``) are kept in the run's config JSON under
 ``chosen_names``.
@@ -360,7 +361,9 @@ def import_configurations(
     return report
 
 
-def import_results(path: Path, store: Store) -> ImportReport:
-    """Import the result tree at `path` into `store`; see the module docstring."""
+def import_legacy_tree(path: Path, store: Store) -> ImportReport:
+    """Import the result tree at `path` into `store`, each configuration labelled by its folder
+    name; see the module docstring. `workflows.imports.import_results` (the Python API of
+    `aib import`) also names them as published."""
     root, configs = find_configurations(path)
     return import_configurations(store, root, configs)
