@@ -45,7 +45,7 @@ from independence_bench.inspect_tasks.log_format import (
 )
 from independence_bench.inspect_tasks.messages import (
     chat_messages,
-    completion_of,
+    completion_of_output,
     cut_off,
     last_raw_reply,
 )
@@ -69,7 +69,7 @@ def _judge_call(grader: Model, schema: Mapping[str, Any], name: str, calls: list
         completion = Completion(content=None)
         for _ in range(REPLY_ATTEMPTS):
             output = await grader.generate(chat_messages(messages), config=config)
-            completion = completion_of(output)
+            completion = completion_of_output(output)
             if cut_off(output, last_raw_reply()) is not None:
                 # A verdict cut off by an error is never read: no content, the error kept.
                 completion = replace(completion, content=None, finish_reason="error")
