@@ -39,6 +39,7 @@ from independence_bench.legacy.format import (
     judge_completion,
     judgment_of,
     kind_in_suite,
+    legacy_request_of_turn,
     legacy_rubric,
     legacy_suite_hash,
     parse_config_folder,
@@ -46,7 +47,6 @@ from independence_bench.legacy.format import (
     read_turn_file,
     subject_completion,
     subject_key,
-    subject_request,
     suite_of_run,
 )
 from independence_bench.store.store import ItemRecord, RunRecord, Store
@@ -252,7 +252,7 @@ def import_run_folder(
             written["completions"] += store.put_completion(
                 keys[turn.rel],
                 config.model_id,
-                admit_json(subject_request(config, turn), "the request"),
+                admit_json(legacy_request_of_turn(config, turn), "the request"),
                 admit_completion(subject_completion(turn)),
                 imported_at=turn.timestamp,
             )
