@@ -410,7 +410,7 @@ def test_a_changed_file_updates_its_item_on_reimport(tmp_path: Path) -> None:
     turn2.unlink()
     with Store(tmp_path / "store") as store:
         first = import_legacy_tree(root, store)
-        assert len(first.incomplete) == 1
+        assert len(first.failed) == 1
         turn2.write_text(kept, encoding="utf-8")
         second = import_legacy_tree(root, store)
         assert second.written["items"] == 1 and second.written["runs"] == 0
