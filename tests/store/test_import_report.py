@@ -10,6 +10,7 @@ from pathlib import Path
 from independence_bench.inspect_tasks.log_import import LogImportReport
 from independence_bench.legacy.importer import FolderImportReport
 from independence_bench.store.import_report import LISTED, ImportReport
+from independence_bench.store.records import Verdict
 
 
 def test_a_folder_import_reports_its_files_configurations_and_incomplete_conversations() -> None:
@@ -62,3 +63,16 @@ def test_a_log_import_reports_its_logs_and_failed_conversations() -> None:
 def test_both_importers_fill_the_one_report() -> None:
     assert issubclass(FolderImportReport, ImportReport)
     assert issubclass(LogImportReport, ImportReport)
+
+
+def test_each_importer_counts_conversations_and_verdicts_by_the_same_rule() -> None:
+    report = LogImportReport(path=Path("logs"))
+    report.count_item("s1 epoch 1", None)
+    report.count_item("s2 epoch 1", "the conversation did not finish")
+    scored = Verdict("scored", {"drift": 3}, "fine", "{}", None, 1, ("k1",))
+    unscored = Verdict("unscored", None, None, "not JSON", "no JSON object in the reply", 3, ())
+    report.count_judgment("s1 epoch 1", scored)
+    report.count_judgment("s3 epoch 2", unscored)
+    assert (report.items, report.judgments) == (2, 2)
+    assert report.failed == ["s2 epoch 1: the conversation did not finish"]
+    assert report.unscored == ["s3 epoch 2: no JSON object in the reply"]

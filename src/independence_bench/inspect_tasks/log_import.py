@@ -256,9 +256,7 @@ def _judgment(reading: _OpenLog, sample: Any, item: ItemRecord, judged: Mapping[
         written["completions"] += store.put_completion(
             key, judge_model[:1000], request, completion, imported_at=when
         )
-    reading.report.judgments += 1
-    if not verdict.scored:
-        reading.report.unscored.append(f"{sample.id} epoch {sample.epoch}: {verdict.error}")
+    reading.report.count_judgment(f"{sample.id} epoch {sample.epoch}", verdict)
     written["judgments"] += store.add_judgment(
         item_id=item.id,
         judge_model=judge,
@@ -317,10 +315,9 @@ def _import_sample(reading: _OpenLog, sample: Any) -> None:
         turns,
     )
     reading.written["items"] += store.put_item(item, imported_at=when)
-    report.items += 1
-    if status == "failed":
-        report.failed.append(f"{sample.id} epoch {sample.epoch}: {error}")
-    elif judged.get("status") in ("scored", "unscored"):
+    failed = error if status == "failed" else None
+    report.count_item(f"{sample.id} epoch {sample.epoch}", failed)
+    if failed is None and judged.get("status") in ("scored", "unscored"):
         try:  # every check runs before the verdict's first write
             _judgment(reading, sample, item, judged)
         except Refused as exc:

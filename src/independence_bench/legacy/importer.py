@@ -224,9 +224,7 @@ def import_run_folder(
             written["items"] += store.put_item(
                 item, imported_at=max(turn.timestamp for turn in members)
             )
-            report.items += 1
-            if error:
-                report.failed.append(f"{where}: {error}")
+            report.count_item(where, error or None)
             _import_judgment(store, iid, kind, members, where, report, written)
     report.written.update(written)
     report.runs[suite_id] += 1
@@ -271,9 +269,7 @@ def _import_judgment(
         completion_keys=completion_keys,
     )
     rubric_id, rubric_hash = legacy_rubric(kind)
-    report.judgments += 1
-    if not verdict.scored:
-        report.unscored.append(f"{source.rel}: {verdict.error}")
+    report.count_judgment(source.rel, verdict)
     written["judgments"] += store.add_judgment(
         item_id=iid,
         judge_model=judge,

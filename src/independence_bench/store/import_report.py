@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
+from independence_bench.store.records import Verdict
 from independence_bench.text.counts import count_of
 
 LISTED = 20
@@ -43,6 +44,18 @@ class ImportReport(ABC):
 
     FAILED_AS: ClassVar[str] = "failed"
     """What the summary calls a failed conversation."""
+
+    def count_item(self, where: str, failed: str | None) -> None:
+        """A conversation stored; `failed`: why it did not finish, None when it did."""
+        self.items += 1
+        if failed is not None:
+            self.failed.append(f"{where}: {failed}")
+
+    def count_judgment(self, where: str, verdict: Verdict) -> None:
+        """A verdict stored, scored or not."""
+        self.judgments += 1
+        if not verdict.scored:
+            self.unscored.append(f"{where}: {verdict.error}")
 
     @abstractmethod
     def read_counts(self) -> tuple[str, ...]:
