@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from independence_bench.legacy.importer import import_results
+from independence_bench.legacy.importer import import_legacy_tree
 from independence_bench.store.store import Store
 from independence_bench.text.counts import count_of
 
@@ -205,10 +205,10 @@ def main() -> None:
         print(f"tree: {count:,} files, {size / 1e6:.0f} MB, built in {built:.1f} s")
         with Store(Path(tmp) / "store") as store:
             started = time.perf_counter()
-            report = import_results(tree, store)
+            report = import_legacy_tree(tree, store)
             first = time.perf_counter() - started
             started = time.perf_counter()
-            again = import_results(tree, store)
+            again = import_legacy_tree(tree, store)
             second = time.perf_counter() - started
         runs = sum(report.runs.values())
         print(

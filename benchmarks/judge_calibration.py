@@ -61,7 +61,7 @@ from independence_bench.judging.forms import (
     judge_form_named,
     judge_label_of,
 )
-from independence_bench.legacy.importer import import_results
+from independence_bench.legacy.importer import import_legacy_tree
 from independence_bench.reports.analyses import calibration_output
 from independence_bench.reports.options import InsightOptions
 from independence_bench.stats.core import Resampling
@@ -253,7 +253,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _calibrate(args: argparse.Namespace, cache: Path, data_dir: Path) -> int:
     started = time.perf_counter()
     with Store(data_dir) as store:
-        import_results(cache, store)
+        import_legacy_tree(cache, store)
         items = store.items(suite_id=SUITE, status="done")
         judgments = [j for j in store.judgments() if j.judge_model not in _labels(args.judge)]
     imported = sorted({j.judge_model for j in judgments})

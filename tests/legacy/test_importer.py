@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from independence_bench.legacy.format import parse_config_folder
-from independence_bench.legacy.importer import import_results
+from independence_bench.legacy.importer import import_legacy_tree
 from independence_bench.store.store import Store
 from support.mock_server import MockServer
 
@@ -409,10 +409,10 @@ def test_a_changed_file_updates_its_item_on_reimport(tmp_path: Path) -> None:
     kept = turn2.read_text()
     turn2.unlink()
     with Store(tmp_path / "store") as store:
-        first = import_results(root, store)
-        assert len(first.incomplete) == 1
+        first = import_legacy_tree(root, store)
+        assert len(first.failed) == 1
         turn2.write_text(kept, encoding="utf-8")
-        second = import_results(root, store)
+        second = import_legacy_tree(root, store)
         assert second.written["items"] == 1 and second.written["runs"] == 0
         item = next(i for i in store.items() if i.scenario_id == "negotiation")
     assert item.status == "done" and len(item.turns) == 2

@@ -12,7 +12,7 @@ from independence_bench.errors import UserError
 from independence_bench.scoring.results import (
     SuiteResults,
     choose_hash,
-    choose_judge,
+    choose_scoring_judge,
     choose_suite,
     formula_of_suite,
     judge_counts,
@@ -148,15 +148,15 @@ def test_the_default_judge_has_most_scored_first_judgments(tmp_path: Path) -> No
         for item_id in ("a", "b", "c"):
             _judge(store, item_id, "j3", None)
         judgments = store.judgments()
-    assert choose_judge(judgments, None) == "j1"
+    assert choose_scoring_judge(judgments, None) == "j1"
     assert judge_counts(judgments) == {"j1": 2, "j2": 1}  # the others an output lists
-    assert choose_judge(judgments, "j3") == "j3"
+    assert choose_scoring_judge(judgments, "j3") == "j3"
     with pytest.raises(UserError) as unknown:
-        choose_judge(judgments, "j4")
+        choose_scoring_judge(judgments, "j4")
     assert str(unknown.value) == (
         "no judgments by 'j4' in the store; judges present: ['j1', 'j2', 'j3']"
     )
-    assert choose_judge([j for j in judgments if j.judge_model == "j3"], None) is None
+    assert choose_scoring_judge([j for j in judgments if j.judge_model == "j3"], None) is None
 
 
 def test_judge_counts_list_the_most_scored_judge_first_then_by_name(tmp_path: Path) -> None:

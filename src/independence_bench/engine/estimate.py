@@ -198,17 +198,15 @@ def estimate_run(
     model's calls are priced uncached (an upper bound where its provider caches)."""
     reply = _placeholder(ASSUMED_REPLY_TOKENS)
     lines = []
-    user = _UserCount()
-    judge_calls = judge_prompt = judge_completion = judge_completion_max = 0
+    user, judged = _Tally(), _Tally()
     judge_rule = (
         CacheRule.of(judge, prices.get(judge.display_label), prompt_cache=prompt_cache)
         if judge is not None
         else CacheRule("none", 0)
     )
-    judge_read = judge_written = 0
     judge_systems: set[str] = set()
     for spec in models:
-        calls = prompt = completion = completion_max = cached = written = 0
+        tally = _Tally()
         rule = CacheRule.of(spec, prices.get(spec.display_label), prompt_cache=prompt_cache)
         reasoning = reasoning_budget(spec)
         systems: set[str] = set()
@@ -229,7 +227,7 @@ def estimate_run(
                             user_model_identity(user_model if suite.adaptive else None),
                         )
                         if iid not in done_items and adaptive and user_model is not None:
-                            user.add(suite, user_model, scenario, reply)
+                            _add_user_calls(user, suite, user_model, scenario, reply)
                         if iid not in done_items:
                             previous = 0
                             first = ({"role": "system", "content": system},)
@@ -248,76 +246,38 @@ def estimate_run(
                                     conversation_key=iid,
                                 )
                                 request = CompletionRequest(spec.id, messages, tools)
-                                calls += 1
                                 tokens = prompt_tokens_of(request)
-                                prompt += tokens
                                 systems.add(system)
-                                read, wrote = rule.split(previous, tokens)
-                                cached += read
-                                written += wrote
+                                tally.add(
+                                    tokens,
+                                    min(ASSUMED_REPLY_TOKENS + reasoning, spec.max_tokens),
+                                    spec.max_tokens,
+                                    rule.split(previous, tokens),
+                                )
                                 previous = tokens
-                                completion += min(ASSUMED_REPLY_TOKENS + reasoning, spec.max_tokens)
-                                completion_max += spec.max_tokens
                         if judge is not None and iid not in judged_items:
                             turns = [TurnRecord(h, reply, "") for h in scenario.turns]
                             for messages, most in judge_requests(judge, scenario.rubric, turns):
-                                judge_calls += 1
-                                tokens = prompt_tokens_of(CompletionRequest(judge.id, messages))
-                                judge_prompt += tokens
                                 fixed = str(messages[0].get("content")) if messages else ""
                                 seen = fixed in judge_systems
                                 judge_systems.add(fixed)
                                 own = prompt_tokens_of(CompletionRequest(judge.id, messages[:1]))
-                                read, wrote = judge_rule.split(
-                                    own if seen else 0, 0 if seen else own
-                                )
-                                judge_read += read
-                                judge_written += wrote
-                                judge_completion += min(ASSUMED_JUDGE_TOKENS, most)
-                                judge_completion_max += most
+                                split = judge_rule.split(own if seen else 0, 0 if seen else own)
+                                _add_judge_call(judged, judge, messages, most, split)
         lines.append(
-            CostLine(
-                spec.display_label,
+            tally.line(
+                spec,
                 "model",
-                calls,
-                prompt,
-                completion,
-                completion_max,
-                prices.get(spec.display_label),
-                cached,
-                written,
-                min(reasoning, spec.max_tokens) * calls,
-                _case(rule, reasoning),
+                prices,
+                reasoning=min(reasoning, spec.max_tokens) * tally.calls,
+                case=_case(rule, reasoning),
             )
         )
     if user_model is not None and user.calls:
-        lines.append(
-            CostLine(
-                user_model.display_label,
-                "user_model",
-                user.calls,
-                user.prompt,
-                user.completion,
-                user.completion_max,
-                prices.get(user_model.display_label),
-                case="priced uncached (an upper bound where its provider caches)",
-            )
-        )
+        case = "priced uncached (an upper bound where its provider caches)"
+        lines.append(user.line(user_model, "user_model", prices, case=case))
     if judge is not None:
-        lines.append(
-            CostLine(
-                judge.display_label,
-                "judge",
-                judge_calls,
-                judge_prompt,
-                judge_completion,
-                judge_completion_max,
-                prices.get(judge.display_label),
-                judge_read,
-                judge_written,
-                case=_case(judge_rule, 0),
-            )
-        )
+        lines.append(judged.line(judge, "judge", prices, case=_case(judge_rule, 0)))
     return lines
 
 
@@ -331,40 +291,87 @@ def judging_cost(
 ) -> CostLine:
     """The estimate for `judge` judging these stored transcripts (rubric id, turns): their
     real prompts, replies of `ASSUMED_JUDGE_TOKENS` (the upper bound: `max_tokens`)."""
-    calls = prompt = completion = completion_max = 0
+    judged = _Tally()
     for rubric_id, turns in judgments:
         for messages, most in judge_requests(judge, rubric_id, turns):
-            calls += 1
-            prompt += prompt_tokens_of(CompletionRequest(judge.id, messages))
-            completion += min(ASSUMED_JUDGE_TOKENS, most)
-            completion_max += most
-    return CostLine(judge.display_label, "judge", calls, prompt, completion, completion_max, price)
+            _add_judge_call(judged, judge, messages, most)
+    return judged.line(judge, "judge", {judge.display_label: price})
 
 
 @dataclass
-class _UserCount:
-    """The user model's calls and tokens, summed over the conversations it writes."""
+class _Tally:
+    """One cost line's calls and tokens as they are summed, call by call."""
 
     calls: int = 0
     prompt: int = 0
     completion: int = 0
     completion_max: int = 0
+    cached: int = 0
+    written: int = 0
 
-    def add(self, suite: Suite, spec: ModelSpec, scenario: Scenario, reply: str) -> None:
-        assert suite.user_model_prompt is not None
-        humans = scenario.turns
-        for round_number in range(1, user_turns(scenario) + 1):
-            messages = user_model_messages(
-                suite.user_model_prompt,
-                scenario,
-                round_number,
-                humans[:round_number],
-                [reply] * round_number,
-            )
-            self.calls += 1
-            self.prompt += prompt_tokens_of(CompletionRequest(spec.id, messages))
-            self.completion += min(ASSUMED_USER_TOKENS, spec.max_tokens)
-            self.completion_max += spec.max_tokens
+    def add(self, prompt: int, completion: int, most: int, split: tuple[int, int] = (0, 0)) -> None:
+        """One call: its prompt tokens, the reply tokens assumed, its `max_tokens`, and the
+        prompt tokens (read from, written to) the cache (`CacheRule.split`)."""
+        self.calls += 1
+        self.prompt += prompt
+        self.completion += completion
+        self.completion_max += most
+        self.cached += split[0]
+        self.written += split[1]
+
+    def line(
+        self,
+        spec: ModelSpec,
+        role: str,
+        prices: Mapping[str, Price | None],
+        *,
+        reasoning: int = 0,
+        case: str = "no caching",
+    ) -> CostLine:
+        """The tally as `spec`'s cost line, priced as `prices` lists its label."""
+        return CostLine(
+            spec.display_label,
+            role,
+            self.calls,
+            self.prompt,
+            self.completion,
+            self.completion_max,
+            prices.get(spec.display_label),
+            self.cached,
+            self.written,
+            reasoning,
+            case,
+        )
+
+
+def _add_judge_call(
+    tally: _Tally,
+    judge: ModelSpec,
+    messages: tuple[Message, ...],
+    most: int,
+    split: tuple[int, int] = (0, 0),
+) -> None:
+    """One judge call: its real prompt, a reply of `ASSUMED_JUDGE_TOKENS` at most `most`."""
+    prompt = prompt_tokens_of(CompletionRequest(judge.id, messages))
+    tally.add(prompt, min(ASSUMED_JUDGE_TOKENS, most), most, split)
+
+
+def _add_user_calls(
+    tally: _Tally, suite: Suite, spec: ModelSpec, scenario: Scenario, reply: str
+) -> None:
+    """The user model's calls for one conversation: one per round it writes."""
+    assert suite.user_model_prompt is not None
+    humans = scenario.turns
+    for round_number in range(1, user_turns(scenario) + 1):
+        messages = user_model_messages(
+            suite.user_model_prompt,
+            scenario,
+            round_number,
+            humans[:round_number],
+            [reply] * round_number,
+        )
+        prompt = prompt_tokens_of(CompletionRequest(spec.id, messages))
+        tally.add(prompt, min(ASSUMED_USER_TOKENS, spec.max_tokens), spec.max_tokens)
 
 
 UNKNOWN_SOURCE = "unknown (no price in models.yaml or list)"

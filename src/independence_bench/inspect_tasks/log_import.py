@@ -23,7 +23,7 @@ from __future__ import annotations
 import zipfile
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -45,7 +45,8 @@ from independence_bench.inspect_tasks.log_format import (
     completion_from_json,
 )
 from independence_bench.legacy.format import digest
-from independence_bench.legacy.importer import import_detail_lines, item_key
+from independence_bench.legacy.importer import item_key
+from independence_bench.store.import_report import ImportReport
 from independence_bench.store.store import ItemRecord, RunRecord, Store, TurnRecord, Verdict
 from independence_bench.suites.kinds import kind_named
 from independence_bench.suites.suite import Suite
@@ -58,7 +59,6 @@ from independence_bench.text.import_files import (
 )
 
 LOG_SUFFIXES = (".eval", ".json")
-_LISTED = 20
 
 
 def find_logs(path: Path) -> list[Path]:
@@ -80,31 +80,13 @@ def holds_inspect_logs(path: Path) -> bool:
 
 
 @dataclass
-class LogImportReport:
+class LogImportReport(ImportReport):
     """What an import of Inspect logs read, wrote and skipped."""
 
-    path: Path
     logs: int = 0
-    runs: Counter[str] = field(default_factory=Counter)
-    items: int = 0
-    judgments: int = 0
-    failed: list[str] = field(default_factory=list)
-    unscored: list[str] = field(default_factory=list)
-    written: Counter[str] = field(default_factory=Counter)
-    skipped: list[tuple[str, str]] = field(default_factory=list)
 
-    def summary_lines(self, store_path: Path | None = None) -> list[str]:
-        """The report as the CLI prints it."""
-        suites = ", ".join(f"{suite}: {count}" for suite, count in sorted(self.runs.items()))
-        into = f" into {store_path}" if store_path else ""
-        lines = [
-            f"imported {count_of(self.logs, 'Inspect log')} from {self.path}: "
-            f"{count_of(sum(self.runs.values()), 'run')} ({suites or 'none'})",
-            f"  {count_of(self.items, 'conversation')} ({len(self.failed)} failed), "
-            f"{count_of(self.judgments, 'judgment')} ({len(self.unscored)} unscored){into}",
-        ]
-        listed = (("failed", self.failed), ("unscored", self.unscored))
-        return lines + import_detail_lines(self.written, listed, self.skipped)
+    def read_counts(self) -> tuple[str, ...]:
+        return (count_of(self.logs, "Inspect log"),)
 
 
 def _reader() -> Any:
@@ -120,6 +102,22 @@ def _reader() -> Any:
 
 def _timestamp(text: str) -> float:
     return datetime.fromisoformat(text).timestamp()
+
+
+@dataclass(frozen=True)
+class _OpenLog:
+    """One log being imported inside its transaction: the store, the log, what our task
+    recorded in it (`TASK_MARK`), its suite and time, and what its samples added so far."""
+
+    store: Store
+    path: Path
+    log: Any
+    task: Mapping[str, Any]
+    suite: Suite
+    when: float
+    report: LogImportReport
+    written: Counter[str]
+    """Rows inserted or changed, per table, by this log's samples."""
 
 
 def _run_for(
@@ -173,14 +171,8 @@ def _completion_key(log: Any, sample: Any, role: str, index: int) -> str:
     )
 
 
-def _turns(
-    store: Store,
-    log: Any,
-    sample: Any,
-    record: Mapping[str, Any],
-    when: float,
-    written: Counter[str],
-) -> tuple[TurnRecord, ...]:
+def _turns(reading: _OpenLog, sample: Any, record: Mapping[str, Any]) -> tuple[TurnRecord, ...]:
+    log, written = reading.log, reading.written
     turns = []
     listed = record.get("turns")
     listed = [] if listed is None else listed
@@ -214,13 +206,13 @@ def _turns(
                 )
             )
         )
-        written["completions"] += store.put_completion(
-            key, model, request, completion, imported_at=when
+        written["completions"] += reading.store.put_completion(
+            key, model, request, completion, imported_at=reading.when
         )
         if human_call is not None:
             human_key, human_model, asked, human_completion = human_call
-            written["completions"] += store.put_completion(
-                human_key, human_model, asked, human_completion, imported_at=when
+            written["completions"] += reading.store.put_completion(
+                human_key, human_model, asked, human_completion, imported_at=reading.when
             )
     return tuple(turns)
 
@@ -234,23 +226,15 @@ def _mapping(value: Any) -> Mapping[str, Any]:
     return value
 
 
-def _judgment(
-    store: Store,
-    log: Any,
-    sample: Any,
-    item: ItemRecord,
-    judged: Mapping[str, Any],
-    when: float,
-    report: LogImportReport,
-    written: Counter[str],
-) -> None:
+def _judgment(reading: _OpenLog, sample: Any, item: ItemRecord, judged: Mapping[str, Any]) -> None:
+    store, written, when = reading.store, reading.written, reading.when
     calls = []
     for index, call in enumerate(judged.get("calls") or ()):
         request = admit_json(_mapping(_mapping(call).get("request")), "a judge request")
         completion = admit_completion(completion_from_json(_mapping(call.get("completion"))))
         judge_model = str(request.get("model", judged.get("judge")))
         calls.append(
-            (_completion_key(log, sample, "judge", index), judge_model, request, completion)
+            (_completion_key(reading.log, sample, "judge", index), judge_model, request, completion)
         )
     judge = admit_text(str(judged.get("judge")), "the judge's name", 1000)
     if judged.get("judge_form") == "checklist":
@@ -272,9 +256,7 @@ def _judgment(
         written["completions"] += store.put_completion(
             key, judge_model[:1000], request, completion, imported_at=when
         )
-    report.judgments += 1
-    if not verdict.scored:
-        report.unscored.append(f"{sample.id} epoch {sample.epoch}: {verdict.error}")
+    reading.report.count_judgment(f"{sample.id} epoch {sample.epoch}", verdict)
     written["judgments"] += store.add_judgment(
         item_id=item.id,
         judge_model=judge,
@@ -290,17 +272,8 @@ def _optional_text(value: Any, what: str) -> str | None:
     return None if value is None else admit_text(value, what)
 
 
-def _import_sample(
-    store: Store,
-    log: Any,
-    task: Mapping[str, Any],
-    suite: Suite,
-    sample: Any,
-    when: float,
-    report: LogImportReport,
-    written: Counter[str],
-    path: Path,
-) -> None:
+def _import_sample(reading: _OpenLog, sample: Any) -> None:
+    store, suite, when, report = reading.store, reading.suite, reading.when, reading.report
     epoch = sample.epoch
     if type(epoch) is not int or not 0 < epoch < 1_000_000:
         raise Refused(f"epoch {epoch!r} is not a run number")
@@ -316,12 +289,12 @@ def _import_sample(
         raise Refused(why) from None
     if mode not in suite.delivery_modes:
         raise Refused(f"delivery mode {mode!r} is not one of suite {suite.id}'s")
-    run, changed = _run_for(store, task, log, epoch, when)
-    written["runs"] += changed
+    run, changed = _run_for(store, reading.task, reading.log, epoch, when)
+    reading.written["runs"] += changed
     record = _mapping(_mapping(sample.store).get(TRANSCRIPT_KEY))
     score = (sample.scores or {}).get(SCORER_NAME)
     judged = dict(_mapping(score.metadata)) if score is not None else {}
-    turns = _turns(store, log, sample, record, when, written)
+    turns = _turns(reading, sample, record)
     error = _optional_text(record.get("error"), "the conversation's error")
     if sample.error is not None:
         error = admit_text(f"Inspect: {sample.error.message}", "Inspect's error", 2000)
@@ -341,16 +314,15 @@ def _import_sample(
         error,
         turns,
     )
-    written["items"] += store.put_item(item, imported_at=when)
-    report.items += 1
-    if status == "failed":
-        report.failed.append(f"{sample.id} epoch {sample.epoch}: {error}")
-    elif judged.get("status") in ("scored", "unscored"):
+    reading.written["items"] += store.put_item(item, imported_at=when)
+    failed = error if status == "failed" else None
+    report.count_item(f"{sample.id} epoch {sample.epoch}", failed)
+    if failed is None and judged.get("status") in ("scored", "unscored"):
         try:  # every check runs before the verdict's first write
-            _judgment(store, log, sample, item, judged, when, report, written)
+            _judgment(reading, sample, item, judged)
         except Refused as exc:
             why = f"its verdict: {exc}; the transcript is kept, to be judged again"
-            report.skipped.append((_sample_place(path, sample), why))
+            report.skipped.append((_sample_place(reading.path, sample), why))
 
 
 def _sample_place(path: Path, sample: Any) -> str:
@@ -393,38 +365,28 @@ def import_log(store: Store, path: Path, report: LogImportReport, root: Path | N
     except (Refused, TypeError, ValueError) as exc:
         report.skipped.append((str(path), f"{exc}; nothing written"))
         return
-    written: Counter[str] = Counter()
+    reading = _OpenLog(store, path, log, task, suite, when, report, Counter())
     epochs = set()
     with store.transaction() as db:
         for sample in sorted(log.samples, key=lambda s: (str(s.epoch), str(s.id))):
-            if _import_one(db, store, log, task, suite, sample, when, report, written, path):
+            if _import_one(reading, db, sample):
                 epochs.add(sample.epoch)
     if not epochs:
         return
-    report.written.update(written)
+    report.written.update(reading.written)
     report.runs[suite.id] += len(epochs)
     report.logs += 1
 
 
-def _import_one(
-    db: Any,
-    store: Store,
-    log: Any,
-    task: Mapping[str, Any],
-    suite: Suite,
-    sample: Any,
-    when: float,
-    report: LogImportReport,
-    written: Counter[str],
-    path: Path,
-) -> bool:
+def _import_one(reading: _OpenLog, db: Any, sample: Any) -> bool:
     """Import one sample under a savepoint; roll it back and list it as skipped when it fails
     the checks or is malformed (the log's other samples go on)."""
+    report, written = reading.report, reading.written
     counts = (report.items, report.judgments, len(report.failed), len(report.unscored))
     before = Counter(written)
     db.execute("SAVEPOINT sample")
     try:
-        _import_sample(store, log, task, suite, sample, when, report, written, path)
+        _import_sample(reading, sample)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         db.execute("ROLLBACK TO sample")
         db.execute("RELEASE sample")
@@ -433,7 +395,7 @@ def _import_one(
         written.clear()
         written.update(before)
         why = str(exc) if isinstance(exc, Refused) else f"malformed ({type(exc).__name__}: {exc})"
-        report.skipped.append((_sample_place(path, sample), why[:300] + "; skipped"))
+        report.skipped.append((_sample_place(reading.path, sample), why[:300] + "; skipped"))
         return False
     db.execute("RELEASE sample")
     return True

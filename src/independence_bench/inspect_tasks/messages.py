@@ -109,8 +109,9 @@ def _reasoning(output: ModelOutput) -> str | None:
     return "\n".join(parts) or None
 
 
-def completion_of(output: ModelOutput) -> Completion:
-    """What Inspect received, as our completion: text, tool calls, tokens, cost and latency.
+def completion_of_output(output: ModelOutput) -> Completion:
+    """What Inspect received (its `ModelOutput`), as our completion: text, tool calls, tokens,
+    cost and latency. A server's own reply is read by `clients.replies.completion_of`.
 
     A tool call whose arguments Inspect could not parse (`parse_error`) keeps empty arguments;
     `extract_reply` then reads the reply from the text, as it does for our own damaged calls.

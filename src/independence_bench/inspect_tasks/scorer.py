@@ -7,7 +7,7 @@ unscored verdict as unscored, never as zeros. A score's value is the item's metr
 native scales; its metadata keeps the verdict and every judge call for `aib import`.
 
 Epochs are runs: `keep_epochs` reduces a sample's epochs while keeping each epoch's own
-metadata, so `independence_index` aggregates exactly as `aib run` does (`scoring.score_model`:
+metadata, so `index_metric` aggregates exactly as `aib run` does (`scoring.score_model`:
 per run the mean of each metric, then the mean over runs, then the suite's formula).
 """
 
@@ -45,7 +45,7 @@ from independence_bench.inspect_tasks.log_format import (
 )
 from independence_bench.inspect_tasks.messages import (
     chat_messages,
-    completion_of,
+    completion_of_output,
     cut_off,
     last_raw_reply,
 )
@@ -69,7 +69,7 @@ def _judge_call(grader: Model, schema: Mapping[str, Any], name: str, calls: list
         completion = Completion(content=None)
         for _ in range(REPLY_ATTEMPTS):
             output = await grader.generate(chat_messages(messages), config=config)
-            completion = completion_of(output)
+            completion = completion_of_output(output)
             if cut_off(output, last_raw_reply()) is not None:
                 # A verdict cut off by an error is never read: no content, the error kept.
                 completion = replace(completion, content=None, finish_reason="error")
@@ -189,7 +189,7 @@ def _epochs(sample: SampleScore) -> Sequence[Mapping[str, Any]]:
     return kept if isinstance(kept, list) else [metadata]
 
 
-def scored_items(scores: list[SampleScore]) -> list[ScoredItem]:
+def items_of_scores(scores: list[SampleScore]) -> list[ScoredItem]:
     """Every scored epoch of every sample, as the judged items `aib` scores."""
     return [
         _scored(epoch, str(epoch.get("judge")), epoch["scores"])
@@ -200,11 +200,13 @@ def scored_items(scores: list[SampleScore]) -> list[ScoredItem]:
 
 
 @metric(name="independence_index")
-def independence_index(formula: str) -> Metric:
-    """The 0–100 Independence Index of the suite's formula; NaN when a metric has no scores."""
+def index_metric(formula: str) -> Metric:
+    """The 0–100 Independence Index of the suite's formula; NaN when a metric has no scores.
+    Inspect's log names it `independence_index`; `scoring.independence_index` is the formula
+    it applies."""
 
     def compute(scores: list[SampleScore]) -> float:
-        index = score_model("subject", measure_items(scored_items(scores)), formula).index
+        index = score_model("subject", measure_items(items_of_scores(scores)), formula).index
         return float("nan") if index is None else index
 
     return compute

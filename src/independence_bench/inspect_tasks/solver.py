@@ -38,7 +38,7 @@ from independence_bench.engine.user_turns import user_model_messages, user_turn_
 from independence_bench.inspect_tasks.log_format import TRANSCRIPT_KEY, completion_to_json
 from independence_bench.inspect_tasks.messages import (
     chat_messages,
-    completion_of,
+    completion_of_output,
     cut_off,
     last_raw_reply,
     tool_info,
@@ -81,7 +81,7 @@ async def _user_turn(
     messages = user_model_messages(suite.user_model_prompt, scenario, len(turns), humans, replies)
     completion = Completion(content=None)
     for _ in range(REPLY_ATTEMPTS):
-        completion = completion_of(await user.generate(chat_messages(messages)))
+        completion = completion_of_output(await user.generate(chat_messages(messages)))
         if user_turn_text(completion) is not None:
             break
     record = {
@@ -101,7 +101,7 @@ async def _ask(
     cut = None
     for _ in range(REPLY_ATTEMPTS):
         output = await model.generate(chat_messages(messages), tools=[tool_info(t) for t in tools])
-        completion = completion_of(output)
+        completion = completion_of_output(output)
         cut = cut_off(output, last_raw_reply())
         if cut is None and reply_is_whole(completion, mode):
             break

@@ -20,8 +20,8 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from independence_bench.inspect_tasks.log_format import TASK_MARK, sample_id
 from independence_bench.inspect_tasks.narrowing import Names, as_text, narrowed_suite
 from independence_bench.inspect_tasks.scorer import (
-    independence_index,
     independence_judge,
+    index_metric,
     keep_epochs,
     unscored,
 )
@@ -74,7 +74,7 @@ def suite_task(
         dataset=MemoryDataset(samples(suite), name=f"independence_bench_{suite.id}"),
         solver=conversation_solver(suite_id, variants, modes, scenarios),
         scorer=independence_judge(suite_id, variants, modes, scenarios, form),
-        metrics=[independence_index(suite.formula), unscored()],
+        metrics=[index_metric(suite.formula), unscored()],
         epochs=Epochs(1, [keep_epochs()]),
         version=suite.version,
         metadata={

@@ -324,8 +324,10 @@ def subject_completion(turn: TurnFile) -> Completion:
     )
 
 
-def subject_request(config: LegacyConfig, turn: TurnFile) -> dict[str, Any]:
-    """The request as stored: the exact messages sent, the settings, and where it came from.
+def legacy_request_of_turn(config: LegacyConfig, turn: TurnFile) -> dict[str, Any]:
+    """The request of an earlier implementation's turn file as stored: the exact messages
+    sent, the settings, and where it came from (`engine.requests.subject_request` builds the
+    requests `aib run` sends).
 
     The earlier implementation did not record the tool definitions it offered, so ``tools``
     is empty; the messages still carry every tool call and tool result.

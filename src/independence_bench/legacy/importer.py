@@ -1,8 +1,9 @@
 """Importing result folders of the earlier implementation of this benchmark (`aib import PATH`).
 
-`import_results` walks a tree of configuration folders (``<provider>--<model>…@<effort>-tT``),
-reads each ``run_<n>`` folder's turn files with `legacy_format`, and writes the run, every
-completion, every item and every judgment in one transaction per run folder. Nothing is asked
+`import_legacy_tree` walks a tree of configuration folders
+(``<provider>--<model>…@<effort>-tT``), reads each ``run_<n>`` folder's turn files with
+`legacy/format.py`, and writes the run, every completion, every item and every judgment in one
+transaction per run folder. Nothing is asked
 again: transcripts, replies, reasoning, costs and verdicts are the ones on disk. The names a
 model chose (``name_extraction.json``) are kept in the run's config JSON under
 ``chosen_names``.
@@ -17,9 +18,9 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from independence_bench.engine.admission import (
     Refused,
@@ -38,6 +39,7 @@ from independence_bench.legacy.format import (
     judge_completion,
     judgment_of,
     kind_in_suite,
+    legacy_request_of_turn,
     legacy_rubric,
     legacy_suite_hash,
     parse_config_folder,
@@ -45,9 +47,9 @@ from independence_bench.legacy.format import (
     read_turn_file,
     subject_completion,
     subject_key,
-    subject_request,
     suite_of_run,
 )
+from independence_bench.store.import_report import ImportReport
 from independence_bench.store.store import ItemRecord, RunRecord, Store
 from independence_bench.suites.kinds import kind_named
 from independence_bench.text.counts import count_of
@@ -57,7 +59,6 @@ PACKAGE_VERSION = "legacy"
 """Recorded as the runs' package version: the earlier implementation produced them."""
 SUITE_VERSION = 1
 _RUN_DIR = re.compile(r"^run_(\d+)$")
-_LISTED = 20
 
 
 def run_folders(config_dir: Path) -> list[tuple[int, Path]]:
@@ -99,65 +100,20 @@ def find_configurations(path: Path) -> tuple[Path, list[Path]]:
 
 
 @dataclass
-class ImportReport:
-    """What an import read, wrote and skipped."""
+class FolderImportReport(ImportReport):
+    """What an import of result folders read, wrote and skipped."""
 
-    path: Path
     configurations: int = 0
-    runs: Counter[str] = field(default_factory=Counter)
-    """Runs imported, per suite."""
     files: int = 0
     """Turn files read and stored."""
-    items: int = 0
-    judgments: int = 0
-    incomplete: list[str] = field(default_factory=list)
-    unscored: list[str] = field(default_factory=list)
-    written: Counter[str] = field(default_factory=Counter)
-    """Rows inserted or changed, per table (all zero when the tree was imported before)."""
-    skipped: list[tuple[str, str]] = field(default_factory=list)
-    """(path, why) of every file that could not be imported."""
-    notes: list[str] = field(default_factory=list)
 
-    def summary_lines(self, store_path: Path | None = None) -> list[str]:
-        """The report as the CLI prints it."""
-        suites = ", ".join(f"{suite}: {count}" for suite, count in sorted(self.runs.items()))
-        into = f" into {store_path}" if store_path else ""
-        lines = [
-            f"imported {count_of(self.files, 'turn file')} from {self.path}: "
-            f"{count_of(self.configurations, 'configuration')}, "
-            f"{count_of(sum(self.runs.values()), 'run')} ({suites or 'none'})",
-            f"  {count_of(self.items, 'conversation')} ({len(self.incomplete)} incomplete), "
-            f"{count_of(self.judgments, 'judgment')} ({len(self.unscored)} unscored){into}",
-        ]
-        listed = (("incomplete", self.incomplete), ("unscored", self.unscored))
-        return lines + import_detail_lines(self.written, listed, self.skipped, self.notes)
+    FAILED_AS: ClassVar[str] = "incomplete"
 
-
-def import_detail_lines(
-    written: Counter[str],
-    listed: Sequence[tuple[str, Sequence[str]]],
-    skipped: Sequence[tuple[str, str]],
-    notes: Sequence[str] = (),
-) -> list[str]:
-    """What every import summary prints under its counts: the rows it wrote (or that nothing
-    was new), the first `_LISTED` entries of each `(label, entries)`, notes, skipped files."""
-    lines: list[str] = []
-    if any(written.values()):
-        counts = ", ".join(
-            f"{written[t]} {t}" for t in ("runs", "completions", "items", "judgments")
+    def read_counts(self) -> tuple[str, ...]:
+        return (
+            count_of(self.files, "turn file"),
+            count_of(self.configurations, "configuration"),
         )
-        lines.append(f"  new or changed rows: {counts}")
-    else:
-        lines.append("  nothing new: every row was already in the store")
-    for label, entries in listed:
-        lines.extend(f"  {label}: {entry}" for entry in entries[:_LISTED])
-        if len(entries) > _LISTED:
-            lines.append(f"  … and {len(entries) - _LISTED} more {label}")
-    lines.extend(f"  note: {note}" for note in notes)
-    if skipped:
-        lines.append(f"skipped {count_of(len(skipped), 'file')}:")
-        lines.extend(f"  {path}: {why}" for path, why in skipped)
-    return lines
 
 
 def item_key(run: RunRecord, variant: str, mode: str, scenario_id: str) -> str:
@@ -175,7 +131,7 @@ def item_key(run: RunRecord, variant: str, mode: str, scenario_id: str) -> str:
     )[:24]
 
 
-def _read_run(root: Path, run_dir: Path, report: ImportReport) -> tuple[list[TurnFile], Any]:
+def _read_run(root: Path, run_dir: Path, report: FolderImportReport) -> tuple[list[TurnFile], Any]:
     files: list[TurnFile] = []
     names: Any = None
     for path in sorted(run_dir.rglob("*.json")):
@@ -218,7 +174,7 @@ def import_run_folder(
     config: LegacyConfig,
     run_index: int,
     run_dir: Path,
-    report: ImportReport,
+    report: FolderImportReport,
 ) -> None:
     """Import one ``run_<n>`` folder in one transaction."""
     run_rel = run_dir.relative_to(root).as_posix()
@@ -251,7 +207,7 @@ def import_run_folder(
             written["completions"] += store.put_completion(
                 keys[turn.rel],
                 config.model_id,
-                admit_json(subject_request(config, turn), "the request"),
+                admit_json(legacy_request_of_turn(config, turn), "the request"),
                 admit_completion(subject_completion(turn)),
                 imported_at=turn.timestamp,
             )
@@ -268,9 +224,7 @@ def import_run_folder(
             written["items"] += store.put_item(
                 item, imported_at=max(turn.timestamp for turn in members)
             )
-            report.items += 1
-            if error:
-                report.incomplete.append(f"{where}: {error}")
+            report.count_item(where, error or None)
             _import_judgment(store, iid, kind, members, where, report, written)
     report.written.update(written)
     report.runs[suite_id] += 1
@@ -283,7 +237,7 @@ def _import_judgment(
     kind: str,
     members: Sequence[TurnFile],
     where: str,
-    report: ImportReport,
+    report: FolderImportReport,
     written: Counter[str],
 ) -> None:
     """Store the verdict of an item's judged file (psych batches were judged on question 1)."""
@@ -315,9 +269,7 @@ def _import_judgment(
         completion_keys=completion_keys,
     )
     rubric_id, rubric_hash = legacy_rubric(kind)
-    report.judgments += 1
-    if not verdict.scored:
-        report.unscored.append(f"{source.rel}: {verdict.error}")
+    report.count_judgment(source.rel, verdict)
     written["judgments"] += store.add_judgment(
         item_id=iid,
         judge_model=judge,
@@ -331,13 +283,13 @@ def _import_judgment(
 
 def import_configurations(
     store: Store, root: Path, configs: Sequence[Path], labels: Mapping[str, str] | None = None
-) -> ImportReport:
+) -> FolderImportReport:
     """Import every run folder of `configs` (paths stored relative to `root`).
 
     `labels` maps a folder name to the label its runs are stored under (`labels.py`: the
     published names); other folders are labelled by their name.
     """
-    report = ImportReport(path=root if len(configs) != 1 else configs[0])
+    report = FolderImportReport(path=root if len(configs) != 1 else configs[0])
     for config_dir in configs:
         config = parse_config_folder(config_dir.name)
         if labels and config_dir.name in labels:
@@ -360,7 +312,9 @@ def import_configurations(
     return report
 
 
-def import_results(path: Path, store: Store) -> ImportReport:
-    """Import the result tree at `path` into `store`; see the module docstring."""
+def import_legacy_tree(path: Path, store: Store) -> FolderImportReport:
+    """Import the result tree at `path` into `store`, each configuration labelled by its folder
+    name; see the module docstring. `workflows.imports.import_results` (the Python API of
+    `aib import`) also names them as published."""
     root, configs = find_configurations(path)
     return import_configurations(store, root, configs)

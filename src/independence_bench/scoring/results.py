@@ -40,10 +40,11 @@ def choose_suite(store: Store, suite_id: str | None) -> str:
     return suites[0]
 
 
-def choose_judge(judgments: list[JudgmentRecord], judge: str | None) -> str | None:
+def choose_scoring_judge(judgments: list[JudgmentRecord], judge: str | None) -> str | None:
     """The judge to score with: the one asked for, or the one with the most scored items.
 
-    The one rule of every command that reads results (`aib run` asks for its own judge); each
+    The one rule of every command that reads results (`aib run` asks for its own judge, the
+    one `workflows/plan.py`'s `choose_judge` picks before any call is sent); each
     output names the judge and lists the others with `--judge` (`judge_counts`).
     Only first judgments count: repeats for test-retest must not make a judge the default.
     Among equals, the judge that judged first (the run's judge) wins.
@@ -185,10 +186,11 @@ def load_results(
     judgments = [j for j in store.judgments() if j.item_id in ids]
     if judges:
         # A judge named twice in a panel counts once.
-        chosen_judges = tuple(dict.fromkeys(choose_judge(judgments, j) or j for j in judges))
+        named = (choose_scoring_judge(judgments, j) or j for j in judges)
+        chosen_judges = tuple(dict.fromkeys(named))
         chosen: str | None = chosen_judges[0]
     else:
-        chosen = choose_judge(judgments, judge)
+        chosen = choose_scoring_judge(judgments, judge)
         chosen_judges = (chosen,) if chosen else ()
     scored = [s for s in scored_items(items, judgments, set(chosen_judges)) if not s.repeat]
     return SuiteResults(

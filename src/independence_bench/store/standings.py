@@ -81,7 +81,7 @@ def stored_standing(store: Store, judge: str) -> StoredStanding | None:
 
 def suite_judge_counts(store: Store, suite_id: str) -> dict[str, int]:
     """Scored first judgments per judge in `suite_id`, most first, then the first to judge (so
-    the first key is `results.choose_judge`'s default)."""
+    the first key is `results.choose_scoring_judge`'s default)."""
     rows = store.connection.execute(
         "SELECT j.judge_model, COUNT(*) FROM judgments j JOIN items i ON i.id = j.item_id "
         "JOIN runs r ON r.id = i.run_id WHERE r.suite_id = ? AND j.status = 'scored' "

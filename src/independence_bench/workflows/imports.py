@@ -5,8 +5,9 @@ An Inspect log file, or a folder of them, goes to `inspect_tasks/log_import.py`;
 is read as the earlier implementation's results.
 
 `legacy/importer.py` reads the folders and writes each run folder in one transaction;
-`legacy/labels.py` names the configurations as they were published. This adds the options,
-the summary lines the terminal shows, and the refusal when no file could be read.
+`legacy/labels.py` names the configurations as they were published. This adds the options
+and the refusal when nothing could be read; the summary lines the terminal shows are the
+report's own (`store/import_report.py`, one for both kinds of import).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from independence_bench.inspect_tasks.log_import import (
     import_logs,
 )
 from independence_bench.legacy.importer import (
-    ImportReport,
+    FolderImportReport,
     find_configurations,
     holds_run_folders,
     import_configurations,
@@ -33,6 +34,7 @@ from independence_bench.legacy.labels import (
     published_labels,
     unnamed,
 )
+from independence_bench.store.import_report import ImportReport
 from independence_bench.store.store import STORE_FILENAME, Store
 from independence_bench.text.counts import count_of
 from independence_bench.workflows import Echo
@@ -47,7 +49,7 @@ class ImportOptions:
     `configs/models.yaml` beside the `cache/` folder, when there is one."""
 
 
-def import_results(options: ImportOptions) -> ImportReport:
+def import_results(options: ImportOptions) -> FolderImportReport:
     """Import the result folders under `options.path` into the store: transcripts, verdicts and
     costs, each run folder in one transaction, named as published when a models.yaml names the
     configurations (its note is added to the report). The Python API of `aib import`."""
@@ -68,7 +70,7 @@ def import_results(options: ImportOptions) -> ImportReport:
     return report
 
 
-def import_command(options: ImportOptions, *, echo: Echo) -> ImportReport | LogImportReport:
+def import_command(options: ImportOptions, *, echo: Echo) -> ImportReport:
     """`aib import`: import, print the summary and every skipped file; fail if nothing was read.
     Inspect logs (a `.eval`/`.json` log, or a folder of them that holds no `run_<n>` folder) go
     to `import_inspect_logs`."""

@@ -78,7 +78,7 @@ def _write_report(options: ReportOptions) -> tuple[Path, list[Path], str | None]
 
 
 def _planned_judges(options: ReportOptions) -> dict[str, str]:
-    """Per suite, the judge the report will show (`results.choose_judge`'s rule)."""
+    """Per suite, the judge the report will show (`results.choose_scoring_judge`'s rule)."""
     with Store(options.data_dir, read_only=True) as store:
         planned = {}
         for suite in suite_ids(store, options.suite_id):
