@@ -6,7 +6,7 @@ and help; a command module combines them and adds only what is its own. `read_en
 
 Importing this module imports click and nothing heavy: `aib --help` renders every command's
 options from it, so the defaults it shows come from light modules (`stats/core.py`,
-`clients/protocol.py`).
+`clients/protocol.py`, `suites/__init__.py`).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import click
 from independence_bench.clients.protocol import ReasoningEffort
 from independence_bench.judging.forms import FORM_HELP, JUDGE_FORMS
 from independence_bench.stats.core import DEFAULT_RESAMPLES, Resampling
+from independence_bench.suites import DEFAULT_SUITE
 
 if TYPE_CHECKING:
     from independence_bench.suites.selection import Selection
@@ -345,7 +346,9 @@ run_options = _block(
         default=None,
         help="Endpoint for the user model (default: --base-url).",
     ),
-    click.option("--suite", default="v2", show_default=True, cls=DataHelp, help_from=_suites_help),
+    click.option(
+        "--suite", default=DEFAULT_SUITE, show_default=True, cls=DataHelp, help_from=_suites_help
+    ),
     click.option(
         "--scenarios",
         type=COMMA_LIST,
