@@ -22,13 +22,13 @@ from independence_bench.engine.failures import EXIT_SOME_FAILED, render_failure_
 from independence_bench.engine.progress import RichProgress
 from independence_bench.engine.stopping import until_stopped
 from independence_bench.errors import UserError
+from independence_bench.judging.default_judges import LOCAL_JUDGE
 from independence_bench.judging.forms import judge_label_of
 from independence_bench.store.store import ItemRecord, Store
 from independence_bench.suites.kinds import kind_named
 from independence_bench.suites.suite import Suite, available_suites, load_suite
 from independence_bench.workflows import Echo
 from independence_bench.workflows.plan import (
-    LOCAL_JUDGE,
     RunOptions,
     choose_judge,
     id_form_hint,

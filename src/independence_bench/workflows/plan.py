@@ -5,8 +5,8 @@ here. `plan_run` makes the one frozen `RunPlan` every later step reads: the suit
 `--scenarios` and the selectors (`planned_suite`) with the experiments the selection leaves out,
 the tested models (`resolve_models`: `--models`, `--config` or `--preset`, and the embedded
 models when nothing is named and no key is set, or with `--offline`), the judge (`choose_judge`,
-the one place a judge is chosen, `aib judge`'s too, with its defaults here), the user model of
-an adaptive suite (`resolve_user_model`) and the runs per model (`runs_per_model`).
+the one place a judge is chosen, `aib judge`'s too, its defaults in `judging/default_judges.py`),
+the user model of an adaptive suite (`resolve_user_model`) and the runs per model.
 Everything here fails as a `UserError` before a store is opened or a call is sent.
 """
 
@@ -37,6 +37,7 @@ from independence_bench.clients.redact import without_url_credentials
 from independence_bench.engine.engine import RunPlan
 from independence_bench.engine.reply_cap import REPLY_CAP_CHARS
 from independence_bench.errors import UserError
+from independence_bench.judging.default_judges import DEFAULT_JUDGE, LOCAL_JUDGE
 from independence_bench.judging.forms import judge_form_named, judge_form_of
 from independence_bench.store.claims import LEASE_S
 from independence_bench.suites import DEFAULT_SUITE
@@ -45,11 +46,6 @@ from independence_bench.suites.suite import Suite, load_suite
 
 DEFAULT_API_RUNS = 5
 """Runs per model when `--runs` is not given and a model is reached over an API."""
-DEFAULT_JUDGE = "google/gemini-3-flash-preview"
-"""The judge when `--judge` is not given and a tested model is on OpenRouter: a strong one."""
-LOCAL_JUDGE = "embedded:qwen2.5-coder-1.5b"
-"""The judge when `--judge` is not given and no tested model is on OpenRouter: the embedded
-smoke-test judge, so no transcript leaves for an API the command did not name."""
 LOCAL_JUDGE_MAX_TOKENS = 1024
 """The embedded judge's reply cap: its holistic reply fits, and a CPU stops sooner."""
 
