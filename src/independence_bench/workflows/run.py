@@ -1,11 +1,13 @@
 """`aib run`: converse with every model, judge each transcript, and rank the models.
 
-`run_benchmark` (and `run_benchmark_async`) is the Python API. It raises the open-file limit
-(`open_files.py`), reads from the store what is still to do (`engine/pending.py`),
-checks the endpoints that work needs (`catalog.survey_endpoints`) and the `--max-cost` prices
-before the store is opened for writing, so bad input never leaves a half-written store and a
-re-run with everything stored touches no endpoint, then drives the engine and reads the
-leaderboard and spending back from the store. `run_command` adds what the terminal shows.
+`run_benchmark` (and `run_benchmark_async`) is the Python API. It runs one plan
+(`plan.plan_run`, made once; `run_command` makes it before its notices and passes it on),
+raises the open-file limit (`open_files.py`), reads from the store what is still to do
+(`engine/pending.py`), checks the endpoints that work needs (`catalog.survey_endpoints`) and
+the `--max-cost` prices before the store is opened for writing, so bad input never leaves a
+half-written store and a re-run with everything stored touches no endpoint, then drives the
+engine and reads back in one call (`read_run`) the leaderboard, spending and captions the run
+prints. `run_command` adds what the terminal shows.
 """
 
 from __future__ import annotations
