@@ -93,9 +93,11 @@ def main_() -> None:
     parser.add_argument("option", choices=("judge", "suite"))
     option = parser.parse_args().option
     stops = walk(option)
-    entries = [layer(s) for i, s in enumerate(stops) if i == 0 or layer(s) != layer(stops[i - 1])]
+    entries = [
+        layer(stop) for i, stop in enumerate(stops) if i == 0 or layer(stop) != layer(stops[i - 1])
+    ]
     print("\n".join(stops))
-    modules = {s.split(":")[0] for s in stops}
+    modules = {stop.split(":")[0] for stop in stops}
     print(
         f"--{option}: {len(stops)} stops in {len(modules)} modules over "
         f"{len(set(entries))} layers, {len(entries)} layer entries"
