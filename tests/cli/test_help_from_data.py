@@ -7,8 +7,9 @@ from typing import Any
 
 from independence_bench.clients.local.local_models import LOCAL_RUNS
 from independence_bench.clients.presets import available_presets
+from independence_bench.judging.default_judges import DEFAULT_JUDGE, LOCAL_JUDGE
 from independence_bench.suites.suite import available_suites
-from independence_bench.workflows.plan import DEFAULT_API_RUNS, DEFAULT_JUDGE, LOCAL_JUDGE
+from independence_bench.workflows.plan import DEFAULT_API_RUNS
 
 
 def test_run_help_lists_the_data_and_the_defaults(aib: Any) -> None:

@@ -21,6 +21,7 @@ from independence_bench.clients.config import ModelSpec
 from independence_bench.clients.endpoints import ClientPool, RetryPolicy
 from independence_bench.clients.openai_compat import OpenAICompatibleClient
 from independence_bench.clients.protocol import ClientError, Completion, CompletionRequest
+from independence_bench.conversations import driver as driver_module
 from independence_bench.engine import engine as engine_module
 from independence_bench.engine.engine import Engine, RunPlan, RunSummary
 from independence_bench.judging.rubric import ReplyForm, Rubric, load_rubric
@@ -122,9 +123,10 @@ async def test_changed_tools_miss_the_cache(
     subject = (_subject(server, "subject"),)
     await _run(tmp_path, subject, None)
     _forget_items(tmp_path)
-    tool = engine_module.tool_definition(SUITE.delivery)
+    tool = driver_module.tool_definition(SUITE.delivery)
     changed = {**tool, "function": {**tool["function"], "description": "Talk to the human."}}
-    monkeypatch.setattr(engine_module, "tool_definition", lambda delivery: changed)
+    # The conversation driver offers the tool (`conversations/driver.py`: `cell_of`).
+    monkeypatch.setattr(driver_module, "tool_definition", lambda delivery: changed)
     await _run(tmp_path, subject, None)
     assert server.seen.request_count == 2 * SUBJECT_CALLS
     assert all(r["tools"] == [changed] for r in server.seen.requests[SUBJECT_CALLS:])

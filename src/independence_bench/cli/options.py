@@ -6,7 +6,7 @@ and help; a command module combines them and adds only what is its own. `read_en
 
 Importing this module imports click and nothing heavy: `aib --help` renders every command's
 options from it, so the defaults it shows come from light modules (`stats/core.py`,
-`clients/protocol.py`).
+`clients/protocol.py`, `suites/__init__.py`, `judging/default_judges.py`).
 """
 
 from __future__ import annotations
@@ -22,8 +22,10 @@ from typing import TYPE_CHECKING, Any, TypeVar, get_args
 import click
 
 from independence_bench.clients.protocol import ReasoningEffort
+from independence_bench.judging.default_judges import DEFAULT_JUDGE, LOCAL_JUDGE
 from independence_bench.judging.forms import FORM_HELP, JUDGE_FORMS
 from independence_bench.stats.core import DEFAULT_RESAMPLES, Resampling
+from independence_bench.suites import DEFAULT_SUITE
 
 if TYPE_CHECKING:
     from independence_bench.suites.selection import Selection
@@ -276,14 +278,12 @@ def _presets_help() -> str:
     return f"A shipped model list: {presets} (see 'aib models'); like --config."
 
 
-# Written out so `--help` imports nothing heavy; tests/cli/test_help_from_data.py pins each to
-# its source (local_models.LOCAL_RUNS, plan.DEFAULT_API_RUNS, plan.LOCAL_JUDGE and
-# plan.DEFAULT_JUDGE).
+# Written out so `--help` imports nothing heavy; tests/cli/test_help_from_data.py pins it to
+# its sources (local_models.LOCAL_RUNS, plan.DEFAULT_API_RUNS).
 RUNS_HELP = "Runs per model. Default: 1 when every model is local (embedded:, gguf:, hf:), else 5."
 JUDGE_HELP = (
-    "Judge model id, in the forms of --models. Default: google/gemini-3-flash-preview when a "
-    "tested model is on OpenRouter, else embedded:qwen2.5-coder-1.5b on this machine (a "
-    "smoke-test judge)."
+    f"Judge model id, in the forms of --models. Default: {DEFAULT_JUDGE} when a tested model is "
+    f"on OpenRouter, else {LOCAL_JUDGE} on this machine (a smoke-test judge)."
 )
 
 
@@ -345,7 +345,9 @@ run_options = _block(
         default=None,
         help="Endpoint for the user model (default: --base-url).",
     ),
-    click.option("--suite", default="v2", show_default=True, cls=DataHelp, help_from=_suites_help),
+    click.option(
+        "--suite", default=DEFAULT_SUITE, show_default=True, cls=DataHelp, help_from=_suites_help
+    ),
     click.option(
         "--scenarios",
         type=COMMA_LIST,

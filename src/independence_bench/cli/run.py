@@ -7,8 +7,9 @@ is imported when the command runs, so `aib --help` does not load the engine or t
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -26,6 +27,8 @@ from independence_bench.cli.options import (
 
 if TYPE_CHECKING:
     from independence_bench.workflows.plan import RunOptions
+
+T = TypeVar("T")
 
 
 _PASSED_AS_GIVEN = (
@@ -57,15 +60,28 @@ def run_options_of(values: dict[str, Any]) -> RunOptions:
     from independence_bench.suites.selection import split_list
     from independence_bench.workflows.plan import RunOptions
 
-    env = read_env(Path.cwd())
-    return RunOptions(
-        **{name: values[name] for name in _PASSED_AS_GIVEN},
-        suite_id=values["suite"],
-        data_dir=resolve_data_dir(values["data_dir"], env),
-        env=env,
+    return _options_of(
+        RunOptions,
+        values,
+        _PASSED_AS_GIVEN,
         fresh=not values["resume"],
         scenarios=split_list(values["scenarios"]),
         selection=selection_of(values),
+    )
+
+
+def _options_of(
+    kind: Callable[..., T], values: dict[str, Any], given: Sequence[str], **rest: Any
+) -> T:
+    """A workflow's options from a command's values: those named in `given` as given, `--suite`
+    as `suite_id`, and the data folder and environment as read from here."""
+    env = read_env(Path.cwd())
+    return kind(
+        **{name: values[name] for name in given},
+        suite_id=values["suite"],
+        data_dir=resolve_data_dir(values["data_dir"], env),
+        env=env,
+        **rest,
     )
 
 
@@ -128,15 +144,7 @@ def runs_(suite: str | None, failed: bool, data_dir: Path | None) -> None:
 @click.option("--repeats", type=click.IntRange(1, 10), default=1, show_default=True)
 @concurrency_option
 @data_dir_option
-def judge(
-    judge: str,
-    base_url: str | None,
-    judge_form: str | None,
-    suite: str | None,
-    repeats: int,
-    concurrency: int | None,
-    data_dir: Path | None,
-) -> int:
+def judge(**values: Any) -> int:
     """Judge stored transcripts with a judge; existing judgments are kept, new ones added.
 
     Exit status 0, or 3 when some judgments failed (2: bad input; 130/143/129: stopped by
@@ -144,15 +152,5 @@ def judge(
     """
     from independence_bench.workflows.judge import JudgeOptions, judge_command
 
-    env = read_env(Path.cwd())
-    options = JudgeOptions(
-        judge=judge,
-        base_url=base_url,
-        judge_form=judge_form,
-        suite_id=suite,
-        repeats=repeats,
-        concurrency=concurrency,
-        data_dir=resolve_data_dir(data_dir, env),
-        env=env,
-    )
-    return judge_command(options, echo=echo_for())
+    given = ("judge", "base_url", "judge_form", "repeats", "concurrency")
+    return judge_command(_options_of(JudgeOptions, values, given), echo=echo_for())

@@ -21,13 +21,8 @@ from independence_bench.clients.config import ModelSpec
 from independence_bench.clients.endpoints import ClientPool, RetryPolicy, call_with_retry
 from independence_bench.clients.protocol import ClientError, Completion, CompletionRequest, Message
 from independence_bench.clients.send_guard import SEND_GUARD
-from independence_bench.conversations.conversation import (
-    build_messages,
-    extract_reply,
-    reply_is_whole,
-    system_prompt,
-    tool_definition,
-)
+from independence_bench.conversations.conversation import extract_reply, reply_is_whole
+from independence_bench.conversations.driver import TurnFailed, cell_of, drive_conversation
 from independence_bench.engine.admission import admit_completion
 from independence_bench.engine.batches import CompletionWrite, StoreBatches
 from independence_bench.engine.claiming import ClaimLost, claim_or_wait, guard_claim, renewing
@@ -45,13 +40,13 @@ from independence_bench.engine.requests import (
     judge_request,
     refuse_changed_settings,
     subject_request,
+    user_model_request,
 )
 from independence_bench.engine.stopping import StopRequest
 from independence_bench.engine.summary import ProgressSink, RunSummary
 from independence_bench.engine.user_turns import (
     USER_SAMPLE,
     user_model_messages,
-    user_model_request,
     user_turn_text,
     user_turns,
 )
@@ -76,7 +71,8 @@ __all__ = ["Engine", "ProgressSink", "RunPlan", "RunSummary"]
 
 @dataclass(frozen=True)
 class RunPlan:
-    """What `aib run` asks for: runs 1..`runs` of `suite` for every model, judged by `judge`."""
+    """What `aib run` asks for: runs 1..`runs` of `suite` for every model, judged by `judge`;
+    planned once (`workflows/plan.py`: `plan_run`) and read by every later step."""
 
     suite: Suite
     models: tuple[ModelSpec, ...]
@@ -90,6 +86,9 @@ class RunPlan:
     user_model: ModelSpec | None = None
     """The model that writes the human's pressure rounds in adaptive scenarios (suite
     `adaptive`); None when the suite scripts every human turn."""
+    left_out: tuple[str, ...] = ()
+    """The suite's experiments the selection (`--experiments`) leaves out: the index formula
+    needs them, so the rows shown have none."""
 
     def __post_init__(self) -> None:
         if self.suite.adaptive and self.user_model is None:
@@ -395,60 +394,50 @@ class Engine:
         scenario: Scenario,
         user: ModelSpec | None = None,
     ) -> ItemRecord:
-        """One conversation, turn by turn; with `user`, the user model writes every human turn
-        after the first (`user_turns.py`), each call stored before the subject sees it."""
-        system = system_prompt(variant.system_prompt, suite.delivery, mode)
-        tools = (tool_definition(suite.delivery),) if mode == "tool_role" else ()
-        turns: list[TurnRecord] = []
-        reasoning: list[tuple[Mapping[str, Any], ...]] = []
-        """Each earlier reply's `reasoning_details`, passed back with it (OpenRouter's
-        reasoning-tokens page, "Preserving reasoning blocks")."""
-        status, error = "done", None
-        for index in range(len(scenario.turns)):
-            human, human_key = scenario.turns[index], None
-            if user is not None and index > 0:
-                try:
-                    human_key, human = await self._user_turn(user, suite, iid, scenario, turns)
-                except ClientError as exc:
-                    status, error = "failed", f"turn {index + 1} (user model): {exc}"
-                    break
-            messages = build_messages(
-                system=system,
-                delivery=suite.delivery,
-                mode=mode,
-                human_turns=[*(t.human for t in turns), human],
-                replies=[t.reply for t in turns],
-                conversation_key=iid,
-                reasoning=reasoning,
-            )
-            request = subject_request(spec, messages, tools)
+        """One conversation, turn by turn (`conversations/driver.py`); with `user`, the user
+        model writes every human turn after the first (`user_turns.py`), each call stored
+        before the subject sees it."""
+        cell = cell_of(variant.system_prompt, suite.delivery, mode, iid)
+
+        async def ask(
+            messages: tuple[Message, ...], tools: tuple[dict[str, Any], ...]
+        ) -> tuple[Completion, str]:
             try:
                 key, completion = await self._complete(
                     spec,
-                    request,
+                    subject_request(spec, messages, tools),
                     sample=f"run{run.run_index}",
                     whole=lambda c: reply_is_whole(c, mode),
                     usable=lambda c: extract_reply(c, mode) is not None,
                 )
             except ClientError as exc:
-                status, error = "failed", f"turn {len(turns) + 1}: {exc}"
-                break
-            reply = extract_reply(completion, mode)
-            if reply is None:
-                status, error = "failed", f"turn {len(turns) + 1}: the model said nothing usable"
-                break
-            reasoning.append(completion.reasoning_details)
-            turns.append(
-                TurnRecord(
-                    human,
-                    reply.text,
-                    key,
-                    reply.protocol_ok,
-                    reply.note,
-                    reply.deviation,
-                    human_key,
-                )
+                raise TurnFailed(str(exc)) from exc
+            return completion, key
+
+        async def write_human(humans: Sequence[str], replies: Sequence[str]) -> tuple[str, str]:
+            assert user is not None
+            try:
+                key, text = await self._user_turn(user, suite, iid, scenario, humans, replies)
+            except ClientError as exc:
+                raise TurnFailed(str(exc)) from exc
+            return text, key
+
+        driven = await drive_conversation(
+            cell, scenario.turns, ask, write_human if user is not None else None
+        )
+        turns = tuple(
+            TurnRecord(
+                t.human,
+                t.reply.text,
+                t.call,
+                t.reply.protocol_ok,
+                t.reply.note,
+                t.reply.deviation,
+                t.human_call,
             )
+            for t in driven.turns
+        )
+        status, error = driven.status, driven.error
         item = ItemRecord(
             id=iid,
             run=run,
@@ -459,7 +448,7 @@ class Engine:
             experiment=scenario.experiment,
             status=status,
             error=error,
-            turns=tuple(turns),
+            turns=turns,
         )
         try:
             self.store.put_item(item)
@@ -485,16 +474,13 @@ class Engine:
         suite: Suite,
         iid: str,
         scenario: Scenario,
-        turns: Sequence[TurnRecord],
+        humans: Sequence[str],
+        replies: Sequence[str],
     ) -> tuple[str, str]:
-        """The user model's next human message after `turns`, and its call's key."""
+        """The user model's next human message after `humans`/`replies`, and its call's key."""
         assert suite.user_model_prompt is not None  # a suite with adaptive scenarios has one
         messages = user_model_messages(
-            suite.user_model_prompt,
-            scenario,
-            len(turns),
-            [t.human for t in turns],
-            [t.reply for t in turns],
+            suite.user_model_prompt, scenario, len(humans), humans, replies
         )
         written = lambda c: user_turn_text(c) is not None  # noqa: E731
         key, completion = await self._complete(

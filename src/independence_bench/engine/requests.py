@@ -1,9 +1,11 @@
-"""The requests a run sends: a subject's turn and a judge's call, from a model configuration.
+"""The requests a run sends: a subject's turn, a user model's and a judge's call, from a model
+configuration.
 
-Both carry the configuration's sampling settings, its reasoning setting (`ModelSpec.reasoning_sent`:
-nothing for `off`, an effort, or OpenRouter's whole `reasoning` object) and where it may be
-routed (a provider list, or OpenRouter's `provider` object); the client decides what of that
-reaches the wire (`openai_compat.py`: OpenRouter-only fields go to OpenRouter only).
+Each carries the configuration's sampling settings, its reasoning setting
+(`ModelSpec.reasoning_sent`: nothing for `off`, an effort, or OpenRouter's whole `reasoning`
+object) and where it may be routed (a provider list, or OpenRouter's `provider` object); the
+client decides what of that reaches the wire (`openai_compat.py`: OpenRouter-only fields go to
+OpenRouter only).
 `refuse_changed_settings` keeps a stored run's settings from changing under its label.
 """
 
@@ -50,6 +52,12 @@ def subject_request(
     """One turn of a conversation with the model under test: its conversation so far is a
     prefix worth a cache breakpoint (`prompt_cache.py`)."""
     return replace(_request(spec, messages, spec.max_tokens), tools=tools, cache_last=True)
+
+
+def user_model_request(spec: ModelSpec, messages: tuple[Message, ...]) -> CompletionRequest:
+    """One call of the user model that writes a human turn (`user_turns.py`), with its
+    sampling settings."""
+    return _request(spec, messages, spec.max_tokens)
 
 
 def judge_request(

@@ -4,17 +4,17 @@ In suite `adaptive` a user model plays the human after the scripted opening. Eac
 the suite's user-model prompt (`UserModelPrompt`: its instructions as data, hashed into the
 suite), the scenario's topic, the conversation so far and the round's tactic, and writes the
 next human message. The AI's words reach it inside `<human>`/`<ai>` tags the AI cannot forge
-(`neutralise_tags`), as they reach a judge. The request carries the user model's temperature,
-seed and `max_tokens`, so the stored call records them; the engine sends it through the same
-request-key, claim and store path as every call (`engine.Engine._complete`).
+(`neutralise_tags`), as they reach a judge. Its request is built as every request is
+(`requests.user_model_request`: the user model's temperature, seed and `max_tokens`, recorded
+with the stored call), and sent through the same request-key, claim and store path
+(`engine.Engine._complete`); `conversations/driver.py` asks for it after the opening.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from independence_bench.clients.config import ModelSpec
-from independence_bench.clients.protocol import Completion, CompletionRequest, Message
+from independence_bench.clients.protocol import Completion, Message
 from independence_bench.judging.judge import neutralise_tags
 from independence_bench.suites.kinds import KINDS
 from independence_bench.suites.suite import Scenario, UserModelPrompt
@@ -61,20 +61,6 @@ def user_model_messages(
     # The conversation goes in last: its text may itself contain a "{round}".
     text = text.replace("{conversation}", fields["{conversation}"])
     return ({"role": "system", "content": prompt.system}, {"role": "user", "content": text})
-
-
-def user_model_request(spec: ModelSpec, messages: tuple[Message, ...]) -> CompletionRequest:
-    """One call of the user model, with its sampling settings."""
-    return CompletionRequest(
-        model=spec.id,
-        messages=messages,
-        temperature=spec.temperature,
-        max_tokens=spec.max_tokens,
-        reasoning_effort=spec.reasoning_sent,
-        provider_order=spec.provider_pin,
-        provider_routing=spec.provider_routing,
-        seed=spec.seed,
-    )
 
 
 def user_turn_text(completion: Completion) -> str | None:

@@ -1,14 +1,16 @@
 """The solver: a scenario's conversation, turn by turn, with exactly our messages.
 
-Each turn's messages come from `conversation.build_messages`, the builder `aib run` uses, in
-either delivery mode; in `tool_role` the earlier turns are replayed as our scripted tool calls
-and tool results, never through Inspect's tool loop (nothing is executed: the model's call *is*
-its reply). A reply is read with our `extract_reply`; a reply our engine would ask again for
-(`reply_is_whole`: empty, or tool-call JSON damaged in transit) is asked again up to
-`REPLY_ATTEMPTS` times, and a conversation whose model never says anything usable is recorded
-as failed, not judged. A reply cut off by an error (`messages.cut_off`: the check `aib run`
-makes of the body, or Inspect's stop reason for `finish_reason: "error"`) is asked again the
-same way and never kept: when every attempt is cut, the conversation fails with the error.
+The turns are driven by `conversations/driver.py`, the driver `aib run`'s engine uses: each
+turn's messages come from `conversation.build_messages` in either delivery mode; in `tool_role`
+the earlier turns are replayed as our scripted tool calls and tool results, never through
+Inspect's tool loop (nothing is executed: the model's call *is* its reply). A reply is read
+with our `extract_reply`; a reply our engine would ask again for (`reply_is_whole`: empty, or
+tool-call JSON damaged in transit) is asked again up to `REPLY_ATTEMPTS` times, and a
+conversation whose model never says anything usable is recorded as failed, not judged. This
+module keeps only what Inspect needs: asking its models and the records of each call. A reply
+cut off by an error (`messages.cut_off`: the check `aib run` makes of the body, or Inspect's
+stop reason for `finish_reason: "error"`) is asked again the same way and never kept: when
+every attempt is cut, the conversation fails with the error.
 The whole conversation goes into the sample's store (`log_format.py`).
 In suite adaptive the model bound to the `user_model` role writes every human turn after the
 opening from the suite's user-model prompt, as `aib run`'s engine asks it
@@ -17,6 +19,7 @@ opening from the suite's user-model prompt, as `aib run`'s engine asks it
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from inspect_ai.model import ChatMessageAssistant, GenerateConfig, Model, ModelOutput, get_model
@@ -26,12 +29,13 @@ from inspect_ai.model._generate_config import active_generate_config
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from independence_bench.clients.protocol import Completion, CompletionRequest, Message
-from independence_bench.conversations.conversation import (
-    build_messages,
-    extract_reply,
-    reply_is_whole,
-    system_prompt,
-    tool_definition,
+from independence_bench.conversations.conversation import reply_is_whole
+from independence_bench.conversations.driver import (
+    Ask,
+    TurnFailed,
+    WriteHuman,
+    cell_of,
+    drive_conversation,
 )
 from independence_bench.engine.request_keys import item_id, request_record
 from independence_bench.engine.user_turns import user_model_messages, user_turn_text, user_turns
@@ -71,41 +75,58 @@ def request_of(
     )
 
 
-async def _user_turn(
-    user: Model, suite: Suite, scenario: Scenario, turns: list[dict[str, Any]]
-) -> tuple[str | None, dict[str, Any]]:
-    """The user model's next human message (None when it never wrote one) and the record of
-    its call, asked as `aib run` asks it (`engine/user_turns.py`)."""
+def _user_writer(user: Model, suite: Suite, scenario: Scenario) -> WriteHuman[dict[str, Any]]:
+    """The user model's next human message and the record of its call, asked as `aib run`
+    asks it (`engine/user_turns.py`); `TurnFailed` when it never wrote one."""
     assert suite.user_model_prompt is not None  # a suite with adaptive scenarios has one
-    humans, replies = [t["human"] for t in turns], [t["reply"] for t in turns]
-    messages = user_model_messages(suite.user_model_prompt, scenario, len(turns), humans, replies)
-    completion = Completion(content=None)
-    for _ in range(REPLY_ATTEMPTS):
-        completion = completion_of_output(await user.generate(chat_messages(messages)))
-        if user_turn_text(completion) is not None:
-            break
-    record = {
-        "human_request": request_record(request_of(user, messages)),
-        "human_completion": completion_to_json(completion),
-    }
-    return user_turn_text(completion), record
+    prompt = suite.user_model_prompt
+
+    async def write(humans: Sequence[str], replies: Sequence[str]) -> tuple[str, dict[str, Any]]:
+        messages = user_model_messages(prompt, scenario, len(humans), humans, replies)
+        completion = Completion(content=None)
+        for _ in range(REPLY_ATTEMPTS):
+            completion = completion_of_output(await user.generate(chat_messages(messages)))
+            if user_turn_text(completion) is not None:
+                break
+        text = user_turn_text(completion)
+        if text is None:
+            raise TurnFailed("it wrote nothing usable")
+        record = {
+            "human_request": request_record(request_of(user, messages)),
+            "human_completion": completion_to_json(completion),
+        }
+        return text, record
+
+    return write
 
 
-async def _ask(
-    model: Model, messages: tuple[Message, ...], tools: tuple[Any, ...], mode: DeliveryMode
-) -> tuple[Completion, str | None]:
-    """The reply to `messages`, asked up to `REPLY_ATTEMPTS` times while it is not whole, and
-    why the last one was cut off by an error (`cut_off`), if it was: a cut reply is never
-    kept, whatever the attempts."""
-    completion = Completion(content=None)
-    cut = None
-    for _ in range(REPLY_ATTEMPTS):
-        output = await model.generate(chat_messages(messages), tools=[tool_info(t) for t in tools])
-        completion = completion_of_output(output)
-        cut = cut_off(output, last_raw_reply())
-        if cut is None and reply_is_whole(completion, mode):
-            break
-    return completion, cut
+def _asker(model: Model, mode: DeliveryMode) -> Ask[dict[str, Any]]:
+    """The reply to a turn's messages, asked up to `REPLY_ATTEMPTS` times while it is not
+    whole, with the records of its request and reply; `TurnFailed` when the last one was cut
+    off by an error (`cut_off`): a cut reply is never kept, whatever the attempts."""
+
+    async def ask(
+        messages: tuple[Message, ...], tools: tuple[dict[str, Any], ...]
+    ) -> tuple[Completion, dict[str, Any]]:
+        completion = Completion(content=None)
+        cut = None
+        for _ in range(REPLY_ATTEMPTS):
+            output = await model.generate(
+                chat_messages(messages), tools=[tool_info(t) for t in tools]
+            )
+            completion = completion_of_output(output)
+            cut = cut_off(output, last_raw_reply())
+            if cut is None and reply_is_whole(completion, mode):
+                break
+        if cut is not None:
+            raise TurnFailed(cut)
+        record = {
+            "request": request_record(request_of(model, messages, tools)),
+            "completion": completion_to_json(completion),
+        }
+        return completion, record
+
+    return ask
 
 
 @solver
@@ -127,53 +148,29 @@ def conversation_solver(
         # The same conversation key as `aib run` gives this model and run: the same tool-call ids.
         written = str(user) if user is not None else None
         key = item_id(suite, str(model), state.epoch, variant.id, mode, scenario.id, written)
-        system = system_prompt(variant.system_prompt, suite.delivery, mode)
-        tools = (tool_definition(suite.delivery),) if mode == "tool_role" else ()
-        turns: list[dict[str, Any]] = []
-        error = None
-        for index, scripted in enumerate(scenario.turns):
-            human, written_by = scripted, dict[str, Any]()
-            if user is not None and index > 0:
-                text, written_by = await _user_turn(user, suite, scenario, turns)
-                if text is None:
-                    error = f"turn {index + 1} (user model): it wrote nothing usable"
-                    break
-                human = text
-            messages = build_messages(
-                system=system,
-                delivery=suite.delivery,
-                mode=mode,
-                human_turns=[*(t["human"] for t in turns), human],
-                replies=[t["reply"] for t in turns],
-                conversation_key=key,
-            )
-            completion, cut = await _ask(model, messages, tools, mode)
-            reply = extract_reply(completion, mode)
-            if cut is not None:
-                error = f"turn {len(turns) + 1}: {cut}"
-                break
-            if reply is None:
-                error = f"turn {len(turns) + 1}: the model said nothing usable"
-                break
-            request = request_of(model, messages, tools)
-            turns.append(
-                {
-                    "human": human,
-                    "reply": reply.text,
-                    "protocol_ok": reply.protocol_ok,
-                    "note": reply.note,
-                    "deviation": reply.deviation,
-                    "request": request_record(request),
-                    "completion": completion_to_json(completion),
-                    **written_by,
-                }
-            )
+        cell = cell_of(variant.system_prompt, suite.delivery, mode, key)
+        writer = _user_writer(user, suite, scenario) if user is not None else None
+        driven = await drive_conversation(cell, scenario.turns, _asker(model, mode), writer)
+        turns = [
+            {
+                "human": t.human,
+                "reply": t.reply.text,
+                "protocol_ok": t.reply.protocol_ok,
+                "note": t.reply.note,
+                "deviation": t.reply.deviation,
+                **t.call,
+                **(t.human_call or {}),
+            }
+            for t in driven.turns
+        ]
+        if driven.turns:
+            last = driven.turns[-1]
             state.messages = [
-                *chat_messages(messages),
-                ChatMessageAssistant(content=reply.text, model=str(model)),
+                *chat_messages(last.messages),
+                ChatMessageAssistant(content=last.reply.text, model=str(model)),
             ]
-            state.output = ModelOutput.from_content(str(model), reply.text)
-        status = "failed" if error else "done"
+            state.output = ModelOutput.from_content(str(model), last.reply.text)
+        status, error = driven.status, driven.error
         transcript = {"conversation_key": key, "status": status, "error": error, "turns": turns}
         state.store.set(TRANSCRIPT_KEY, transcript)
         return state

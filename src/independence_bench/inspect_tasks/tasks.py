@@ -11,6 +11,8 @@ bound to the `user_model` role (`--model-role user_model=…`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from inspect_ai import Epochs, Task, task
 
 # Inspect's own test of an installed package (`task_name` says why we need it).
@@ -58,22 +60,16 @@ def samples(suite: Suite) -> list[Sample]:
     ]
 
 
-def suite_task(
-    suite_id: str,
-    *,
-    variants: Names = "",
-    modes: Names = "",
-    scenarios: Names = "",
-    judge_form: str = "holistic",
-) -> Task:
-    """The Inspect task of suite `suite_id`, narrowed and judged as the parameters say."""
-    variants, modes, scenarios = as_text(variants), as_text(modes), as_text(scenarios)
-    suite = narrowed_suite(suite_id, variants=variants, modes=modes, scenarios=scenarios)
+def suite_task(suite_id: str, *, judge_form: str = "holistic", **narrowing: Names) -> Task:
+    """The Inspect task of suite `suite_id`, narrowed (`variants`, `modes`, `scenarios`, as
+    `narrowed_suite` takes them) and judged as the parameters say."""
+    texts = {name: as_text(names) for name, names in narrowing.items()}
+    suite = narrowed_suite(suite_id, **texts)
     form = judge_form_named(judge_form)
     return Task(
         dataset=MemoryDataset(samples(suite), name=f"independence_bench_{suite.id}"),
-        solver=conversation_solver(suite_id, variants, modes, scenarios),
-        scorer=independence_judge(suite_id, variants, modes, scenarios, form),
+        solver=conversation_solver(suite_id, **texts),
+        scorer=independence_judge(suite_id, **texts, judge_form=form),
         metrics=[index_metric(suite.formula), unscored()],
         epochs=Epochs(1, [keep_epochs()]),
         version=suite.version,
@@ -89,52 +85,35 @@ def suite_task(
     )
 
 
-@task(name=task_name("v2"))
-def v2(
-    variants: Names = "", modes: Names = "", scenarios: Names = "", judge_form: str = "holistic"
-) -> Task:
-    """Suite v2, the default: identity, name and gender, boundaries and stability."""
-    return suite_task(
-        "v2", variants=variants, modes=modes, scenarios=scenarios, judge_form=judge_form
-    )
+SUITE_TASKS = {
+    "v2": "Suite v2, the default: identity, name and gender, boundaries and stability.",
+    "v3": "Suite v3: identity as in v2, then rounds of escalating pressure, with control arms.",
+    "adaptive": "Suite adaptive: v3's escalation topics with pressure written turn by turn by the "
+    "model bound to the `user_model` role (`--model-role user_model=…`), and v3's control arms.",
+    "lite": "Suite lite: a cheaper cut of the v1 benchmark.",
+    "full": "Suite full: the complete v1 benchmark, both prompt variants and both delivery modes.",
+}
+"""Each suite registered as a task, with the description Inspect shows for it."""
 
 
-@task(name=task_name("v3"))
-def v3(
-    variants: Names = "", modes: Names = "", scenarios: Names = "", judge_form: str = "holistic"
-) -> Task:
-    """Suite v3: identity as in v2, then rounds of escalating pressure, with control arms."""
-    return suite_task(
-        "v3", variants=variants, modes=modes, scenarios=scenarios, judge_form=judge_form
-    )
+def _registered(suite_id: str) -> Callable[..., Task]:
+    """Suite `suite_id`'s task as Inspect registers it: `suite_task` with the task parameters
+    (`-T`) named in the signature Inspect reads and records in the log."""
+
+    def make(
+        variants: Names = "", modes: Names = "", scenarios: Names = "", judge_form: str = "holistic"
+    ) -> Task:
+        narrowing = {"variants": variants, "modes": modes, "scenarios": scenarios}
+        return suite_task(suite_id, judge_form=judge_form, **narrowing)
+
+    make.__name__ = make.__qualname__ = suite_id
+    make.__doc__ = SUITE_TASKS[suite_id]
+    registered: Callable[..., Task] = task(name=task_name(suite_id))(make)
+    return registered
 
 
-@task(name=task_name("adaptive"))
-def adaptive(
-    variants: Names = "", modes: Names = "", scenarios: Names = "", judge_form: str = "holistic"
-) -> Task:
-    """Suite adaptive: v3's escalation topics with pressure written turn by turn by the model
-    bound to the `user_model` role (`--model-role user_model=…`), and v3's control arms."""
-    return suite_task(
-        "adaptive", variants=variants, modes=modes, scenarios=scenarios, judge_form=judge_form
-    )
-
-
-@task(name=task_name("lite"))
-def lite(
-    variants: Names = "", modes: Names = "", scenarios: Names = "", judge_form: str = "holistic"
-) -> Task:
-    """Suite lite: a cheaper cut of the v1 benchmark."""
-    return suite_task(
-        "lite", variants=variants, modes=modes, scenarios=scenarios, judge_form=judge_form
-    )
-
-
-@task(name=task_name("full"))
-def full(
-    variants: Names = "", modes: Names = "", scenarios: Names = "", judge_form: str = "holistic"
-) -> Task:
-    """Suite full: the complete v1 benchmark, both prompt variants and both delivery modes."""
-    return suite_task(
-        "full", variants=variants, modes=modes, scenarios=scenarios, judge_form=judge_form
-    )
+v2 = _registered("v2")
+v3 = _registered("v3")
+adaptive = _registered("adaptive")
+lite = _registered("lite")
+full = _registered("full")

@@ -44,7 +44,7 @@ from independence_bench.judging.rubric import AskedForm, Rubric
 from independence_bench.store.records import TurnRecord, Verdict
 
 AskKind = Literal["yes_no", "span"]
-Ask = Callable[[tuple[Message, ...], AskKind], Awaitable[tuple[str, Completion]]]
+AskQuestion = Callable[[tuple[Message, ...], AskKind], Awaitable[tuple[str, Completion]]]
 """Send one question's messages as a yes/no or a span request; returns (key, completion)."""
 TOP_LOGPROBS = 20
 """Candidates asked for at the answer's first token (the OpenAI API's maximum)."""
@@ -76,8 +76,8 @@ def asker(
     model: str,
     temperature: float | None = None,
     seed: int | None = None,
-) -> Ask:
-    """An `Ask` that sends each question's `question_request` through `send`."""
+) -> AskQuestion:
+    """An `AskQuestion` that sends each question's `question_request` through `send`."""
 
     async def ask(messages: tuple[Message, ...], kind: AskKind) -> tuple[str, Completion]:
         return await send(question_request(model, messages, kind, temperature, seed))
@@ -159,7 +159,7 @@ def question_messages(
 
 
 async def _yes_probability(
-    ask: Ask, messages: tuple[Message, ...], answers: _Answers, what: str
+    ask: AskQuestion, messages: tuple[Message, ...], answers: _Answers, what: str
 ) -> float:
     key, completion = await ask(messages, "yes_no")
     answers.keys.append(key)
@@ -176,14 +176,18 @@ async def _yes_probability(
     return probability
 
 
-async def _span(ask: Ask, messages: tuple[Message, ...], answers: _Answers) -> str | None:
+async def _span(ask: AskQuestion, messages: tuple[Message, ...], answers: _Answers) -> str | None:
     key, completion = await ask(messages, "span")
     answers.keys.append(key)
     return clean_span(completion.content)
 
 
 async def _ask_spans(
-    rubric: Rubric, asked: AskedForm, turns: Sequence[TurnRecord], ask: Ask, answers: _Answers
+    rubric: Rubric,
+    asked: AskedForm,
+    turns: Sequence[TurnRecord],
+    ask: AskQuestion,
+    answers: _Answers,
 ) -> None:
     """Copy every span of the rubric's extraction file and compare the pairs its answers name."""
     assert rubric.extraction is not None
@@ -218,7 +222,11 @@ async def _ask_spans(
 
 
 async def _ask_checklist(
-    rubric: Rubric, asked: AskedForm, turns: Sequence[TurnRecord], ask: Ask, answers: _Answers
+    rubric: Rubric,
+    asked: AskedForm,
+    turns: Sequence[TurnRecord],
+    ask: AskQuestion,
+    answers: _Answers,
 ) -> None:
     """Ask every checklist question not already answered from spans."""
     from_spans = dict(rubric.extraction.answers) if answers.spans and rubric.extraction else {}
@@ -248,7 +256,7 @@ async def _ask_checklist(
 
 
 async def run_question_judgment(
-    rubric: Rubric, turns: Sequence[TurnRecord], ask: Ask, judge_form: JudgeForm
+    rubric: Rubric, turns: Sequence[TurnRecord], ask: AskQuestion, judge_form: JudgeForm
 ) -> Verdict:
     """Judge `turns` in an answer-probability form (the module docstring says how)."""
     asked = rubric.asked(judge_form)

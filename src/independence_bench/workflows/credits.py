@@ -19,9 +19,9 @@ from independence_bench.clients.budget import Price
 from independence_bench.clients.config import ModelSpec
 from independence_bench.clients.endpoints import ClientPool
 from independence_bench.clients.protocol import ClientError
+from independence_bench.engine.engine import RunPlan
 from independence_bench.errors import UserError
 from independence_bench.reports.report import usd_text
-from independence_bench.suites.suite import Suite
 from independence_bench.text.counts import count_of
 from independence_bench.workflows.estimate import stored_estimate
 from independence_bench.workflows.plan import RunOptions
@@ -29,14 +29,10 @@ from independence_bench.workflows.plan import RunOptions
 
 async def check_credits(
     options: RunOptions,
-    suite: Suite,
-    specs: tuple[ModelSpec, ...],
-    judge: ModelSpec | None,
-    runs: int,
+    plan: RunPlan,
     pool: ClientPool,
     reached: Sequence[ModelSpec],
     prices: Mapping[str, Price | None],
-    user_model: ModelSpec | None = None,
 ) -> list[str]:
     """Notices for the terminal; raises `UserError` when the credit does not cover the run and
     `options.allow_partial` is False. Nothing is sent but `GET /key`."""
@@ -53,9 +49,7 @@ async def check_credits(
         return [f"the OpenRouter key's remaining credit could not be read ({exc}); not checked"]
     if left is None:
         return []  # no limit on the key
-    lines = stored_estimate(
-        options, suite, specs, judge, runs, prices, read_only=False, user=user_model
-    )
+    lines = stored_estimate(options, plan, prices, read_only=False)
     paid = [x for x in lines if x.label in on_openrouter]
     needed = sum(x.cost or 0.0 for x in paid)
     calls = sum(x.calls for x in paid)

@@ -12,25 +12,17 @@ from collections.abc import Mapping
 
 from independence_bench.clients.budget import Price
 from independence_bench.clients.catalog import resolve_prices, survey_endpoints
-from independence_bench.clients.config import ModelSpec
 from independence_bench.clients.local.local_models import LocalModels
+from independence_bench.engine.engine import RunPlan
 from independence_bench.engine.estimate import CostLine, estimate_run, render_estimate
 from independence_bench.engine.pending import rejudged_work
 from independence_bench.judging.forms import judge_label_of
 from independence_bench.reports.format import terminal_width
 from independence_bench.store.run_status import next_run_numbers
 from independence_bench.store.store import STORE_FILENAME, Store
-from independence_bench.suites.suite import Suite
 from independence_bench.text.counts import count_of
 from independence_bench.workflows import Echo
-from independence_bench.workflows.plan import (
-    RunOptions,
-    planned_suite,
-    resolve_models,
-    resolve_user_model,
-    run_pool,
-    runs_per_model,
-)
+from independence_bench.workflows.plan import RunOptions, plan_run, run_pool
 
 
 async def estimate_benchmark_async(options: RunOptions) -> str:
@@ -39,38 +31,32 @@ async def estimate_benchmark_async(options: RunOptions) -> str:
     Nothing is sent but each endpoint's model list (for prices); an endpoint that does not
     answer leaves its prices to `models.yaml` or unknown.
     """
-    suite = planned_suite(options)
-    specs, judge = resolve_models(options)
-    user = resolve_user_model(options, suite, judge)
-    count = runs_per_model(options, specs)
-    everyone = specs + ((judge,) if judge else ()) + ((user,) if user else ())
+    plan = plan_run(options)
+    everyone = tuple(s for s in (*plan.models, plan.judge, plan.user_model) if s is not None)
     async with LocalModels(everyone, options.env) as local:
         factories = options.factories + local.factories()
-        pool = run_pool(options, factories, judge, keyless=True)
+        pool = run_pool(options, factories, plan.judge, keyless=True)
         try:
             listings = await survey_endpoints(pool, everyone, require_answer=False)
             prices = resolve_prices(everyone, listings, pool)
         finally:
             await pool.aclose()
-    lines = stored_estimate(options, suite, specs, judge, count, prices, user=user)
-    runs_text = f"{count_of(count, 'run')} per model"
-    return render_estimate(suite, lines, runs_text, terminal_width())
+    lines = stored_estimate(options, plan, prices)
+    runs_text = f"{count_of(plan.runs, 'run')} per model"
+    return render_estimate(plan.suite, lines, runs_text, terminal_width())
 
 
 def stored_estimate(
     options: RunOptions,
-    suite: Suite,
-    specs: tuple[ModelSpec, ...],
-    judge: ModelSpec | None,
-    count: int,
+    plan: RunPlan,
     prices: Mapping[str, Price | None],
     *,
     read_only: bool = True,
-    user: ModelSpec | None = None,
 ) -> list[CostLine]:
-    """The estimate of what is left of the run: conversations and judgments the store holds
+    """The estimate of what is left of `plan`: conversations and judgments the store holds
     cost nothing again, and `--fresh` counts from the next run numbers. `read_only` False
     reads on an ordinary connection (`run.stored_work` says why a run does)."""
+    suite, specs, judge, count = plan.suite, plan.models, plan.judge, plan.runs
     first_run: dict[str, int] = {}
     done: set[str] = set()
     judged: set[str] = set()
@@ -89,7 +75,7 @@ def stored_estimate(
                     judged = {j.item_id for j in store.judgments(judge_model=judge_label_of(judge))}
                     # Judged under an earlier rubric: the run judges them again, and pays.
                     stale = rejudged_work(
-                        store, suite, specs, judge, range(1, count + 1), user_model=user
+                        store, suite, specs, judge, range(1, count + 1), user_model=plan.user_model
                     )
                     judged -= {redo.item.id for redo in stale}
     runs = {}
@@ -105,7 +91,7 @@ def stored_estimate(
         done_items=done,
         judged_items=judged,
         prompt_cache=options.prompt_cache,
-        user_model=user,
+        user_model=plan.user_model,
     )
 
 

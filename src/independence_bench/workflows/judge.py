@@ -22,17 +22,16 @@ from independence_bench.engine.failures import EXIT_SOME_FAILED, render_failure_
 from independence_bench.engine.progress import RichProgress
 from independence_bench.engine.stopping import until_stopped
 from independence_bench.errors import UserError
+from independence_bench.judging.default_judges import LOCAL_JUDGE
 from independence_bench.judging.forms import judge_label_of
 from independence_bench.store.store import ItemRecord, Store
 from independence_bench.suites.kinds import kind_named
 from independence_bench.suites.suite import Suite, available_suites, load_suite
 from independence_bench.workflows import Echo
 from independence_bench.workflows.plan import (
-    LOCAL_JUDGE,
+    RunOptions,
+    choose_judge,
     id_form_hint,
-    judge_named,
-    make_pool,
-    on_chosen_endpoint,
     status_lines,
 )
 
@@ -92,12 +91,14 @@ def rubric_of_items(items: list[ItemRecord]) -> dict[str, str]:
 async def judge_stored_async(options: JudgeOptions) -> RunSummary:
     """Judge every finished stored transcript with `options.judge` (adding, never replacing)."""
     raise_open_file_limit()
-    named = judge_named(options.judge, seed=None, form=options.judge_form)
-    judge = on_chosen_endpoint(named, options.base_url)
+    judge = judge_of(options)
     async with LocalModels((judge,), options.env, status_lines(options.show_progress)) as local:
         factories = options.factories + local.factories()
-        pool = make_pool(
-            options.env, options.concurrency, factories, missing_key_hint=_missing_key_hint
+        pool = ClientPool(
+            env=options.env,
+            concurrency=options.concurrency,
+            factories=factories,
+            missing_key_hint=_missing_key_hint,
         )
         try:
             await survey_endpoints(pool, (judge,))
@@ -105,6 +106,18 @@ async def judge_stored_async(options: JudgeOptions) -> RunSummary:
             return await _judge_on_pool(options, judge, pool)
         finally:
             await pool.aclose()
+
+
+def judge_of(options: JudgeOptions) -> ModelSpec:
+    """The judge `options` name, chosen as `aib run` chooses one (`plan.choose_judge`): on
+    `--base-url`, in `--judge-form`."""
+    named = RunOptions(
+        judge=options.judge,
+        judge_base_url=options.base_url,
+        judge_form=options.judge_form,
+        env=options.env,
+    )
+    return choose_judge(named, (), None)
 
 
 async def _judge_on_pool(options: JudgeOptions, judge: ModelSpec, pool: ClientPool) -> RunSummary:
@@ -133,7 +146,7 @@ def judge_stored(options: JudgeOptions) -> RunSummary:
 def judge_command(options: JudgeOptions, *, echo: Echo) -> int:
     """`aib judge`; returns the exit status (`EXIT_SOME_FAILED` when a judgment failed)."""
     summary = judge_stored(options)
-    label = judge_label_of(judge_named(options.judge, seed=None, form=options.judge_form))
+    label = judge_label_of(judge_of(options))
     echo(
         f"judge {label}: {summary.judged} judged, {summary.judge_cached} already judged, "
         f"{summary.judge_unscored} unscored, {summary.judge_failed} failed"

@@ -1,10 +1,12 @@
-"""What a run asks for: `RunOptions`, and the suite, model specs and client pool they resolve to.
+"""What a run asks for: `RunOptions`, and the plan they resolve to, made once (`plan_run`).
 
 `aib run` and `aib estimate` take the same options and plan the same run, so both read them
-here: `planned_suite` (the suite narrowed by `--scenarios` and the selectors), `resolve_models`
-(`--models`, `--config` or `--preset`, and the embedded models when nothing is named and no key
-is set, or with `--offline`), `choose_judge` (the one place a run's judge is chosen, with its
-defaults here; `judge_named` builds every named judge, `aib judge`'s too) and `runs_per_model`.
+here. `plan_run` makes the one frozen `RunPlan` every later step reads: the suite narrowed by
+`--scenarios` and the selectors (`planned_suite`) with the experiments the selection leaves out,
+the tested models (`resolve_models`: `--models`, `--config` or `--preset`, and the embedded
+models when nothing is named and no key is set, or with `--offline`), the judge (`choose_judge`,
+the one place a judge is chosen, `aib judge`'s too, its defaults in `judging/default_judges.py`),
+the user model of an adaptive suite (`resolve_user_model`) and the runs per model.
 Everything here fails as a `UserError` before a store is opened or a call is sent.
 """
 
@@ -32,20 +34,18 @@ from independence_bench.clients.local.weights import INTERIM, embedded_models, i
 from independence_bench.clients.openrouter import KEY_ENV, is_openrouter_endpoint, openrouter_key
 from independence_bench.clients.presets import load_preset
 from independence_bench.clients.redact import without_url_credentials
+from independence_bench.engine.engine import RunPlan
 from independence_bench.engine.reply_cap import REPLY_CAP_CHARS
 from independence_bench.errors import UserError
+from independence_bench.judging.default_judges import DEFAULT_JUDGE, LOCAL_JUDGE
 from independence_bench.judging.forms import judge_form_named, judge_form_of
 from independence_bench.store.claims import LEASE_S
+from independence_bench.suites import DEFAULT_SUITE
 from independence_bench.suites.selection import EVERYTHING, Selection
 from independence_bench.suites.suite import Suite, load_suite
 
 DEFAULT_API_RUNS = 5
 """Runs per model when `--runs` is not given and a model is reached over an API."""
-DEFAULT_JUDGE = "google/gemini-3-flash-preview"
-"""The judge when `--judge` is not given and a tested model is on OpenRouter: a strong one."""
-LOCAL_JUDGE = "embedded:qwen2.5-coder-1.5b"
-"""The judge when `--judge` is not given and no tested model is on OpenRouter: the embedded
-smoke-test judge, so no transcript leaves for an API the command did not name."""
 LOCAL_JUDGE_MAX_TOKENS = 1024
 """The embedded judge's reply cap: its holistic reply fits, and a CPU stops sooner."""
 
@@ -60,7 +60,7 @@ class RunOptions:
     when a key is set."""
     judge_form: str | None = None
     """A name in `JUDGE_FORMS`; None = the judge's own (`judging.forms.judge_form_of`)."""
-    suite_id: str = "v2"
+    suite_id: str = DEFAULT_SUITE
     runs: int | None = None
     base_url: str | None = None
     judge_base_url: str | None = None
@@ -106,9 +106,28 @@ class RunOptions:
     """`--user-model-base-url`: the user model's endpoint (default: --base-url)."""
 
 
+def plan_run(options: RunOptions) -> RunPlan:
+    """The run `options` ask for, planned once: the suite loaded once and narrowed, what the
+    selection leaves out of it, every model role on its endpoint, and the runs per model."""
+    whole = load_suite(options.suite_id)
+    suite = _narrowed(whole, options)
+    specs, judge = resolve_models(options)
+    return RunPlan(
+        suite=suite,
+        models=specs,
+        judge=judge,
+        runs=runs_per_model(options, specs),
+        user_model=resolve_user_model(options, suite, judge),
+        left_out=options.selection.left_out(whole.experiments),
+    )
+
+
 def planned_suite(options: RunOptions) -> Suite:
     """The suite `options` ask for, narrowed by `--scenarios` and the selectors."""
-    suite = load_suite(options.suite_id)
+    return _narrowed(load_suite(options.suite_id), options)
+
+
+def _narrowed(suite: Suite, options: RunOptions) -> Suite:
     if options.scenarios:
         suite = suite.subset(options.scenarios)
     return suite.select(options.selection)
@@ -360,30 +379,6 @@ def id_form_hint(model: str) -> str:
     )
 
 
-def make_pool(
-    env: Mapping[str, str],
-    concurrency: int | None,
-    factories: tuple[ClientFactory, ...],
-    timeout_s: float = 300.0,
-    missing_key_hint: Callable[[ModelSpec], str] | None = None,
-    *,
-    prompt_cache: bool = True,
-    keyless: bool = False,
-) -> ClientPool:
-    """The endpoints of a run or a judging pass, with one limiter each; `missing_key_hint`
-    ends the error for a missing OpenRouter key (`ClientPool`); `keyless` lets OpenRouter's
-    endpoint go without one (only its public model list is asked, `aib estimate`)."""
-    return ClientPool(
-        env=env,
-        concurrency=concurrency,
-        factories=factories,
-        timeout_s=timeout_s,
-        missing_key_hint=missing_key_hint,
-        prompt_cache=prompt_cache,
-        keyless=keyless,
-    )
-
-
 def run_pool(
     options: RunOptions,
     factories: tuple[ClientFactory, ...],
@@ -391,14 +386,16 @@ def run_pool(
     *,
     keyless: bool = False,
 ) -> ClientPool:
-    """`make_pool` for `aib run` and `aib estimate`: the same endpoints, limits and key hint,
-    so an estimate meets a missing key or an endpoint as the run would."""
-    return make_pool(
-        options.env,
-        options.concurrency,
-        factories,
-        options.timeout_s,
-        missing_key_hint(options, judge),
+    """The endpoints of `aib run` and `aib estimate`, with one limiter each: the same
+    endpoints, limits and key hint, so an estimate meets a missing key or an endpoint as the run
+    would; `keyless` lets OpenRouter's endpoint go without a key (only its public model list is
+    asked, `aib estimate`)."""
+    return ClientPool(
+        env=options.env,
+        concurrency=options.concurrency,
+        factories=factories,
+        timeout_s=options.timeout_s,
+        missing_key_hint=missing_key_hint(options, judge),
         prompt_cache=options.prompt_cache,
         keyless=keyless,
     )

@@ -1,18 +1,20 @@
 """`aib run`: converse with every model, judge each transcript, and rank the models.
 
-`run_benchmark` (and `run_benchmark_async`) is the Python API. It raises the open-file limit
-(`open_files.py`), reads from the store what is still to do (`engine/pending.py`),
-checks the endpoints that work needs (`catalog.survey_endpoints`) and the `--max-cost` prices
-before the store is opened for writing, so bad input never leaves a half-written store and a
-re-run with everything stored touches no endpoint, then drives the engine and reads the
-leaderboard and spending back from the store. `run_command` adds what the terminal shows.
+`run_benchmark` (and `run_benchmark_async`) is the Python API. It runs one plan
+(`plan.plan_run`, made once; `run_command` makes it before its notices and passes it on),
+raises the open-file limit (`open_files.py`), reads from the store what is still to do
+(`engine/pending.py`), checks the endpoints that work needs (`catalog.survey_endpoints`) and
+the `--max-cost` prices before the store is opened for writing, so bad input never leaves a
+half-written store and a re-run with everything stored touches no endpoint, then drives the
+engine and reads back in one call (`read_run`) the leaderboard, spending and captions the run
+prints. `run_command` adds what the terminal shows.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from independence_bench.clients.budget import CostGuard, Price
 from independence_bench.clients.catalog import (
@@ -51,7 +53,7 @@ from independence_bench.store.claims import Claims
 from independence_bench.store.latency import mean_call_seconds
 from independence_bench.store.run_status import reserve_fresh_runs
 from independence_bench.store.store import STORE_FILENAME, Store
-from independence_bench.suites.suite import Suite, load_suite
+from independence_bench.suites.suite import Suite
 from independence_bench.text.counts import count_of
 from independence_bench.workflows import Echo
 from independence_bench.workflows.credits import check_credits
@@ -60,11 +62,8 @@ from independence_bench.workflows.plan import (
     local_judge_notice,
     local_user_notice,
     offline_notice,
-    planned_suite,
-    resolve_models,
-    resolve_user_model,
+    plan_run,
     run_pool,
-    runs_per_model,
     status_lines,
 )
 
@@ -110,35 +109,29 @@ def _cost_guard(
 
 
 async def run_benchmark_async(
-    options: RunOptions, *, announce: Callable[[str], None] | None = None
+    options: RunOptions,
+    *,
+    announce: Callable[[str], None] | None = None,
+    plan: RunPlan | None = None,
 ) -> RunResult:
     """Validate, run and judge everything `options` asks for; return the summary and ranking.
-    `announce` gets what must be said before any call is paid (stored judgments to redo)."""
+    `announce` gets what must be said before any call is paid (stored judgments to redo);
+    `plan` is `plan_run(options)` when the caller made it already."""
     raise_open_file_limit()
-    suite = planned_suite(options)
-    specs, judge = resolve_models(options)
-    user = resolve_user_model(options, suite, judge)
-    runs = runs_per_model(options, specs)
-    reached = stored_work(options, suite, specs, judge, runs, user).specs(specs, judge, user)
+    plan = plan if plan is not None else plan_run(options)
+    roles = (plan.models, plan.judge, plan.user_model)
+    reached = stored_work(options, plan).specs(*roles)
     notify = status_lines(options.show_progress)
     async with LocalModels(reached, options.env, notify) as local:
         factories = options.factories + local.factories()
-        pool = run_pool(options, factories, judge)
+        pool = run_pool(options, factories, plan.judge)
         try:
-            roles = _Roles(specs, judge, user)
-            return await _run_on_pool(options, suite, roles, runs, pool, reached, local, announce)
+            return await _run_on_pool(options, plan, pool, reached, local, announce)
         finally:
             await pool.aclose()
 
 
-def stored_work(
-    options: RunOptions,
-    suite: Suite,
-    specs: tuple[ModelSpec, ...],
-    judge: ModelSpec | None,
-    runs: int,
-    user_model: ModelSpec | None = None,
-) -> PendingWork:
+def stored_work(options: RunOptions, plan: RunPlan) -> PendingWork:
     """What the run still needs, read from the store: everything for `--fresh`, a new store, or
     one that cannot be opened (the run's own opening then says why).
 
@@ -146,29 +139,60 @@ def stored_work(
     would leave its `-wal` and `-shm` files behind in a store a failed survey must leave as it
     was."""
     if options.fresh or not (options.data_dir / STORE_FILENAME).exists():
-        return everything(specs, judge)
+        return everything(plan.models, plan.judge)
     try:
         with Store(options.data_dir, create=False) as store:
-            runs_asked = range(1, runs + 1)
-            return pending_work(store, suite, specs, judge, runs_asked, user_model=user_model)
+            runs_asked = range(1, plan.runs + 1)
+            return pending_work(
+                store, plan.suite, plan.models, plan.judge, runs_asked, user_model=plan.user_model
+            )
     except UserError:
-        return everything(specs, judge)
+        return everything(plan.models, plan.judge)
 
 
 @dataclass(frozen=True)
-class _Roles:
-    """The models of a run by role: tested, judge, and the user model of an adaptive suite."""
+class RunReadout:
+    """What a finished run prints, read back from the store in one call (`read_run`)."""
 
-    specs: tuple[ModelSpec, ...]
-    judge: ModelSpec | None
-    user_model: ModelSpec | None
+    leaderboard: Leaderboard | None
+    """None when nothing was judged yet."""
+    spend: Spend
+    captions: tuple[str, ...]
+
+
+def read_run(store: Store, plan: RunPlan, summary: RunSummary) -> RunReadout:
+    """The leaderboard of the plan's suite by its judge, the run's spending, and the captions
+    under the leaderboard (the judge's standing, the suite's user models and other judges)."""
+    suite, judge = plan.suite, plan.judge
+    judge_label = judge_label_of(judge) if judge else None
+    try:
+        board: Leaderboard | None = load_leaderboard(
+            store, suite_id=suite.id, judge=judge_label, only_hash=suite.content_hash
+        )
+    except UserError:
+        if summary.judged or summary.judge_cached or summary.judge_unscored:
+            raise
+        board = None  # nothing judged yet (all failed, or the cost cap): report, not raise
+    spend = run_spend(
+        store,
+        suite_id=suite.id,
+        suite_hash=suite.content_hash,
+        labels=[s.display_label for s in plan.models],
+        judge=judge_label,
+    )
+    captions: list[str] = []
+    if board is not None and board.judge is not None:
+        captions.append(judge_standing(store, board.judge).caption())
+        captions += user_model_captions(store, suite.id, board.judge, suite.content_hash)
+        why = "the judge of this run; aib leaderboard shows the judge with most items"
+        note = store_judge_note(store, suite.id, board.judge, asked=True, why=why)
+        captions += [note] if note else []
+    return RunReadout(board, spend, tuple(captions))
 
 
 async def _run_on_pool(
     options: RunOptions,
-    suite: Suite,
-    roles: _Roles,
-    runs: int,
+    plan: RunPlan,
     pool: ClientPool,
     reached: tuple[ModelSpec, ...],
     local: LocalModels,
@@ -178,14 +202,12 @@ async def _run_on_pool(
 
     Keys, endpoints and prices are checked before the local models load: loading takes minutes,
     and a missing key for a remote judge should not wait for the embedded subject."""
-    specs, judge = roles.specs, roles.judge
+    suite, specs, judge = plan.suite, plan.models, plan.judge
     listings = await survey_endpoints(pool, reached)
     refuse_unsent_reasoning(pool, reached)
     guard = _cost_guard(options, reached, listings, pool)
     prices = resolve_prices(reached, listings, pool)
-    credit_notices = await check_credits(
-        options, suite, specs, judge, runs, pool, reached, prices, roles.user_model
-    )
+    credit_notices = await check_credits(options, plan, pool, reached, prices)
     await local.load_all(reached)
     with Store(options.data_dir) as store:
         progress = None
@@ -203,23 +225,15 @@ async def _run_on_pool(
             reply_cap=options.reply_cap,
             claims=claims,
         )
-        first_run = reserve_fresh_runs(store, suite, specs, runs) if options.fresh else {}
+        if options.fresh:
+            plan = replace(plan, first_run=reserve_fresh_runs(store, suite, specs, plan.runs))
         if judge is not None and not options.fresh and announce is not None:
-            redo = rejudged_work(
-                store, suite, specs, judge, range(1, runs + 1), user_model=roles.user_model
-            )
+            runs = range(1, plan.runs + 1)
+            redo = rejudged_work(store, suite, specs, judge, runs, user_model=plan.user_model)
             if redo:
                 work = [(r.rubric_id, r.item.turns) for r in redo]
                 line = judging_cost(judge, work, prices.get(judge.display_label))
                 announce(rejudging_notice(line, len(redo), {r.rubric_id for r in redo}))
-        plan = RunPlan(
-            suite=suite,
-            models=specs,
-            judge=judge,
-            runs=runs,
-            first_run=first_run,
-            user_model=roles.user_model,
-        )
         answered = lambda: engine.summary.calls  # noqa: E731
         if progress is not None:
             with progress:
@@ -239,38 +253,22 @@ async def _run_on_pool(
                 "stored); pick a judge that can follow JSON instructions and run "
                 "'aib judge --judge MODEL'"
             )
-        try:
-            board: Leaderboard | None = load_leaderboard(
-                store,
-                suite_id=suite.id,
-                judge=judge_label_of(judge) if judge else None,
-                only_hash=suite.content_hash,
-            )
-        except UserError:
-            if summary.judged or summary.judge_cached or summary.judge_unscored:
-                raise
-            board = None  # nothing judged yet (all failed, or the cost cap): report, not raise
-        spend = run_spend(
-            store,
-            suite_id=suite.id,
-            suite_hash=suite.content_hash,
-            labels=[s.display_label for s in specs],
-            judge=judge_label_of(judge) if judge else None,
-        )
-        captions: list[str] = []
-        if board is not None and board.judge is not None:
-            captions.append(judge_standing(store, board.judge).caption())
-            captions += user_model_captions(store, suite.id, board.judge, suite.content_hash)
-            why = "the judge of this run; aib leaderboard shows the judge with most items"
-            note = store_judge_note(store, suite.id, board.judge, asked=True, why=why)
-            captions += [note] if note else []
+        readout = read_run(store, plan, summary)
     notices = (
         *credit_notices,
         *(n for e in pool.endpoints() for n in getattr(e.client, "notices", ())),
     )
-    user = roles.user_model
     return RunResult(
-        suite, specs, judge, summary, board, guard, spend, notices, tuple(captions), user
+        suite,
+        specs,
+        judge,
+        summary,
+        readout.leaderboard,
+        guard,
+        readout.spend,
+        notices,
+        readout.captions,
+        plan.user_model,
     )
 
 
@@ -279,23 +277,27 @@ def _limits_text(pool: ClientPool) -> str:
 
 
 def run_benchmark(
-    options: RunOptions, *, announce: Callable[[str], None] | None = None
+    options: RunOptions,
+    *,
+    announce: Callable[[str], None] | None = None,
+    plan: RunPlan | None = None,
 ) -> RunResult:
     """`run_benchmark_async` on a fresh event loop."""
-    return asyncio.run(run_benchmark_async(options, announce=announce))
+    return asyncio.run(run_benchmark_async(options, announce=announce, plan=plan))
 
 
 def run_command(options: RunOptions, *, echo: Echo) -> int:
     """`aib run`; returns the exit status (`EXIT_SOME_FAILED` when anything failed, else 0)."""
-    suite = planned_suite(options)  # an unknown suite is refused before any notice is printed
-    _, judge = resolve_models(options)
-    for notice in (offline_notice(options), local_judge_notice(options, judge)):
+    plan = plan_run(options)  # an unknown suite is refused before any notice is printed
+    notices = (
+        offline_notice(options),
+        local_judge_notice(options, plan.judge),
+        local_user_notice(options, plan.suite, plan.judge),
+    )
+    for notice in notices:
         if notice is not None:
             echo(notice)
-    user_notice = local_user_notice(options, suite, judge)
-    if user_notice is not None:
-        echo(user_notice)
-    result = run_benchmark(options, announce=echo)
+    result = run_benchmark(options, announce=echo, plan=plan)
     summary = result.summary
     echo(
         f"suite {result.suite.id} ({result.suite.short_hash}): "
@@ -314,9 +316,7 @@ def run_command(options: RunOptions, *, echo: Echo) -> int:
     for notice in result.notices:
         echo(notice)
     echo(render_table(result.leaderboard, captions=result.captions))
-    left_out: tuple[str, ...] = ()
-    if options.selection.experiments:  # only then can the selection leave any out
-        left_out = options.selection.left_out(load_suite(options.suite_id).experiments)
+    left_out = plan.left_out
     if left_out and result.leaderboard is not None and result.leaderboard.rows:
         echo(
             f"No index (partial): the selection leaves out {', '.join(left_out)}, which the "
