@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from independence_bench.reports.analyses import ItemsReport, render_items
+from independence_bench.gathering.analyses import ItemsReport
+from independence_bench.reports.analyses import render_items
 from independence_bench.reports.format import interval_text, number
 from independence_bench.stats.analysis import ItemDifficulty
 from independence_bench.stats.core import Estimate

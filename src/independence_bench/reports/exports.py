@@ -13,21 +13,16 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from independence_bench.gathering.details import DETAILED_KEYS
+from independence_bench.gathering.spend import report_spend
+from independence_bench.gathering.suite_report import Cost, JudgedItem, ModelReport, SuiteReport
 from independence_bench.reports.analyses import flag_of, judges_json, metric_json, settings_json
 from independence_bench.reports.format import rounded
 from independence_bench.reports.leaderboard import (
-    DETAILED_KEYS,
     adaptivity_json,
     detailed_json,
     evidence_ceiling_note,
     names_json,
-)
-from independence_bench.reports.report import (
-    Cost,
-    JudgedItem,
-    ModelReport,
-    SuiteReport,
-    report_spend,
 )
 from independence_bench.scoring.scoring import METRIC_KEYS
 from independence_bench.stats.analysis import LeaderboardRow
