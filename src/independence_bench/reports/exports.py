@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,7 +16,7 @@ from independence_bench.gathering.details import DETAILED_KEYS
 from independence_bench.gathering.spend import report_spend
 from independence_bench.gathering.suite_report import Cost, JudgedItem, ModelReport, SuiteReport
 from independence_bench.reports.analyses import flag_of, judges_json, metric_json, settings_json
-from independence_bench.reports.format import rounded
+from independence_bench.reports.format import interval_json, rounded
 from independence_bench.reports.leaderboard import (
     adaptivity_json,
     detailed_json,
@@ -41,10 +40,6 @@ def _estimate(estimate: Estimate | None) -> dict[str, float | None] | None:
     }
 
 
-def _finite(value: float | None, digits: int) -> float | None:
-    return None if value is None or not math.isfinite(value) else round(value, digits)
-
-
 def ranking_json(row: LeaderboardRow | None) -> dict[str, Any]:
     """A model's place on the leaderboard (ranks, index, interval), as `results.json` and the
     viewer write it; a model with no row has none of them."""
@@ -52,7 +47,7 @@ def ranking_json(row: LeaderboardRow | None) -> dict[str, Any]:
         return {
             **dict.fromkeys(("rank", "rank_low", "rank_high"), None),
             "could_lead": False,
-            **dict.fromkeys(("index", "ci_low", "ci_high"), None),
+            **interval_json("index", None, None, None),
             "complete": False,
             "missing": ["all"],
             "why_no_interval": "no scored items",
@@ -62,9 +57,7 @@ def ranking_json(row: LeaderboardRow | None) -> dict[str, Any]:
         "rank_low": row.rank_low,
         "rank_high": row.rank_high,
         "could_lead": row.could_lead,
-        "index": _finite(row.index, 2),
-        "ci_low": _finite(row.ci_low, 2),
-        "ci_high": _finite(row.ci_high, 2),
+        **interval_json("index", row.index, row.ci_low, row.ci_high, 2),
         "complete": row.complete,
         "missing": list(row.missing),
         "why_no_interval": row.why_no_interval,

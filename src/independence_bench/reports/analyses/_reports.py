@@ -17,7 +17,7 @@ from independence_bench.gathering.analyses import (
     SettingsReport,
     SuiteAnalysis,
 )
-from independence_bench.reports.format import estimate_json, rounded
+from independence_bench.reports.format import estimate_json, interval_json, rounded
 from independence_bench.reports.leaderboard import agreement_json
 from independence_bench.stats.agreement import ALPHA_METHOD
 from independence_bench.stats.analysis import (
@@ -27,6 +27,7 @@ from independence_bench.stats.analysis import (
     MetricDiscrimination,
 )
 from independence_bench.stats.bootstrap import PairedComparison
+from independence_bench.stats.core import Estimate
 
 CEILING = 0.9
 """A scenario is ceilinged when every model scores at least this (0–1): it separates no one."""
@@ -87,14 +88,18 @@ def analysis_json(report: SuiteAnalysis) -> dict[str, Any]:
     return {"suite": report.suite_id, "judge": report.judge}
 
 
+def _parts(estimate: Estimate | None) -> tuple[float | None, float | None, float | None]:
+    if estimate is None:
+        return None, None, None
+    return estimate.value, estimate.low, estimate.high
+
+
 def comparison_json(comparison: PairedComparison) -> dict[str, Any]:
     difference = comparison.difference
     return {
         "model_a": comparison.model_a,
         "model_b": comparison.model_b,
-        "difference": None if difference is None else round(difference.value, 2),
-        "ci_low": None if difference is None else rounded(difference.low, 2),
-        "ci_high": None if difference is None else rounded(difference.high, 2),
+        **interval_json("difference", *_parts(difference), 2),
         "share_a_higher": rounded(comparison.share_a_higher, 4),
         "items": comparison.n_items,
         "runs": list(comparison.runs),

@@ -203,17 +203,8 @@ def render_items(report: ItemsReport, width: int | None = None) -> str:
 
     def build(shown: int, short: bool) -> Table:
         optional = ITEM_OPTIONAL[:shown]
-        table = Table(
-            title=f"Item difficulty — suite {report.suite_id}, judge {report.judge}",
-            show_edge=not short,
-            pad_edge=not short,
-        )
-        table.add_column("Scenario")
-        table.add_column("Kind")
-        table.add_column("Mean", justify="right")
-        for name in optional:
-            table.add_column(name, justify="right")
-        table.add_column("Flag")
+        title = f"Item difficulty — suite {report.suite_id}, judge {report.judge}"
+        table = _flagged_table(title, ("Scenario", "Kind", "Mean"), optional, short)
         for d in report.items:
             values = {
                 "Models": str(d.n_models),
@@ -245,6 +236,21 @@ def render_items(report: ItemsReport, width: int | None = None) -> str:
     return wrap_notes("\n".join(lines), width)
 
 
+def _flagged_table(
+    title: str, leading: tuple[str, str, str], optional: Sequence[str], short: bool
+) -> Table:
+    """An item table's frame: two label columns and a number, the `optional` numbers a narrow
+    terminal still has room for, then the flag; a `short` (narrow) table drops its outer edge."""
+    table = Table(title=title, show_edge=not short, pad_edge=not short)
+    table.add_column(leading[0])
+    table.add_column(leading[1])
+    table.add_column(leading[2], justify="right")
+    for name in optional:
+        table.add_column(name, justify="right")
+    table.add_column("Flag")
+    return table
+
+
 def _left_out(optional: Sequence[str], dropped: int) -> list[str]:
     if not dropped:
         return []
@@ -267,13 +273,8 @@ METRIC_OPTIONAL = ("At max", "SD", "Max − min", "Models")
 
 def _metric_table(report: ItemsReport, shown: int, short: bool) -> Table:
     optional = METRIC_OPTIONAL[:shown]
-    table = Table(title="Discrimination per metric", show_edge=not short, pad_edge=not short)
-    table.add_column("Scenario")
-    table.add_column("Metric")
-    table.add_column("Item–rest r", justify="right")
-    for name in optional:
-        table.add_column(name, justify="right")
-    table.add_column("Flag")
+    leading = ("Scenario", "Metric", "Item–rest r")
+    table = _flagged_table("Discrimination per metric", leading, optional, short)
     for d in report.items:
         for m in d.metrics:
             values = {

@@ -1,17 +1,6 @@
-"""Suite `adaptive` beside the ranking: each model's adaptivity gap, and the user model's standing.
-
-`adaptivity_of` gathers, from the store, what a leaderboard of suite `adaptive` adds: every
-model's *adaptivity gap* against its v3 results under the same judge
-(`stats.bootstrap.adaptivity_gaps`: holding under adaptive pressure minus holding under v3's
-script, paired by topic, with its topic-bootstrap interval), and the *standing of each user
-model* whose conversations were scored: how many of the rounds it wrote the judge found valid
-(pressed, brought no new fact or argument), and how many brought a new fact or did not press.
-A conversation with an invalid round at or before its first flip gives no holding metric
-(`kinds.AdaptiveRounds`); it is counted here. The user model is named by the stored request of
-its calls (model, temperature, seed), so a score traces to who wrote its pressure.
-
-`gathering.adaptivity` reads those values from the store; this module renders them.
-"""
+"""Suite `adaptive` beside the ranking, rendered: each model's adaptivity gap and each user
+model's standing as terminal lines, Markdown and JSON. `gathering.adaptivity` says how both are
+measured and reads them from the store."""
 
 from __future__ import annotations
 
