@@ -57,10 +57,15 @@ def leaderboard_command(options: LeaderboardOptions, *, as_json: bool, echo: Ech
         with Store(options.data_dir, read_only=True) as store:
             try:
                 found = gather_leaderboard(store, options)
+                # Ranking can refuse too (`rank_models`: no scored judgment by the judge asked
+                # for), so the store stays open to say why.
+                text = leaderboard_output(
+                    found, options, as_json=as_json, detailed=options.detailed
+                )
             except UserError:
                 refuse_unscored_only(store, [j for j in (options.judge, *options.judges) if j])
                 raise
-        echo(leaderboard_output(found, options, as_json=as_json, detailed=options.detailed))
+        echo(text)
         return
     from independence_bench.legacy.scoring import legacy_leaderboard
     from independence_bench.reports.leaderboard import render_table, rows_as_json
