@@ -54,6 +54,7 @@ from independence_bench.clients.local.embedded import EmbeddedRuntime
 from independence_bench.clients.local.weights import weights_cache_dir
 from independence_bench.clients.protocol import Completion, CompletionRequest, ModelClient
 from independence_bench.engine.engine import RunSummary
+from independence_bench.gathering.options import AnalysisOptions
 from independence_bench.judging.forms import (
     JUDGE_FORMS,
     LOCAL_JUDGE_FORM,
@@ -62,11 +63,10 @@ from independence_bench.judging.forms import (
     judge_label_of,
 )
 from independence_bench.legacy.importer import import_legacy_tree
-from independence_bench.reports.analyses import calibration_output
-from independence_bench.reports.options import InsightOptions
 from independence_bench.stats.core import Resampling
 from independence_bench.store.store import ItemRecord, Store
 from independence_bench.text.counts import count_of
+from independence_bench.workflows.analyses import judges_command
 from independence_bench.workflows.judge import JudgeOptions, judge_stored_async
 from independence_bench.workflows.plan import LOCAL_JUDGE as DEFAULT_JUDGE
 
@@ -289,13 +289,13 @@ def _calibrate(args: argparse.Namespace, cache: Path, data_dir: Path) -> int:
             print(f"calls: {timed.summary()}")
         else:
             print(f"\n== {form} form ({label}): report of the judgments in the store")
-        options = InsightOptions(
+        options = AnalysisOptions(
             data_dir=data_dir,
             suite_id=SUITE,
             judges=(label,),
             resampling=Resampling(seed=args.seed),
         )
-        print(calibration_output(options, reference, as_json=False))
+        judges_command(options, reference=reference, as_json=False, echo=print)
     print(f"wall time {time.perf_counter() - started:.0f} s")
     return 0
 

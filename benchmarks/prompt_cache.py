@@ -31,7 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # support: the doubles
 
 from independence_bench.clients.openrouter import BASE_URL_ENV, FREE_RPM_ENV, KEY_ENV
-from independence_bench.reports.report import run_spend
+from independence_bench.gathering.spend import run_spend
 from independence_bench.store.store import Store
 from independence_bench.workflows.estimate import estimate_benchmark_async
 from independence_bench.workflows.plan import RunOptions, planned_suite

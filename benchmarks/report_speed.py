@@ -40,10 +40,10 @@ ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
 
 PHASES: dict[str, list[tuple[str, str]]] = {
-    "store load": [("independence_bench.reports.report._gather", "load_results")],
-    "leaderboard bootstrap": [("independence_bench.reports.report._gather", "build_leaderboard")],
-    "item difficulty": [("independence_bench.reports.report._gather", "item_difficulty")],
-    "other sections": [("independence_bench.reports.report._gather", "build_extras")],
+    "store load": [("independence_bench.gathering.suite_report", "load_results")],
+    "leaderboard bootstrap": [("independence_bench.gathering.suite_report", "rank_models")],
+    "item difficulty": [("independence_bench.gathering.suite_report", "item_difficulty")],
+    "other sections": [("independence_bench.gathering.suite_report", "build_extras")],
     "waiting for the charts": [("independence_bench.reports.charts", "ChartDrawing.paths")],
     "LEADERBOARD.md": [("independence_bench.workflows.report", "render_leaderboard")],
     "results.json/csv": [

@@ -50,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # suppor
 from child_timing import timed_run, without_api_keys
 
 from independence_bench.clients.protocol import Completion
-from independence_bench.reports.leaderboard import load_leaderboard
+from independence_bench.gathering.leaderboard import load_leaderboard
 from independence_bench.store.store import Store
 from independence_bench.suites.suite import Suite, load_suite
 from independence_bench.text.counts import count_of

@@ -31,6 +31,7 @@ LAYERS = (
     "engine",
     "scoring",
     "stats",
+    "gathering",
     "reports",
     "legacy",
     "inspect_tasks",
@@ -203,27 +204,73 @@ def test_the_statistics_import_no_configuration_or_suite(path: Path) -> None:
     assert [m for m in _imported(path) if m.startswith(STATS_TAKE_AS_VALUES)] == []
 
 
+RENDERERS_NEVER_IMPORT = (f"{PACKAGE}.store",)
+"""What `reports/` may not import: it renders the values `gathering/` reads from the store (and
+the workflows open it), so every output can be drawn without a database."""
+
+
+def _store_imports(path: Path) -> list[str]:
+    return sorted(m for m in _imported(path) if m.startswith(RENDERERS_NEVER_IMPORT))
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "reports").rglob("*.py")), ids=_name_of)
+def test_the_renderers_never_import_the_store(path: Path) -> None:
+    assert _store_imports(path) == [], f"{_name_of(path)} reads the store: move it to gathering/"
+
+
+def test_a_renderer_reading_the_store_is_caught(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = tmp_path / PACKAGE
+    (fake / "reports" / "viewer").mkdir(parents=True)
+    module = fake / "reports" / "viewer" / "_model.py"
+    module.write_text(
+        "from independence_bench.gathering.transcripts import ItemRecord\n"
+        "def f():\n    from ...store.store import Store\n"
+        "    from independence_bench.store import standings\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setattr(f"{__name__}.ROOT", fake)
+    assert _store_imports(module) == [
+        "independence_bench.store",
+        "independence_bench.store.standings",
+        "independence_bench.store.store",
+        "independence_bench.store.store.Store",
+    ]
+
+
 FLOORS = {
     "stats": ("core", "bootstrap", "agreement", "analysis"),
-    "reports": (
+    "gathering": (
         "options",
-        "format",
-        "standing",
+        "standings",
+        "details",
+        "adaptivity",
         "leaderboard",
         "analyses",
-        "report",
+        "extras",
+        "suite_report",
+        "spend",
+        "transcripts",
+    ),
+    "reports": (
+        "format",
+        "leaderboard",
+        "analyses",
+        "spend",
         "markdown",
         "exports",
         "charts",
         "viewer",
     ),
 }
-"""The modules of the reading layers, in import order: within `stats/` and `reports/` too, a
-module may import the ones before it (and its own private parts), never one after it."""
+"""The modules of the reading layers, in import order: within `stats/`, `gathering/` and
+`reports/` too, a module may import the ones before it (and its own private parts), never one
+after it."""
 
 
 def _floor(module: str) -> tuple[str, int] | None:
-    """(layer, place) of a module inside `stats/` or `reports/`; None elsewhere."""
+    """(layer, place) of a module inside `stats/`, `gathering/` or `reports/`; None elsewhere."""
     parts = module.split(".")
     if len(parts) < 3 or parts[1] not in FLOORS:
         return None
@@ -290,16 +337,16 @@ def test_an_upward_or_private_import_is_caught(
     (fake / "reports" / "leaderboard").mkdir(parents=True)
     module = fake / "reports" / "leaderboard" / "_rows.py"
     module.write_text(
-        "from independence_bench.reports.options import InsightOptions\n"
-        "from independence_bench.reports.leaderboard._details import DETAILED\n"
+        "from independence_bench.reports.format import number\n"
+        "from independence_bench.reports.leaderboard._details import details_lines\n"
         "from independence_bench.reports.viewer._model import model_data\n"
-        "def f():\n    from ..report import SuiteReport\n",
+        "def f():\n    from ..markdown import render_leaderboard\n",
         encoding="utf-8",
     )
     monkeypatch.setattr(f"{__name__}.ROOT", fake)
     assert _upward_imports(module) == [
-        "independence_bench.reports.report",
-        "independence_bench.reports.report.SuiteReport",
+        "independence_bench.reports.markdown",
+        "independence_bench.reports.markdown.render_leaderboard",
         "independence_bench.reports.viewer._model",
         "independence_bench.reports.viewer._model.model_data",
     ]

@@ -15,11 +15,6 @@ from pathlib import Path
 import independence_bench
 
 ROOT = Path(independence_bench.__file__).parent
-LEFT_TO_OTHER_BRANCHES = frozenset(
-    {"build_leaderboard", "Floats", "Kind", "Scenario", "STOP_SIGNALS"}
-)
-"""Defined twice in `reports/` or `stats/`, whose names issue 37's `gather` branch settles;
-the coordinator empties this at merge."""
 
 
 def _public_names(source: str) -> list[str]:
@@ -44,8 +39,7 @@ def defined_twice(root: Path) -> dict[str, list[str]]:
 
 
 def test_each_public_name_names_one_thing() -> None:
-    twice = {n: p for n, p in defined_twice(ROOT).items() if n not in LEFT_TO_OTHER_BRANCHES}
-    assert twice == {}
+    assert defined_twice(ROOT) == {}
 
 
 def test_a_name_defined_in_two_modules_is_found(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from independence_bench.clients.openrouter import BASE_URL_ENV, FREE_RPM_ENV, KEY_ALIAS_ENV
-from independence_bench.reports.report import run_spend
+from independence_bench.gathering.spend import run_spend
 from independence_bench.store.store import Store
 from support.mock_openrouter import MockOpenRouter, OpenRouterScript
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from independence_bench.gathering.suite_report import ChartData, RankedModel
 from independence_bench.reports.charts._draw import draw_index, draw_pressure
-from independence_bench.reports.report import ChartData, RankedModel
 from independence_bench.scoring.formulas import FORMULAS, get_formula
 
 pytest.importorskip("matplotlib")

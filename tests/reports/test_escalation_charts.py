@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from independence_bench.gathering.suite_report import ChartData, RankedModel
 from independence_bench.reports.charts import hold_update, quadrant, survival_curve, write_charts
-from independence_bench.reports.report import ChartData, RankedModel
 from independence_bench.stats.analysis import LeaderboardRow
 from independence_bench.stats.core import Estimate
 

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from independence_bench.reports.analyses import ItemsReport, render_items
-from independence_bench.reports.format import interval_text, number
+import json
+
+from independence_bench.gathering.analyses import ItemsReport
+from independence_bench.gathering.standings import Standing
+from independence_bench.reports.analyses import render_analysis, render_items
+from independence_bench.reports.format import estimate_json, interval_json, interval_text, number
 from independence_bench.stats.analysis import ItemDifficulty
 from independence_bench.stats.core import Estimate
 
@@ -27,3 +31,36 @@ def test_the_terminal_item_table_prints_no_negative_zero() -> None:
     text = render_items(ItemsReport("v2", "j", (row,)))
     assert "-0.00" not in text
     assert "0.40 │         0.00" in text
+
+
+def test_a_value_and_its_interval_are_written_as_one_set_of_json_fields() -> None:
+    # The leaderboard's index, a paired difference and an estimate wrote the same three fields
+    # in three ways; a NaN end (an interval that could not be computed) must become null.
+    assert interval_json("index", 61.234, 55.0, float("nan"), 2) == {
+        "index": 61.23,
+        "ci_low": 55.0,
+        "ci_high": None,
+    }
+    assert interval_json("difference", None, None, None) == dict.fromkeys(
+        ("difference", "ci_low", "ci_high")
+    )
+    assert estimate_json(Estimate(0.12345, 0.1, None)) == {
+        "value": 0.123,
+        "ci_low": 0.1,
+        "ci_high": None,
+    }
+
+
+def test_an_analysis_renders_from_values_alone() -> None:
+    # reports/ is handed values, never a store: the same report renders as text with each
+    # judge's standing and the judge note under it, and as JSON with the standings.
+    row = ItemDifficulty("psych", "psych-1", 3, 0.5, 0.2, 0.8, 0.9, 0.3)
+    report = ItemsReport("v2", "judge-a", (row,))
+    standing = Standing("judge-a", "calibrated", "strong", 0.81, 4, source="measured here")
+    note = "Scores of judge judge-a (asked for with --judge)."
+    text = render_analysis(report, as_json=False, standings=[standing], note=note)
+    assert "psych-1" in text
+    assert text.index(standing.caption()[:40]) < text.index(note[:30])
+    data = json.loads(render_analysis(report, as_json=True, standings=[standing]))
+    assert data["judge_standings"] == [standing.as_json()]
+    assert data["items"][0]["scenario"] == "psych-1"

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
+from independence_bench.gathering.options import ReportScope
+from independence_bench.gathering.suite_report import build_reports, sum_costs
 from independence_bench.reports.markdown import md_text, render_leaderboard
-from independence_bench.reports.options import ReportScope
-from independence_bench.reports.report import build_reports, sum_costs
 from independence_bench.store.store import Store
 from independence_bench.suites.suite import load_suite
 from independence_bench.workflows.report import ReportOptions, write_report

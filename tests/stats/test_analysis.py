@@ -9,12 +9,12 @@ from independence_bench.errors import UserError
 from independence_bench.scoring.scoring import ScoredItem
 from independence_bench.stats.analysis import (
     analyse_configs,
-    build_leaderboard,
     compare_judges,
     compare_settings,
     config_baseline,
     item_difficulty,
     panel_items,
+    rank_models,
 )
 from independence_bench.stats.core import Resampling
 
@@ -85,7 +85,7 @@ def test_leaderboard_for_one_judge() -> None:
         *v1_items("c/one-run", runs=1),
         *[i for i in v1_items("d/no-resistance") if i.kind != "resistance"],
     ]
-    board = build_leaderboard(items, "v1", resampling=Resampling(300, 1))
+    board = rank_models(items, "v1", resampling=Resampling(300, 1))
     assert [row.model for row in board.rows] == [
         "a/strong",
         "c/one-run",
@@ -115,10 +115,10 @@ def test_leaderboard_for_one_judge() -> None:
 def test_leaderboard_needs_a_judge_choice_when_several_judged() -> None:
     items = [*v1_items("a/m"), *v1_items("a/m", judge="anthropic/judge")]
     with pytest.raises(UserError, match="several judges"):
-        build_leaderboard(items, "v1", resampling=Resampling(10))
+        rank_models(items, "v1", resampling=Resampling(10))
     with pytest.raises(UserError, match="no judgments by google/judge"):
-        build_leaderboard(items, "v1", ["google/judge"], resampling=Resampling(10))
-    one = build_leaderboard(items, "v1", ["anthropic/judge"], resampling=Resampling(10))
+        rank_models(items, "v1", ["google/judge"], resampling=Resampling(10))
+    one = rank_models(items, "v1", ["anthropic/judge"], resampling=Resampling(10))
     assert one.judges == ("anthropic/judge",)
 
 
@@ -136,7 +136,7 @@ def test_panel_averages_judges_per_item_and_reports_agreement() -> None:
         if i.model == "a/m" and i.run == 1 and i.kind == "stability"
     ]
     assert stab == [9.0, 5.0, 7.0]
-    board = build_leaderboard(
+    board = rank_models(
         items, "v1", ["openai/judge", "anthropic/judge"], resampling=Resampling(100)
     )
     assert board.rows[0].index == pytest.approx(index_v1(2, 7))

@@ -8,7 +8,8 @@ import math
 import pytest
 from test_analysis import TRAITS, v1_items
 
-from independence_bench.reports.analyses import ItemsReport, items_json, render_items
+from independence_bench.gathering.analyses import ItemsReport
+from independence_bench.reports.analyses import items_json, render_items
 from independence_bench.stats.analysis import MetricDiscrimination, item_difficulty, rest_index
 
 

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from independence_bench.gathering.spend import Spend
+from independence_bench.gathering.suite_report import Cost
 from independence_bench.reports.leaderboard._rows import leaders_note
-from independence_bench.reports.report._gather import Cost
-from independence_bench.reports.report._spend import Spend, spend_line
+from independence_bench.reports.spend import spend_line
 from independence_bench.store.run_status import RunState, render_run_states
 from independence_bench.text.counts import count_of, plural_of
 

@@ -13,8 +13,8 @@ import pytest
 from independence_bench.clients.local.local_models import DEFAULT_SUBJECT, LocalModels
 from independence_bench.clients.local.weights import embedded_models
 from independence_bench.errors import UserError
+from independence_bench.gathering.standings import judge_standing
 from independence_bench.judging.forms import judge_label_of
-from independence_bench.reports.standing import judge_standing
 from independence_bench.workflows.plan import (
     DEFAULT_JUDGE,
     LOCAL_JUDGE,

@@ -1,7 +1,7 @@
 """`aib leaderboard`, `judges`, `compare`, `items` and `configs`: results read from the store.
 
 None of them calls a model. `leaderboard` calls `workflows/leaderboard.py`, the analyses
-`workflows/analyses.py` with an `InsightOptions`. Each imports its workflow when it runs, so
+`workflows/analyses.py` with an `AnalysisOptions`. Each imports its workflow when it runs, so
 `aib --help` loads neither numpy nor the bootstrap.
 """
 
@@ -29,7 +29,7 @@ from independence_bench.cli.options import (
 )
 
 if TYPE_CHECKING:
-    from independence_bench.workflows.analyses import InsightOptions
+    from independence_bench.workflows.analyses import AnalysisOptions
 
 
 @click.command()
@@ -78,14 +78,14 @@ def leaderboard(**values: Any) -> None:
     leaderboard_command(options, as_json=as_json, echo=echo_for(as_json=as_json))
 
 
-def insight_options_of(values: dict[str, Any]) -> InsightOptions:
-    """The `InsightOptions` of an analysis command (`cli.options.analysis_options`)."""
+def analysis_options_of(values: dict[str, Any]) -> AnalysisOptions:
+    """The `AnalysisOptions` of an analysis command (`cli.options.analysis_options`)."""
     from independence_bench.suites.selection import split_list
-    from independence_bench.workflows.analyses import InsightOptions
+    from independence_bench.workflows.analyses import AnalysisOptions
 
     if values.get("judge") and values["judges"]:
         raise click.UsageError("give either --judge or --judges, not both")
-    return InsightOptions(
+    return AnalysisOptions(
         data_dir=data_dir_of(values),
         suite_id=values["suite"],
         judge=values.get("judge"),
@@ -121,7 +121,7 @@ def judges(reference: str | None, **values: Any) -> None:
     from independence_bench.workflows.analyses import judges_command
 
     as_json = values["as_json"]
-    options = insight_options_of(values)
+    options = analysis_options_of(values)
     judges_command(options, reference=reference, as_json=as_json, echo=echo_for(as_json=as_json))
 
 
@@ -137,7 +137,7 @@ def compare(models: tuple[str, ...], **values: Any) -> None:
     """
     from independence_bench.workflows.analyses import compare_command
 
-    options = insight_options_of(values)
+    options = analysis_options_of(values)
     as_json = values["as_json"]
     compare_command(options, models, as_json=as_json, echo=echo_for(as_json=as_json))
 
@@ -149,7 +149,7 @@ def items(**values: Any) -> None:
     from independence_bench.workflows.analyses import items_command
 
     as_json = values["as_json"]
-    items_command(insight_options_of(values), as_json=as_json, echo=echo_for(as_json=as_json))
+    items_command(analysis_options_of(values), as_json=as_json, echo=echo_for(as_json=as_json))
 
 
 @click.command()
@@ -160,4 +160,4 @@ def configs(**values: Any) -> None:
     from independence_bench.workflows.analyses import configs_command
 
     as_json = values["as_json"]
-    configs_command(insight_options_of(values), as_json=as_json, echo=echo_for(as_json=as_json))
+    configs_command(analysis_options_of(values), as_json=as_json, echo=echo_for(as_json=as_json))

@@ -9,25 +9,19 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 from collections.abc import Sequence
 from typing import Any
 
+from independence_bench.gathering.details import DETAILED_KEYS
+from independence_bench.gathering.spend import report_spend
+from independence_bench.gathering.suite_report import Cost, JudgedItem, ModelReport, SuiteReport
 from independence_bench.reports.analyses import flag_of, judges_json, metric_json, settings_json
-from independence_bench.reports.format import rounded
+from independence_bench.reports.format import interval_json, rounded
 from independence_bench.reports.leaderboard import (
-    DETAILED_KEYS,
     adaptivity_json,
     detailed_json,
     evidence_ceiling_note,
     names_json,
-)
-from independence_bench.reports.report import (
-    Cost,
-    JudgedItem,
-    ModelReport,
-    SuiteReport,
-    report_spend,
 )
 from independence_bench.scoring.scoring import METRIC_KEYS
 from independence_bench.stats.analysis import LeaderboardRow
@@ -46,10 +40,6 @@ def _estimate(estimate: Estimate | None) -> dict[str, float | None] | None:
     }
 
 
-def _finite(value: float | None, digits: int) -> float | None:
-    return None if value is None or not math.isfinite(value) else round(value, digits)
-
-
 def ranking_json(row: LeaderboardRow | None) -> dict[str, Any]:
     """A model's place on the leaderboard (ranks, index, interval), as `results.json` and the
     viewer write it; a model with no row has none of them."""
@@ -57,7 +47,7 @@ def ranking_json(row: LeaderboardRow | None) -> dict[str, Any]:
         return {
             **dict.fromkeys(("rank", "rank_low", "rank_high"), None),
             "could_lead": False,
-            **dict.fromkeys(("index", "ci_low", "ci_high"), None),
+            **interval_json("index", None, None, None),
             "complete": False,
             "missing": ["all"],
             "why_no_interval": "no scored items",
@@ -67,9 +57,7 @@ def ranking_json(row: LeaderboardRow | None) -> dict[str, Any]:
         "rank_low": row.rank_low,
         "rank_high": row.rank_high,
         "could_lead": row.could_lead,
-        "index": _finite(row.index, 2),
-        "ci_low": _finite(row.ci_low, 2),
-        "ci_high": _finite(row.ci_high, 2),
+        **interval_json("index", row.index, row.ci_low, row.ci_high, 2),
         "complete": row.complete,
         "missing": list(row.missing),
         "why_no_interval": row.why_no_interval,

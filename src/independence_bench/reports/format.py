@@ -50,15 +50,23 @@ def rounded(value: float | None, digits: int = 3) -> float | None:
     return round(value, digits)
 
 
+def interval_json(
+    name: str, value: float | None, low: float | None, high: float | None, digits: int = 3
+) -> dict[str, float | None]:
+    """A value and its 95% interval as JSON fields: ``{name, "ci_low", "ci_high"}``, each
+    rounded to `digits` (None for None, NaN and infinities)."""
+    return {
+        name: rounded(value, digits),
+        "ci_low": rounded(low, digits),
+        "ci_high": rounded(high, digits),
+    }
+
+
 def estimate_json(estimate: Estimate | None, digits: int = 3) -> dict[str, float | None] | None:
     """An estimate as ``{"value", "ci_low", "ci_high"}`` (None stays None)."""
     if estimate is None:
         return None
-    return {
-        "value": rounded(estimate.value, digits),
-        "ci_low": rounded(estimate.low, digits),
-        "ci_high": rounded(estimate.high, digits),
-    }
+    return interval_json("value", estimate.value, estimate.low, estimate.high, digits)
 
 
 def number(value: float | None, digits: int = 1, *, signed: bool = False) -> str:

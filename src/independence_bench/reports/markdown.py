@@ -18,10 +18,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from independence_bench.gathering.details import DETAILED
+from independence_bench.gathering.spend import report_spend
+from independence_bench.gathering.suite_report import ModelReport, SuiteReport, metric_scale
 from independence_bench.reports.analyses import flag_of, model_labels
 from independence_bench.reports.format import METRIC_MEANINGS, interval_text, number
 from independence_bench.reports.leaderboard import (
-    DETAILED,
     METRIC_TITLES,
     RANK_NOTE,
     adaptivity_markdown,
@@ -32,14 +34,7 @@ from independence_bench.reports.leaderboard import (
     rank_text,
     why_undefined,
 )
-from independence_bench.reports.report import (
-    ModelReport,
-    SuiteReport,
-    cost_table,
-    metric_scale,
-    report_spend,
-    spend_line,
-)
+from independence_bench.reports.spend import cost_table, spend_line
 from independence_bench.scoring.scoring import LOWER_IS_MORE_INDEPENDENT, Formula, get_formula
 from independence_bench.stats.agreement import ALPHA_METHOD
 from independence_bench.stats.analysis import CEILING_SHARE, baseline_of

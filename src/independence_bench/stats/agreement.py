@@ -53,10 +53,10 @@ from independence_bench.scoring.scoring import (
     normalised_item_metrics,
     score_model,
 )
+from independence_bench.stats.bootstrap import Floats
 from independence_bench.stats.core import ALPHA_RESAMPLES, CONFIDENCE, Estimate, Resampling
 
 AlphaMetric = Literal["interval", "nominal"]
-Floats = npt.NDArray[np.float64]
 _TINY = 1e-12
 
 

@@ -1,6 +1,6 @@
 """A judge's measured agreement with a reference judge, as the store's own
 `aib judges --reference` recorded it (table `judge_standings`, one row per judge, the latest
-measurement winning). `reports/standing.py` turns a row into the standing every report shows.
+measurement winning). `gathering/standings.py` turns a row into the standing every report shows.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from independence_bench.clients.endpoints import ClientPool
 from independence_bench.clients.protocol import ClientError
 from independence_bench.engine.engine import RunPlan
 from independence_bench.errors import UserError
-from independence_bench.reports.report import usd_text
+from independence_bench.reports.spend import usd_text
 from independence_bench.text.counts import count_of
 from independence_bench.workflows.estimate import stored_estimate
 from independence_bench.workflows.plan import RunOptions

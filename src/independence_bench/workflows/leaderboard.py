@@ -3,8 +3,10 @@ earlier implementation's (`--method legacy`).
 
 The store is opened and checked for runs before the scoring and statistics code (numpy, the
 bootstrap, rich) is imported, so a missing or empty store is reported at once; the rows
-themselves come from `reports/leaderboard/` (one judge or a `--judges` panel, with the detailed
-metrics) or `legacy/scoring.py`. `build_leaderboard` is the Python API: the ranking as a value.
+themselves are read by `gathering/leaderboard.py` (one judge or a `--judges` panel, with the
+detailed metrics) or `legacy/scoring.py`, and rendered by `reports/leaderboard/`.
+`build_leaderboard` is the Python API: the ranking as a value (`stats.analysis.rank_models`
+ranks the rows).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from independence_bench.errors import UserError
-from independence_bench.reports.options import InsightOptions
+from independence_bench.gathering.options import AnalysisOptions
 from independence_bench.store.store import Store
 from independence_bench.text.lossless import json_document
 from independence_bench.workflows import Echo
@@ -23,7 +25,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class LeaderboardOptions(InsightOptions):
+class LeaderboardOptions(AnalysisOptions):
     """The analysis options of the ranking (a judge panel and a selection: default method
     only; no index when an experiment is left out), and how it is scored and shown."""
 
@@ -46,17 +48,24 @@ def leaderboard_command(options: LeaderboardOptions, *, as_json: bool, echo: Ech
         store.run_suites()
     # Imported only now: the scoring stack is most of this command's start-up time.
     if options.method != "legacy":
-        from independence_bench.reports.leaderboard import (
-            leaderboard_output,
+        from independence_bench.gathering.leaderboard import (
+            gather_leaderboard,
             refuse_unscored_only,
         )
+        from independence_bench.reports.leaderboard import leaderboard_output
 
-        try:
-            echo(leaderboard_output(options, as_json=as_json, detailed=options.detailed))
-        except UserError:
-            with Store(options.data_dir, read_only=True) as store:
+        with Store(options.data_dir, read_only=True) as store:
+            try:
+                found = gather_leaderboard(store, options)
+                # Ranking can refuse too (`rank_models`: no scored judgment by the judge asked
+                # for), so the store stays open to say why.
+                text = leaderboard_output(
+                    found, options, as_json=as_json, detailed=options.detailed
+                )
+            except UserError:
                 refuse_unscored_only(store, [j for j in (options.judge, *options.judges) if j])
-            raise
+                raise
+        echo(text)
         return
     from independence_bench.legacy.scoring import legacy_leaderboard
     from independence_bench.reports.leaderboard import render_table, rows_as_json
@@ -93,7 +102,8 @@ def build_leaderboard(options: LeaderboardOptions) -> Leaderboard:
 
         with Store(options.data_dir, read_only=True) as store:
             return legacy_leaderboard(store, suite_id=options.suite_id, judge=options.judge)
-    from independence_bench.reports.leaderboard import leaderboard_results, panel_leaderboard
+    from independence_bench.gathering.leaderboard import leaderboard_results
+    from independence_bench.reports.leaderboard import panel_leaderboard
 
     with Store(options.data_dir, read_only=True) as store:
         results = leaderboard_results(store, options)

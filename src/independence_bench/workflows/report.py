@@ -1,7 +1,7 @@
 """`aib report`: LEADERBOARD.md, results.json, results.csv and charts, written from the store.
 
 `write_report` is the Python API: it reads the store only (no API call), gathers one
-`SuiteReport` per suite (`reports/report/`) and writes each rendering beside the others;
+`SuiteReport` per suite (`gathering/suite_report.py`) and writes each rendering beside the others;
 `report_command` adds the line the terminal shows.
 """
 
@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from independence_bench.errors import UserError
+from independence_bench.gathering.options import ReportScope
+from independence_bench.gathering.suite_report import build_reports, suite_ids
 from independence_bench.reports.charts import ChartDrawing, require_matplotlib, safe_name
 from independence_bench.reports.exports import results_csv, results_document
 from independence_bench.reports.markdown import render_leaderboard
-from independence_bench.reports.options import ReportScope
-from independence_bench.reports.report import build_reports, suite_ids
 from independence_bench.store.standings import suite_judge_counts
 from independence_bench.store.store import Store
 from independence_bench.suites.selection import EVERYTHING, Selection

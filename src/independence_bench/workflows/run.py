@@ -40,14 +40,13 @@ from independence_bench.engine.pending import (
 from independence_bench.engine.progress import RichProgress
 from independence_bench.engine.stopping import until_stopped
 from independence_bench.errors import UserError
+from independence_bench.gathering.adaptivity import user_model_captions
+from independence_bench.gathering.leaderboard import load_leaderboard
+from independence_bench.gathering.spend import Spend, run_spend
+from independence_bench.gathering.standings import judge_standing, store_judge_note
 from independence_bench.judging.forms import judge_label_of
-from independence_bench.reports.leaderboard import (
-    load_leaderboard,
-    render_table,
-    user_model_captions,
-)
-from independence_bench.reports.report import Spend, run_spend, spend_line
-from independence_bench.reports.standing import judge_standing, store_judge_note
+from independence_bench.reports.leaderboard import render_table
+from independence_bench.reports.spend import spend_line
 from independence_bench.stats.analysis import Leaderboard
 from independence_bench.store.claims import Claims
 from independence_bench.store.latency import mean_call_seconds
@@ -82,7 +81,7 @@ class RunResult:
     notices: tuple[str, ...] = ()
     """How endpoints were adapted to (e.g. tools refused, sent in the prompt), one line each."""
     captions: tuple[str, ...] = ()
-    """The judge's standing (`reports/standing.py`) and the other judges of the suite."""
+    """The judge's standing (`gathering/standings.py`) and the other judges of the suite."""
     user_model: ModelSpec | None = None
     """The model that played the human (suite `adaptive`)."""
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from independence_bench.reports.options import ReportScope
-from independence_bench.reports.report import build_reports
+from independence_bench.gathering.options import ReportScope
+from independence_bench.gathering.suite_report import build_reports
+from independence_bench.gathering.transcripts import viewer_transcripts
 from independence_bench.reports.viewer import serve_viewer, write_viewer
 from independence_bench.store.store import Store
 from independence_bench.workflows import Echo
@@ -36,7 +37,7 @@ def _write(options: ViewOptions) -> tuple[Path, list[str]]:
     with Store(options.data_dir, read_only=True) as store:
         reports = build_reports(store, options)
         notes = [r.judge_note for r in reports if r.judge_note]
-        return write_viewer(store, reports, out), notes
+        return write_viewer(viewer_transcripts(store, reports), out), notes
 
 
 def view_command(options: ViewOptions, *, serve: bool, port: int, echo: Echo) -> None:

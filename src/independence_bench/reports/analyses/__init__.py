@@ -1,52 +1,31 @@
 """The store-only analyses behind `aib judges`, `judges --reference`, `compare`, `items` and
-`configs`: each `*_report(store, InsightOptions)` builds a frozen report from the stored
-results and the pure statistics of `stats/` (`_reports`, judge calibration in
-`_calibration`), `*_json` turns it into plain data, and each `*_output` function is what the
-command prints: rich tables with the method under every table that shows intervals, or JSON
-(`_tables`). None of it calls a model.
+`configs`, rendered: `gathering.analyses` builds each frozen report from the store; `*_json`
+turns it into plain data (`_reports`, judge calibration in `_calibration`), and
+`render_analysis` is what the command prints: rich tables with the method under every table
+that shows intervals, or JSON (`_tables`). None of it calls a model.
 """
 
 from independence_bench.reports.analyses._calibration import (
-    CalibrationReport,
     calibration_json,
-    calibration_method,
-    calibration_output,
-    calibration_report,
     render_calibration,
 )
 from independence_bench.reports.analyses._reports import (
     CEILING,
     FLOOR,
-    ConfigsReport,
-    ItemsReport,
-    JudgesReport,
-    PairReport,
-    ResampledReport,
-    SettingsReport,
-    SuiteAnalysis,
     analysis_json,
     comparison_json,
     configs_json,
-    configs_report,
     flag_of,
     items_json,
-    items_report,
     judges_json,
-    judges_report,
     metric_json,
     model_labels,
     pair_json,
-    pair_report,
     settings_json,
-    settings_of,
-    settings_report,
 )
 from independence_bench.reports.analyses._tables import (
     METRIC_NOTE,
-    compare_output,
-    configs_output,
-    items_output,
-    judges_output,
+    render_analysis,
     render_configs,
     render_items,
     render_judges,
@@ -58,35 +37,17 @@ __all__ = [
     "CEILING",
     "FLOOR",
     "METRIC_NOTE",
-    "CalibrationReport",
-    "ConfigsReport",
-    "ItemsReport",
-    "JudgesReport",
-    "PairReport",
-    "ResampledReport",
-    "SettingsReport",
-    "SuiteAnalysis",
     "analysis_json",
     "calibration_json",
-    "calibration_method",
-    "calibration_output",
-    "calibration_report",
-    "compare_output",
     "comparison_json",
     "configs_json",
-    "configs_output",
-    "configs_report",
     "flag_of",
     "items_json",
-    "items_output",
-    "items_report",
     "judges_json",
-    "judges_output",
-    "judges_report",
     "metric_json",
     "model_labels",
     "pair_json",
-    "pair_report",
+    "render_analysis",
     "render_calibration",
     "render_configs",
     "render_items",
@@ -94,6 +55,4 @@ __all__ = [
     "render_pair",
     "render_settings",
     "settings_json",
-    "settings_of",
-    "settings_report",
 ]

@@ -1,84 +1,21 @@
-"""`aib judges --reference JUDGE`: each judge's agreement with a reference judge, from the store.
+"""`aib judges --reference JUDGE`: each judge's agreement with a reference judge, rendered.
 
-`calibration_report` picks a suite's scored first judgments by the reference and the other
-judges (or `--judges`), hands them to `stats.agreement.calibrate_judges`, and returns a frozen
-report; `calibration_json` turns it into plain data and `render_calibration` into tables, with
-the method under each. Nothing here calls a model.
+`gathering.analyses.calibration_report` measures it; `calibration_json` turns the report into
+plain data and `render_calibration` into tables, with the method under each.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from rich.table import Table
 
-from independence_bench.errors import UserError
+from independence_bench.gathering.analyses import CalibrationReport
 from independence_bench.reports.format import estimate_json, interval_text, number, render_whole
 from independence_bench.reports.leaderboard import METRIC_TITLES
-from independence_bench.reports.options import InsightOptions
-from independence_bench.reports.standing import judge_standing, measured_standing
-from independence_bench.scoring.results import load_results, scored_items
-from independence_bench.stats.agreement import INDEX, JudgeCalibration, calibrate_judges
-from independence_bench.stats.core import Resampling
-from independence_bench.store.standings import record_standing
-from independence_bench.store.store import Store
+from independence_bench.stats.agreement import INDEX, JudgeCalibration
 from independence_bench.suites.kinds import PRESSURE_METRICS
-from independence_bench.text.lossless import json_document
-
-
-def calibration_method(resampling: Resampling) -> str:
-    """How the intervals of the item table are made, as printed under it."""
-    return (
-        "items both judges scored, on 0–1 (1 = most independent); 95% intervals from "
-        f"resampling those items with replacement, paired, {resampling.describe()}"
-    )
-
-
-@dataclass(frozen=True)
-class CalibrationReport:
-    """`aib judges --reference`: every other judge of one suite against the reference judge."""
-
-    suite_id: str
-    formula: str
-    """The suite's index formula, by which the per-model values and the index are computed."""
-    reference: str
-    """The judge the others are measured against."""
-    judges: tuple[JudgeCalibration, ...]
-    """One per other judge that shares scored items with the reference: those of `--judges` in
-    their order, else every judge by name."""
-    method: str
-    """How the item table's intervals are made (`calibration_method`), printed under it."""
-
-
-def calibration_report(store: Store, options: InsightOptions, reference: str) -> CalibrationReport:
-    """Every judge of the suite (or `options.judges`) against `reference` on shared items, with
-    alpha's resampling (`Resampling.for_alpha`) of the options'."""
-    everything = load_results(store, suite_id=options.suite_id, judge=None)
-    present = sorted(
-        {j.judge_model for j in everything.judgments if j.status == "scored" and not j.repeat}
-    )
-    wanted = tuple(dict.fromkeys(options.judges))
-    unknown = [judge for judge in (reference, *wanted) if judge not in present]
-    if unknown:
-        raise UserError(
-            f"no scored judgments by {', '.join(unknown)} in suite {everything.suite_id}; "
-            f"judges present: {', '.join(present) or 'none'}"
-        )
-    chosen = {reference, *(wanted or present)}
-    scored = scored_items(list(everything.items), list(everything.judgments), chosen)
-    resampling = options.resampling.for_alpha()
-    found = calibrate_judges(scored, reference, everything.formula, wanted, resampling=resampling)
-    if not found:
-        raise UserError(
-            f"no other judge scored the items {reference} scored in suite {everything.suite_id}; "
-            "judge them with 'aib judge --judge MODEL'"
-        )
-    method = calibration_method(resampling)
-    return CalibrationReport(
-        everything.suite_id, everything.formula, reference, tuple(found), method
-    )
 
 
 def _values(values: Mapping[str, float]) -> dict[str, float]:
@@ -195,18 +132,3 @@ def render_calibration(report: CalibrationReport) -> str:
         "the models both judges give a value (– with fewer than 3 or no variation); no interval.",
     ]
     return "\n".join(lines)
-
-
-def calibration_output(options: InsightOptions, reference: str, *, as_json: bool) -> str:
-    """`aib judges --reference JUDGE`; records each judge's measured standing in the store, so
-    every later report shows it (`reports/standing.py`)."""
-    with Store(options.data_dir, create=False) as store:
-        report = calibration_report(store, options, reference)
-        with store.transaction():
-            for calibration in report.judges:
-                record_standing(store, measured_standing(calibration, report.suite_id))
-        captions = [judge_standing(store, c.judge).caption() for c in report.judges]
-    if as_json:
-        return json_document(calibration_json(report), indent=2)
-    recorded = ["", "Recorded in the store (shown with every report of these judges):", *captions]
-    return "\n".join([render_calibration(report), *recorded])

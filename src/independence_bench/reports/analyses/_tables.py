@@ -1,39 +1,36 @@
-"""Insight tables: what `aib leaderboard`, `judges`, `compare`, `items` and `configs` print.
+"""Analysis tables: what `aib judges`, `compare`, `items` and `configs` print.
 
-Each `*_output` function opens the store read-only, builds one report of `_reports` and returns
-it as text (rich tables, with the method printed under every table that shows intervals) or as
-JSON. The CLI only echoes the result. Nothing here calls a model.
+`render_analysis` turns one report of `gathering.analyses` into text (rich tables, with the
+method printed under every table that shows intervals) or JSON, with the standing of every
+judge it shows; `workflows.analyses` opens the store and gathers what it is given.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 from rich.table import Table
 
-from independence_bench.errors import UserError
-from independence_bench.reports.analyses._reports import (
-    CEILING,
-    FLOOR,
+from independence_bench.gathering.adaptivity import Adaptivity
+from independence_bench.gathering.analyses import (
     ConfigsReport,
     ItemsReport,
     JudgesReport,
     PairReport,
     SettingsReport,
-    SuiteAnalysis,
+)
+from independence_bench.gathering.standings import Standing
+from independence_bench.reports.analyses._reports import (
+    CEILING,
+    FLOOR,
     configs_json,
-    configs_report,
     flag_of,
     items_json,
-    items_report,
     judges_json,
-    judges_report,
     model_labels,
     pair_json,
-    pair_report,
     settings_json,
-    settings_report,
 )
 from independence_bench.reports.format import (
     fit_table,
@@ -44,69 +41,14 @@ from independence_bench.reports.format import (
 )
 from independence_bench.reports.leaderboard import (
     METRIC_TITLES,
-    Adaptivity,
     adaptivity_json,
     adaptivity_lines,
-    adaptivity_of,
     agreement_lines,
 )
-from independence_bench.reports.options import InsightOptions
-from independence_bench.reports.standing import Standing, judge_standing, store_judge_note
-from independence_bench.scoring.results import load_results
 from independence_bench.stats.agreement import ALPHA_METHOD
 from independence_bench.stats.analysis import CEILING_SHARE
-from independence_bench.store.store import Store
 from independence_bench.text.counts import count_of
 from independence_bench.text.lossless import json_document
-
-_Report = TypeVar("_Report")
-
-
-def _report_output(
-    options: InsightOptions,
-    build: Callable[[Store, InsightOptions], _Report],
-    as_json: bool,
-    to_json: Callable[[_Report], Any],
-    render: Callable[[_Report], str],
-) -> str:
-    """Build one report from the store (opened read-only) and return it as JSON or as text."""
-    with Store(options.data_dir, read_only=True) as store:
-        report = build(store, options)
-        note = _note(store, report, options)
-        standings = _standings(store, report)
-    if as_json:
-        return _dump(_with_standings(to_json(report), standings))
-    return _with_note(render(report), note, standings)
-
-
-def _note(store: Store, report: Any, options: InsightOptions) -> str | None:
-    """Which judge the analysis read, and the others (`standing.judge_note`)."""
-    if not isinstance(report, SuiteAnalysis):
-        return None
-    return store_judge_note(store, report.suite_id, report.judge, asked=bool(options.judge))
-
-
-def _adaptivity(store: Store, options: InsightOptions) -> Adaptivity | None:
-    """Suite adaptive's gaps and user-model standings for `aib compare A B`; None for other
-    suites (`reports.leaderboard.adaptivity_of`)."""
-    results = load_results(
-        store,
-        suite_id=options.suite_id,
-        judge=options.judge,
-        selection=options.selection,
-    )
-    return adaptivity_of(store, results, options.resampling)
-
-
-def _standings(store: Store, report: Any) -> list[Standing]:
-    """The standing of each judge whose numbers `report` shows (each of a panel's)."""
-    if isinstance(report, JudgesReport):
-        judges: Sequence[str] = report.comparison.judges
-    elif isinstance(report, SuiteAnalysis):
-        judges = report.judge.split(" + ")
-    else:
-        judges = ()
-    return [judge_standing(store, judge) for judge in judges]
 
 
 def _with_standings(data: Any, standings: Sequence[Standing]) -> Any:
@@ -197,11 +139,6 @@ def _retest_lines(report: JudgesReport) -> list[str]:
     ]
 
 
-def judges_output(options: InsightOptions, *, as_json: bool) -> str:
-    """`aib judges`."""
-    return _report_output(options, judges_report, as_json, judges_json, render_judges)
-
-
 def render_pair(report: PairReport) -> str:
     c = report.comparison
     head = f"{c.model_a} − {c.model_b} (suite {report.suite_id}, judge {report.judge})"
@@ -256,33 +193,6 @@ def render_settings(report: SettingsReport) -> str:
     )
 
 
-def compare_output(options: InsightOptions, models: Sequence[str], *, as_json: bool) -> str:
-    """`aib compare A B` (two models) or `aib compare` (every setting against its base)."""
-    with Store(options.data_dir, read_only=True) as store:
-        if len(models) == 2:
-            pair = pair_report(store, options, models[0], models[1])
-            note = _note(store, pair, options)
-            standings = _standings(store, pair)
-            adaptivity = _adaptivity(store, options)
-            if as_json:
-                gaps = {m: adaptivity_json(adaptivity, m) for m in models} if adaptivity else {}
-                data = {**pair_json(pair), **({"adaptivity": gaps} if gaps else {})}
-                return _dump(_with_standings(data, standings))
-            text = _with_note(render_pair(pair), note, standings)
-            if adaptivity is not None:
-                text += "\n" + wrap_notes("\n".join(adaptivity_lines(adaptivity, models)))
-            return text
-        if models:
-            found = ", ".join(models)
-            raise UserError(f"compare takes two model labels or none, not {found!r}")
-        settings = settings_report(store, options)
-        note = _note(store, settings, options)
-        standings = _standings(store, settings)
-    if as_json:
-        return _dump(_with_standings(settings_json(settings), standings))
-    return _with_note(render_settings(settings), note, standings)
-
-
 ITEM_OPTIONAL = ("Discrim.", "Top − bottom", "Models", "Lowest", "Highest")
 """The item table's columns a narrow terminal may leave out, the last first."""
 
@@ -293,17 +203,8 @@ def render_items(report: ItemsReport, width: int | None = None) -> str:
 
     def build(shown: int, short: bool) -> Table:
         optional = ITEM_OPTIONAL[:shown]
-        table = Table(
-            title=f"Item difficulty — suite {report.suite_id}, judge {report.judge}",
-            show_edge=not short,
-            pad_edge=not short,
-        )
-        table.add_column("Scenario")
-        table.add_column("Kind")
-        table.add_column("Mean", justify="right")
-        for name in optional:
-            table.add_column(name, justify="right")
-        table.add_column("Flag")
+        title = f"Item difficulty — suite {report.suite_id}, judge {report.judge}"
+        table = _flagged_table(title, ("Scenario", "Kind", "Mean"), optional, short)
         for d in report.items:
             values = {
                 "Models": str(d.n_models),
@@ -335,6 +236,21 @@ def render_items(report: ItemsReport, width: int | None = None) -> str:
     return wrap_notes("\n".join(lines), width)
 
 
+def _flagged_table(
+    title: str, leading: tuple[str, str, str], optional: Sequence[str], short: bool
+) -> Table:
+    """An item table's frame: two label columns and a number, the `optional` numbers a narrow
+    terminal still has room for, then the flag; a `short` (narrow) table drops its outer edge."""
+    table = Table(title=title, show_edge=not short, pad_edge=not short)
+    table.add_column(leading[0])
+    table.add_column(leading[1])
+    table.add_column(leading[2], justify="right")
+    for name in optional:
+        table.add_column(name, justify="right")
+    table.add_column("Flag")
+    return table
+
+
 def _left_out(optional: Sequence[str], dropped: int) -> list[str]:
     if not dropped:
         return []
@@ -357,13 +273,8 @@ METRIC_OPTIONAL = ("At max", "SD", "Max − min", "Models")
 
 def _metric_table(report: ItemsReport, shown: int, short: bool) -> Table:
     optional = METRIC_OPTIONAL[:shown]
-    table = Table(title="Discrimination per metric", show_edge=not short, pad_edge=not short)
-    table.add_column("Scenario")
-    table.add_column("Metric")
-    table.add_column("Item–rest r", justify="right")
-    for name in optional:
-        table.add_column(name, justify="right")
-    table.add_column("Flag")
+    leading = ("Scenario", "Metric", "Item–rest r")
+    table = _flagged_table("Discrimination per metric", leading, optional, short)
     for d in report.items:
         for m in d.metrics:
             values = {
@@ -377,11 +288,6 @@ def _metric_table(report: ItemsReport, shown: int, short: bool) -> Table:
                 *cells, *(values[name] for name in optional), "ceiling" if m.ceilinged else ""
             )
     return table
-
-
-def items_output(options: InsightOptions, *, as_json: bool) -> str:
-    """`aib items`."""
-    return _report_output(options, items_report, as_json, items_json, render_items)
 
 
 def render_configs(report: ConfigsReport) -> str:
@@ -417,6 +323,36 @@ def render_configs(report: ConfigsReport) -> str:
     return "\n".join(lines)
 
 
-def configs_output(options: InsightOptions, *, as_json: bool) -> str:
-    """`aib configs`."""
-    return _report_output(options, configs_report, as_json, configs_json, render_configs)
+_RENDERERS: dict[type[Any], tuple[Callable[[Any], Any], Callable[[Any], str]]] = {
+    JudgesReport: (judges_json, render_judges),
+    PairReport: (pair_json, render_pair),
+    SettingsReport: (settings_json, render_settings),
+    ItemsReport: (items_json, render_items),
+    ConfigsReport: (configs_json, render_configs),
+}
+"""Each analysis's `--json` data and its text, by the type of its report."""
+
+
+def render_analysis(
+    report: JudgesReport | PairReport | SettingsReport | ItemsReport | ConfigsReport,
+    *,
+    as_json: bool,
+    standings: Sequence[Standing] = (),
+    note: str | None = None,
+    adaptivity: Adaptivity | None = None,
+    models: Sequence[str] = (),
+) -> str:
+    """What `aib judges`, `compare`, `items` or `configs` prints for `report`: JSON with every
+    judge's standing, or the text with the standings and the judge `note` under it; `aib compare
+    A B` of suite adaptive adds `adaptivity` for the two `models`."""
+    to_json, render = _RENDERERS[type(report)]
+    if as_json:
+        data = to_json(report)
+        gaps = {m: adaptivity_json(adaptivity, m) for m in models} if adaptivity else {}
+        if gaps:
+            data = {**data, "adaptivity": gaps}
+        return _dump(_with_standings(data, standings))
+    text = _with_note(render(report), note, standings)
+    if adaptivity is not None:
+        text += "\n" + wrap_notes("\n".join(adaptivity_lines(adaptivity, models)))
+    return text

@@ -30,6 +30,7 @@ from textwrap import fill
 from typing import Any
 
 from independence_bench.errors import UserError
+from independence_bench.gathering.suite_report import ChartData, index_terms, pressure_levels
 from independence_bench.reports.charts._escalation import escalation_drawers
 from independence_bench.reports.charts._layout import (
     EDGE,
@@ -39,7 +40,6 @@ from independence_bench.reports.charts._layout import (
     place_title,
     row_axes,
 )
-from independence_bench.reports.report import ChartData, index_terms, pressure_levels
 from independence_bench.scoring.scoring import get_formula
 from independence_bench.suites.kinds import PRESSURE_METRICS
 from independence_bench.suites.suite import SUITE_HASH_CHARS

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from independence_bench.reports.report import ChartData
+from independence_bench.gathering.suite_report import ChartData
 from independence_bench.text.outputs import xml_text
 
 HOLD_THRESHOLD = 0.6

@@ -1,9 +1,9 @@
 """Charts drawn in a second process while the rest of the report is gathered and written.
 
 At 150 models the charts take about as long as everything else in `aib report` together, and
-they need only the leaderboard (`reports.report.ChartData`). So `ChartDrawing` forks one worker
-before the store is opened, which imports matplotlib at once; each suite's charts are handed
-to it the moment that suite's leaderboard exists (`build_reports(on_chart_data=…)`), and
+they need only the leaderboard (`gathering.suite_report.ChartData`). So `ChartDrawing` forks
+one worker before the store is opened, which imports matplotlib at once; each suite's charts are
+handed to it the moment that suite's leaderboard exists (`build_reports(on_chart_data=…)`), and
 `paths` waits for them after the exports are written. On a two-core machine the charts then
 cost little more wall time than the slowest of them.
 
@@ -19,12 +19,12 @@ from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from pathlib import Path
 from types import TracebackType
 
+from independence_bench.gathering.suite_report import ChartData
 from independence_bench.reports.charts._draw import (
     chart_folder_name,
     load_matplotlib,
     write_charts,
 )
-from independence_bench.reports.report import ChartData
 
 
 class ChartDrawing:

@@ -2,8 +2,9 @@
 inter-judge alpha), and under it, with `--detailed` or a selection, the detailed metrics and
 chosen names, as text tables or as JSON.
 
-`leaderboard_output` opens the store read-only, reads the results once (`leaderboard_results`)
-and builds the board and its details from them. Nothing here calls a model.
+`leaderboard_output` renders what `gathering.leaderboard.gather_leaderboard` read (the results,
+once, each judge's standing, the judge note, suite adaptive's gaps), building the board and its
+details from them. Nothing here opens the store or calls a model.
 """
 
 from __future__ import annotations
@@ -13,49 +14,20 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from independence_bench.errors import UserError
+from independence_bench.gathering.details import leaderboard_details
+from independence_bench.gathering.leaderboard import LeaderboardInputs, leaderboard_of
+from independence_bench.gathering.options import AnalysisOptions
 from independence_bench.reports.format import estimate_json, interval_text
-from independence_bench.reports.leaderboard._adaptivity import (
-    adaptivity_json,
-    adaptivity_lines,
-    adaptivity_of,
-)
-from independence_bench.reports.leaderboard._details import (
-    details_json,
-    details_lines,
-    leaderboard_details,
-)
-from independence_bench.reports.leaderboard._rows import (
-    METRIC_TITLES,
-    leaderboard_of,
-    render_table,
-    rows_as_json,
-)
-from independence_bench.reports.options import InsightOptions
-from independence_bench.reports.standing import judge_standing, store_judge_note
-from independence_bench.scoring.results import SuiteResults, load_results
+from independence_bench.reports.leaderboard._adaptivity import adaptivity_json, adaptivity_lines
+from independence_bench.reports.leaderboard._details import details_json, details_lines
+from independence_bench.reports.leaderboard._rows import METRIC_TITLES, render_table, rows_as_json
+from independence_bench.scoring.results import SuiteResults
 from independence_bench.stats.agreement import ALPHA_METHOD
 from independence_bench.stats.analysis import Leaderboard
 from independence_bench.stats.core import Estimate
-from independence_bench.store.store import Store
 
 
-def leaderboard_results(store: Store, options: InsightOptions) -> SuiteResults:
-    """The results the leaderboard `options` ask for (suite, judge or panel, selection); read
-    once for the ranking and for what `_details` adds under it."""
-    if options.judge and options.judges:
-        raise UserError("give either --judge or --judges, not both")
-    return load_results(
-        store,
-        suite_id=options.suite_id,
-        judge=options.judge,
-        judges=options.judges,
-        selection=options.selection,
-        models=options.models,
-    )
-
-
-def panel_leaderboard(results: SuiteResults, options: InsightOptions) -> Leaderboard:
+def panel_leaderboard(results: SuiteResults, options: AnalysisOptions) -> Leaderboard:
     """`leaderboard.leaderboard_of` for one judge or a panel; a panel's rows carry its
     inter-judge agreement for the JSON output."""
     board = leaderboard_of(results, resampling=options.resampling)
@@ -100,18 +72,18 @@ def agreement_lines(
     return lines
 
 
-def leaderboard_output(options: InsightOptions, *, as_json: bool, detailed: bool = False) -> str:
-    """`aib leaderboard` for one judge or a `--judges` panel; `detailed` adds the detailed
-    metrics and chosen names (`_details.py`), as does a selection its note."""
-    with Store(options.data_dir, read_only=True) as store:
-        results = leaderboard_results(store, options)
-        standings = [judge_standing(store, judge) for judge in results.judges]
-        note = None
-        if not options.judges:
-            note = store_judge_note(
-                store, results.suite_id, results.judge, asked=bool(options.judge)
-            )
-        adaptivity = adaptivity_of(store, results, options.resampling)
+def leaderboard_output(
+    found: LeaderboardInputs, options: AnalysisOptions, *, as_json: bool, detailed: bool = False
+) -> str:
+    """`aib leaderboard` for one judge or a `--judges` panel, from what `gather_leaderboard`
+    read; `detailed` adds the detailed metrics and chosen names (`_details.py`), as does a
+    selection its note."""
+    results, standings, note, adaptivity = (
+        found.results,
+        found.standings,
+        found.note,
+        found.adaptivity,
+    )
     board = panel_leaderboard(results, options)
     details = None
     if detailed or options.selection.active:

@@ -8,30 +8,21 @@ scored, and prints the rows with what their columns mean.
 from __future__ import annotations
 
 import textwrap
-from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 from rich.table import Table
 from rich.text import Text
 
-from independence_bench.errors import UserError
 from independence_bench.reports.format import fit_table, plain_label, rounded, terminal_width
 from independence_bench.reports.leaderboard._evidence_ceiling import evidence_ceiling_note
 from independence_bench.scoring.formulas import FORMULAS, metric_weights
-from independence_bench.scoring.results import SuiteResults, load_results
 from independence_bench.scoring.scoring import LOWER_IS_MORE_INDEPENDENT, METRIC_KEYS
 from independence_bench.stats.analysis import (
     Leaderboard,
     LeaderboardRow,
-    build_leaderboard,
-    sort_rows,
 )
-from independence_bench.stats.core import Resampling
-from independence_bench.store.store import Store
 from independence_bench.suites.kinds import METRICS
-from independence_bench.suites.selection import EVERYTHING, Selection
 from independence_bench.text.counts import count_of
 
 TABLE_METRICS = frozenset(metric.key for metric in METRICS if metric.column)
@@ -118,78 +109,6 @@ def leaders_note(rows: Sequence[LeaderboardRow]) -> str | None:
     return f"{count_of(count, 'model')} {verb} a rank interval that includes 1."
 
 
-def load_leaderboard(
-    store: Store,
-    *,
-    suite_id: str | None,
-    judge: str | None,
-    judges: Sequence[str] = (),
-    resampling: Resampling = Resampling(),
-    only_hash: str | None = None,
-    selection: Selection = EVERYTHING,
-) -> Leaderboard:
-    """The leaderboard for one suite and one judge (or a panel), best index first.
-
-    Every model with a stored item has a row: models without every metric the formula needs
-    come last, marked incomplete, unranked; `n_items` counts every conversation run.
-    """
-    try:
-        results = load_results(
-            store,
-            suite_id=suite_id,
-            judge=judge,
-            judges=judges,
-            only_hash=only_hash,
-            selection=selection,
-        )
-    except UserError:
-        refuse_unscored_only(store, [j for j in (judge, *judges) if j])
-        raise
-    return leaderboard_of(results, resampling=resampling)
-
-
-def refuse_unscored_only(store: Store, judges: Sequence[str]) -> None:
-    """Say so when a judge asked for has judgments, all unscored (its replies never validated):
-    "no judgments by J; judges in the store: none" hid the 15 stored."""
-    for name in judges:
-        stored = store.judgments(judge_model=name)
-        if stored and all(j.status == "unscored" for j in stored):
-            which = "the" if len(stored) == 1 else "all"
-            verb = "is" if len(stored) == 1 else "are"
-            raise UserError(
-                f"{which} {count_of(len(stored), 'judgment')} by {name} {verb} stored unscored "
-                f"(its replies never validated); run 'aib judge --judge {name}' to ask again, or "
-                "use a judge that can follow JSON instructions"
-            )
-
-
-def leaderboard_of(results: SuiteResults, *, resampling: Resampling = Resampling()) -> Leaderboard:
-    """`load_leaderboard` of results already read from the store."""
-    board = build_leaderboard(
-        results.scored,
-        results.formula,
-        results.judges,
-        suite_id=results.suite_id,
-        resampling=resampling,
-    )
-    items_per_model: dict[str, int] = defaultdict(int)
-    runs_per_model: dict[str, set[int]] = defaultdict(set)
-    for item in results.items:
-        items_per_model[item.run.model_label] += 1
-        runs_per_model[item.run.model_label].add(item.run.run_index)
-    by_model = {row.model: row for row in board.rows}
-    rows = []
-    for model in sorted(items_per_model):
-        runs, n_items = len(runs_per_model[model]), items_per_model[model]
-        scored = by_model.get(model)
-        if scored is None:
-            scored = LeaderboardRow(
-                model, None, None, None, None, None, None, runs, {}, n_items, 0, 0, ("all",), None
-            )
-        rows.append(replace(scored, runs=runs, n_items=n_items))
-    return replace(board, rows=sort_rows(rows))
-
-
 def rows_as_json(board: Leaderboard) -> list[dict[str, Any]]:
     """`aib leaderboard --json`: `model`, `index`, `runs` and every metric key per row."""
     out = []
@@ -233,7 +152,7 @@ def render_table(
 
     Labels, ranks, the index and its interval are never cut (`format.fit_table`): when the
     table does not fit, metric columns are left out from the right, with a note saying so.
-    `captions` (each judge's standing, `reports/standing.py`) come first under the table.
+    `captions` (each judge's standing, `gathering/standings.py`) come first under the table.
     """
     if board is None or not board.rows:
         return "no results yet"

@@ -31,11 +31,15 @@ from types import MappingProxyType
 from typing import Any
 
 from independence_bench.clients.model_identity import answered_by_other
+from independence_bench.gathering.suite_report import JudgedItem, SuiteReport
+from independence_bench.gathering.transcripts import (
+    ItemTranscript,
+    JudgmentRecord,
+    ModelTranscripts,
+)
 from independence_bench.reports.format import rounded
-from independence_bench.reports.report import JudgedItem, ModelReport, SuiteReport
 from independence_bench.reports.viewer._tables import Numbering, Packer, SharedTables
 from independence_bench.scoring.scoring import normalised_metrics
-from independence_bench.store.store import ItemRecord, JudgmentRecord, Store
 from independence_bench.suites.kinds import KINDS
 
 FIELDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
@@ -71,21 +75,11 @@ def _record(packer: Packer, kind: str, values: Mapping[str, Any]) -> list[Any]:
     ]
 
 
-def _writer(store: Store, key: str | None) -> str | None:
-    """`model (temperature t, seed s)` of the user-model call that wrote a human turn."""
-    if key is None:
-        return None
-    request = store.completion_request(key) or {}
-    return (
-        f"{request.get('model')} (temperature {request.get('temperature')}, "
-        f"seed {request.get('seed')})"
-    )
-
-
-def _turns(store: Store, item: ItemRecord, packer: Packer) -> list[list[Any]]:
+def _turns(found: ItemTranscript, packer: Packer) -> list[list[Any]]:
+    item = found.item
     turns = []
-    for number, turn in enumerate(item.turns, start=1):
-        completion = store.get_completion(turn.completion_key)
+    for number, (turn, calls) in enumerate(zip(item.turns, found.turns, strict=True), start=1):
+        completion = calls.completion
         stored = None
         if completion is not None:
             stored = _record(
@@ -117,19 +111,15 @@ def _turns(store: Store, item: ItemRecord, packer: Packer) -> list[list[Any]]:
             "key": turn.completion_key,
             "completion": stored,
             # Suite adaptive: the user model that wrote this human turn (None: scripted).
-            "written_by": _writer(store, turn.human_key),
+            "written_by": calls.written_by,
         }
         turns.append(_record(packer, "turn", entry))
     return turns
 
 
-def _last_request(store: Store, item: ItemRecord, packer: Packer) -> list[Any] | None:
+def _last_request(found: ItemTranscript, packer: Packer) -> list[Any] | None:
     """The exact messages of the item's last request, and the completion that answered it."""
-    if not item.turns:
-        return None
-    key = item.turns[-1].completion_key
-    request = store.completion_request(key)
-    completion = store.get_completion(key)
+    request, completion = found.last_request, found.last_completion
     if request is None:
         return None
     messages = request.get("messages")
@@ -173,19 +163,18 @@ def _item_score(kind: str, metrics: Mapping[str, float]) -> float | None:
 
 
 def model_data(
-    store: Store,
     report: SuiteReport,
-    model: ModelReport,
+    transcripts: ModelTranscripts,
     slug: str,
-    items: Sequence[ItemRecord],
-    judgments: Mapping[str, Sequence[JudgmentRecord]],
     chosen: Mapping[str, JudgedItem],
 ) -> PackedModel:
     """One model's `data/models/<slug>.js` document: its runs and every item, packed."""
     packer = Packer()
+    model = transcripts.model
     runs: dict[int, dict[str, Any]] = {}
     out_items = []
-    for item in items:
+    for found in transcripts.items:
+        item = found.item
         run = item.run
         if run.run_index not in runs:
             run_metrics = model.run_metrics.get(run.run_index, {})
@@ -214,9 +203,9 @@ def model_data(
             "judged": judged.judgment.status if judged else None,
             "metrics": {k: rounded(v) for k, v in metrics.items()},
             "score": _item_score(item.kind, metrics),
-            "turns": _turns(store, item, packer),
-            "request": _last_request(store, item, packer),
-            "judgments": [_judgment(j, packer) for j in judgments.get(item.id, ())],
+            "turns": _turns(found, packer),
+            "request": _last_request(found, packer),
+            "judgments": [_judgment(j, packer) for j in found.judgments],
         }
         out_items.append(_record(packer, "item", entry))
     document = {

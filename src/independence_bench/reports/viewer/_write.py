@@ -1,9 +1,9 @@
 """The transcript viewer: a static folder built from the store, readable offline from file://.
 
-`write_viewer` reads the store one model at a time (its memory is that of the largest model,
-not of the store), copies the hand-written page (`data/viewer/index.html`, `app.js`,
-`style.css`) and writes the data it shows as JavaScript files, because browsers block `fetch()`
-on file:// but still run `<script>` tags:
+`write_viewer` writes what `gathering.transcripts` reads one model at a time (its memory is that
+of the largest model, not of the store), copies the hand-written page
+(`data/viewer/index.html`, `app.js`, `style.css`) and writes the data it shows as JavaScript
+files, because browsers block `fetch()` on file:// but still run `<script>` tags:
 
 - `data/index.js` sets `window.AIB_INDEX`: every suite's leaderboard and model list. It is
   small, so a store of 150 models opens at once.
@@ -36,21 +36,26 @@ import os
 import re
 import shutil
 import signal
-from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from independence_bench.engine.stopping import STOP_SIGNALS
 from independence_bench.errors import UserError
+from independence_bench.gathering.suite_report import (
+    ModelReport,
+    SuiteReport,
+    index_terms,
+    metric_scale,
+)
+from independence_bench.gathering.transcripts import ItemRecord, SuiteTranscripts
 from independence_bench.reports.exports import ranking_json
 from independence_bench.reports.format import METRIC_MEANINGS, rounded
 from independence_bench.reports.leaderboard import METRIC_TITLES
-from independence_bench.reports.report import ModelReport, SuiteReport, index_terms, metric_scale
 from independence_bench.reports.viewer._model import model_data
 from independence_bench.reports.viewer._tables import Numbering, SharedTables
 from independence_bench.scoring.scoring import LOWER_IS_MORE_INDEPENDENT, get_formula
-from independence_bench.store.store import ItemRecord, JudgmentRecord, Store
 from independence_bench.suites.suite import Suite, available_suites, load_suite
 from independence_bench.text.lossless import finite_json, json_dumps, utf8
 from independence_bench.version import __version__
@@ -184,14 +189,12 @@ def _asset(name: str) -> bytes:
 
 
 STAGING_PREFIX = ".data-staging-"
-STOP_SIGNALS = tuple(
-    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
-)
 
 
-def write_viewer(store: Store, reports: Sequence[SuiteReport], out: Path) -> Path:
-    """Write the viewer for `reports` into `out`; return the path of `index.html`. The folder
-    is whole at every moment, however the process is stopped (see the module docstring)."""
+def write_viewer(suites: Iterable[SuiteTranscripts], out: Path) -> Path:
+    """Write the viewer of `suites` (`gathering.transcripts.viewer_transcripts`) into `out`;
+    return the path of `index.html`. The folder is whole at every moment, however the process
+    is stopped (see the module docstring)."""
     try:
         out.mkdir(parents=True, exist_ok=True)
         _remove_dead_staging(out)
@@ -199,7 +202,7 @@ def write_viewer(store: Store, reports: Sequence[SuiteReport], out: Path) -> Pat
         staging = out / f"{STAGING_PREFIX}{os.getpid()}"
         _remove(staging)
         staging.mkdir()
-        _write_data(store, reports, staging)
+        _write_data(suites, staging)
         with _stop_signals_held():
             old = out / f"{STAGING_PREFIX}{os.getpid()}-old"
             data = out / "data"
@@ -214,28 +217,25 @@ def write_viewer(store: Store, reports: Sequence[SuiteReport], out: Path) -> Pat
     return out / "index.html"
 
 
-def _write_data(store: Store, reports: Sequence[SuiteReport], data: Path) -> None:
+def _write_data(found: Iterable[SuiteTranscripts], data: Path) -> None:
     """Write `data/` (into the staging folder `data`): one file per model, the shared tables,
     and the index last."""
     models_dir = data / "models"
     models_dir.mkdir()
     suites = []
     shared = SharedTables()
-    for report in reports:
-        suites.append(suite_index(report, store.items(suite_id=report.suite_id, words=False)))
+    for suite in found:
+        report = suite.report
+        suites.append(suite_index(report, suite.items))
         chosen = {j.item.id: j for j in report.judged}
-        for model in report.models:
-            # One model's transcripts at a time: memory stays that of the largest model.
-            items = store.items(suite_id=report.suite_id, model_label=model.model)
-            judgments: dict[str, list[JudgmentRecord]] = defaultdict(list)
-            for item in items:
-                judgments[item.id] = store.judgments(item_id=item.id)
-            slug = model_slug(report.suite_id, model.model)
-            packed = model_data(store, report, model, slug, items, judgments, chosen)
+        # One model's transcripts at a time: memory stays that of the largest model.
+        for transcripts in suite.models:
+            slug = model_slug(report.suite_id, transcripts.model.model)
+            packed = model_data(report, transcripts, slug, chosen)
             document, numbering = packed.with_tables(shared)
             script = f'window.AIB_MODELS["{slug}"] = {js_json(document, numbering)};\n'
             (models_dir / f"{slug}.js").write_text(script, encoding="utf-8")
-            del items, judgments, packed, document, numbering, script
+            del transcripts, packed, document, numbering, script
     script = f"window.AIB_SHARED = {js_json(shared.document(), Numbering(shared))};\n"
     (data / "shared.js").write_text(script, encoding="utf-8")
     index = {"generated_by": f"ai-independence-bench {__version__}", "suites": suites}

@@ -40,7 +40,7 @@ CEILING_SHARE = 0.8
 AT_MAX = 1.0 - 1e-9
 """A normalised mean this high counts as at the maximum (float sums of 1.0 may fall short)."""
 
-Scenario = tuple[str, str]
+ScenarioKey = tuple[str, str]
 """(kind, scenario id), as `analysis.item_difficulty` groups items."""
 
 
@@ -63,13 +63,13 @@ class _RunSums:
 
     def __init__(self) -> None:
         self.total: dict[str, _Sum] = defaultdict(_Sum)
-        self.parts: dict[Scenario, dict[str, _Sum]] = defaultdict(lambda: defaultdict(_Sum))
+        self.parts: dict[ScenarioKey, dict[str, _Sum]] = defaultdict(lambda: defaultdict(_Sum))
 
-    def add(self, scenario: Scenario, metric: str, value: float) -> None:
+    def add(self, scenario: ScenarioKey, metric: str, value: float) -> None:
         self.total[metric].add(value)
         self.parts[scenario][metric].add(value)
 
-    def rest_means(self, left_out: Scenario) -> dict[str, float]:
+    def rest_means(self, left_out: ScenarioKey) -> dict[str, float]:
         """Per metric, the mean over this run's items outside `left_out` (when any)."""
         part = self.parts.get(left_out, {})
         means = {}
@@ -114,7 +114,7 @@ def rest_index(metrics: Mapping[str, float], formula: str) -> float | None:
     return 100.0 * sum(weight * share for weight, share in shares) / total
 
 
-def _rest_metrics(runs: Mapping[int, _RunSums], left_out: Scenario) -> dict[str, float]:
+def _rest_metrics(runs: Mapping[int, _RunSums], left_out: ScenarioKey) -> dict[str, float]:
     """A model's metric means without `left_out`: per run means, then the mean over runs."""
     per_run: dict[str, list[float]] = defaultdict(list)
     for sums in runs.values():
@@ -125,9 +125,9 @@ def _rest_metrics(runs: Mapping[int, _RunSums], left_out: Scenario) -> dict[str,
 
 def metric_discrimination(
     measured: Sequence[ItemMetrics], formula: str
-) -> dict[Scenario, tuple[MetricDiscrimination, ...]]:
+) -> dict[ScenarioKey, tuple[MetricDiscrimination, ...]]:
     """Per (kind, scenario id), one row per metric the scenario feeds, in `METRIC_KEYS` order."""
-    normalised: dict[Scenario, dict[str, dict[str, list[float]]]] = defaultdict(
+    normalised: dict[ScenarioKey, dict[str, dict[str, list[float]]]] = defaultdict(
         lambda: defaultdict(lambda: defaultdict(list))
     )
     runs: dict[str, dict[int, _RunSums]] = defaultdict(lambda: defaultdict(_RunSums))
@@ -137,7 +137,7 @@ def metric_discrimination(
             normalised[scenario][key][item.model].append(value)
         for key, value in item.metrics.items():
             runs[item.model][item.run].add(scenario, key, value)
-    table: dict[Scenario, tuple[MetricDiscrimination, ...]] = {}
+    table: dict[ScenarioKey, tuple[MetricDiscrimination, ...]] = {}
     for scenario, by_metric in sorted(normalised.items()):
         rest = {model: rest_index(_rest_metrics(r, scenario), formula) for model, r in runs.items()}
         rows = []

@@ -5,7 +5,7 @@ items must come from one judge), one (its judgments only), or several (a *panel*
 metrics are the mean over the judges that scored it). Only first judgments (``repeat == 0``)
 count; repeats are for `agreement.retest_agreement`. Nothing here calls a model.
 
-- `build_leaderboard`: index, intervals, rank and rank interval per model.
+- `rank_models`: index, intervals, rank and rank interval per model.
 - `compare_judges`: index per model per judge, spread, and each judge's self-preference.
 - `compare_settings`: rows that share a base model but differ in provider pin, reasoning
   effort or temperature (labels read by the caller's `LabelReader`, the label grammar of
@@ -216,7 +216,7 @@ def sort_rows(rows: Iterable[LeaderboardRow]) -> tuple[LeaderboardRow, ...]:
     return tuple(sorted(rows, key=lambda row: (row.index is None, -(row.index or 0.0), row.model)))
 
 
-def build_leaderboard(
+def rank_models(
     items: Sequence[ScoredItem],
     formula: str,
     judges: Sequence[str] = (),

@@ -1,4 +1,4 @@
-"""A judge's standing (`reports/standing.py`): which of the three, and the caption it prints."""
+"""A judge's standing (`gathering/standings.py`): which of the three, and the caption it prints."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from independence_bench.reports.standing import (
+from independence_bench.gathering.standings import (
     judge_standing,
     ranking_in_words,
     shipped_standings,

@@ -1,13 +1,12 @@
-"""Reports: what the store says about each suite, gathered once and written as files.
+"""A suite's report: what the store says about each suite, gathered once for `aib report`/`view`.
 
 `build_suite_report` reads one suite's items and one judge's judgments (via `results`) and puts
 together everything a reader wants: the ranking with intervals, ranks and rank intervals
-(`analysis.build_leaderboard`), each model's metrics per experiment and item counts, its cost
+(`analysis.rank_models`), each model's metrics per experiment and item counts, its cost
 (the sum of its stored completion costs; unknown when any call has none, never 0), item
 difficulty and, where the suite has several prompt variant × delivery mode cells, the config
-analysis. `results_document` and `results_csv` are the machine-readable exports
-(`results.json`, `results.csv`); `markdown` and `charts` render the same report for
-people. All of it is a pure function of the store: no API calls.
+analysis. `reports/` renders it: `exports` (`results.json`, `results.csv`), `markdown` and
+`charts` for people, `viewer`. All of it is a pure function of the store: no API calls.
 """
 
 from __future__ import annotations
@@ -17,10 +16,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from independence_bench.errors import UserError
-from independence_bench.reports.leaderboard import Adaptivity, adaptivity_of
-from independence_bench.reports.options import ReportScope
-from independence_bench.reports.report._extras import NO_EXTRAS, SuiteExtras, build_extras
-from independence_bench.reports.standing import Standing, judge_note, judge_standing
+from independence_bench.gathering.adaptivity import Adaptivity, adaptivity_of
+from independence_bench.gathering.extras import NO_EXTRAS, SuiteExtras, build_extras
+from independence_bench.gathering.options import ReportScope
+from independence_bench.gathering.standings import Standing, judge_note, judge_standing
 from independence_bench.scoring.results import judge_counts, load_results, scored_item
 from independence_bench.scoring.scoring import (
     METRIC_KEYS,
@@ -37,8 +36,8 @@ from independence_bench.stats.analysis import (
     Leaderboard,
     LeaderboardRow,
     analyse_configs,
-    build_leaderboard,
     item_difficulty,
+    rank_models,
 )
 from independence_bench.stats.core import Estimate, Resampling
 from independence_bench.store.store import ItemRecord, JudgmentRecord, Store
@@ -160,7 +159,7 @@ class ChartData:
     formula: str
     models: tuple[RankedModel, ...]
     standing: str = ""
-    """The judge's standing (`reports/standing.py`), each chart's footer."""
+    """The judge's standing (`gathering/standings.py`), each chart's footer."""
     suite_hashes: tuple[str, ...] = ()
     """The content hashes of the suite's stored runs: with the id they name the charts' folder."""
     gaps: Mapping[str, Estimate] = field(default_factory=dict)
@@ -188,7 +187,7 @@ class SuiteReport:
     extras: SuiteExtras = NO_EXTRAS
     """Detailed metrics, chosen names, judge validation and setting comparisons."""
     standing: Standing | None = None
-    """The judge's standing (`reports/standing.py`), shown wherever its numbers are."""
+    """The judge's standing (`gathering/standings.py`), shown wherever its numbers are."""
     judge_note: str | None = None
     """Why this judge, and the suite's other judges with `--judge` (`standing.judge_note`)."""
     adaptivity: Adaptivity | None = None
@@ -282,7 +281,7 @@ def build_suite_report(
         selection=selection,
         models=scope.models,
     )
-    board = build_leaderboard(
+    board = rank_models(
         results.scored,
         results.formula,
         suite_id=results.suite_id,

@@ -1,4 +1,4 @@
-"""What the reading commands take: `InsightOptions`, for every store-only analysis (store,
+"""What the reading commands take: `AnalysisOptions`, for every store-only analysis (store,
 suite, judge or panel, cell selection, and the bootstrap's `Resampling`), and `ReportScope`, for
 the report and the viewer (suites, judge, bootstrap).
 
@@ -17,7 +17,7 @@ from independence_bench.suites.selection import EVERYTHING, Selection
 
 
 @dataclass(frozen=True)
-class InsightOptions:
+class AnalysisOptions:
     """What every store-only analysis takes: the store, suite, judge or panel, and bootstrap."""
 
     data_dir: Path = Path("aib-data")

@@ -1,7 +1,7 @@
 """The report's optional sections, gathered from the store when it has what they need.
 
 `build_extras` adds to a `SuiteReport` what users of the earlier benchmark read beside the
-ranking: the detailed metrics and chosen names (`reports.leaderboard`), the judge validation of
+ranking: the detailed metrics and chosen names (`gathering.details`), the judge validation of
 `aib judges` when the suite has a second judge or repeated judgments, and the setting
 comparisons of `aib compare` when a base model was run with several provider pins, reasoning
 efforts or temperatures. Everything here reads the store only.
@@ -12,14 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from independence_bench.errors import UserError
-from independence_bench.reports.analyses import (
+from independence_bench.gathering.analyses import (
     JudgesReport,
     SettingsReport,
     judges_report,
     settings_of,
 )
-from independence_bench.reports.leaderboard import ModelDetails, chosen_names, detailed_metrics
-from independence_bench.reports.options import InsightOptions
+from independence_bench.gathering.details import ModelDetails, chosen_names, detailed_metrics
+from independence_bench.gathering.options import AnalysisOptions
 from independence_bench.scoring.results import SuiteResults
 from independence_bench.stats.core import Resampling
 from independence_bench.store.store import Store
@@ -47,7 +47,7 @@ def build_extras(
     resampling: Resampling = Resampling(),
 ) -> SuiteExtras:
     """The optional sections for the suite `results` reads (see the module docstring)."""
-    options = InsightOptions(
+    options = AnalysisOptions(
         data_dir=store.path.parent,
         suite_id=results.suite_id,
         judge=results.judge,

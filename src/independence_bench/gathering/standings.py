@@ -24,7 +24,7 @@ from independence_bench.stats.agreement import INDEX, JudgeCalibration
 from independence_bench.store.standings import StoredStanding, stored_standing, suite_judge_counts
 from independence_bench.store.store import Store
 
-Kind = Literal["calibrated", "smoke test", "not calibrated"]
+StandingKind = Literal["calibrated", "smoke test", "not calibrated"]
 
 RHO_TARGET = 0.7
 """The per-model index rho a judge needs against a strong reference to rank models."""
@@ -56,7 +56,7 @@ class Standing:
     """How far one judge's numbers can be trusted, and where that was measured."""
 
     judge: str
-    kind: Kind
+    kind: StandingKind
     reference: str | None = None
     index_rho: float | None = None
     """Spearman rho of the per-model (or per-configuration) index against the reference."""
@@ -124,7 +124,7 @@ def judge_standing(store: Store | None, judge: str) -> Standing:
     """`judge`'s standing: the store's own measurement first, then the shipped figures of an
     embedded judge, else *not calibrated*."""
     stored = stored_standing(store, judge) if store is not None else None
-    kind: Kind = "smoke test" if _is_embedded(judge) else "calibrated"
+    kind: StandingKind = "smoke test" if _is_embedded(judge) else "calibrated"
     if stored is not None:
         day = datetime.datetime.fromtimestamp(stored.measured_at, datetime.UTC).date()
         source = f"aib judges --reference on suite {stored.suite_id}, {day.isoformat()}"
