@@ -17,6 +17,7 @@ from independence_bench.cli.options import (
     data_dir_option,
     echo_for,
     every_suite_option,
+    models_of,
     out_option,
     read_env,
     resamples_option,
@@ -24,8 +25,7 @@ from independence_bench.cli.options import (
     resolve_data_dir,
     scored_by_option,
     selection_of,
-    selector_options,
-    shown_models_option,
+    shown_results_options,
 )
 
 
@@ -48,19 +48,16 @@ def _written_from_store(values: Mapping[str, Any]) -> dict[str, Any]:
     "--charts/--no-charts", default=True, show_default=True, help="Draw charts (needs matplotlib)."
 )
 @resamples_option
-@selector_options
-@shown_models_option
-@data_dir_option
+@shown_results_options
 def report(**values: Any) -> None:
     """Write LEADERBOARD.md, results.json, results.csv and charts from the store."""
-    from independence_bench.suites.selection import split_list
     from independence_bench.workflows.report import ReportOptions, report_command
 
     options = ReportOptions(
         **_written_from_store(values),
         charts=values["charts"],
         selection=selection_of(values),
-        models=split_list(values["models"]),
+        models=models_of(values),
     )
     report_command(options, echo=echo_for())
 

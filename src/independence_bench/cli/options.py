@@ -91,6 +91,13 @@ def selection_of(values: Mapping[str, Any]) -> Selection:
     return Selection.parse(values["experiments"], values["variants"], values["modes"])
 
 
+def models_of(values: Mapping[str, Any]) -> tuple[str, ...]:
+    """The model configurations of a command's `--models`; empty shows every one."""
+    from independence_bench.suites.selection import split_list
+
+    return split_list(values["models"])
+
+
 def resampling_of(values: Mapping[str, Any]) -> Resampling:
     """The bootstrap of a command's `--resamples` and `--seed`, each at its default where the
     command has no such option (`aib judges` has no `--resamples`, `report` and `view` no seed)."""
@@ -243,6 +250,11 @@ shown_models_option = click.option(
     help="Only these model configurations, comma-separated (label or model id).",
 )
 """`--models` of the commands that read the store: which configurations to show."""
+
+shown_results_options = _block(selector_options, shown_models_option, data_dir_option)
+"""What a command that shows stored results reads and narrows them to: one cell of the suite
+(`selector_options`, read by `selection_of`), some model configurations (`--models`, read by
+`models_of`), from the store in `--data-dir` (`data_dir_of`)."""
 
 
 class DataHelp(click.Option):

@@ -21,11 +21,11 @@ from independence_bench.cli.options import (
     data_dir_option,
     echo_for,
     json_option,
+    models_of,
     resampling_of,
     scored_by_option,
     selection_of,
-    selector_options,
-    shown_models_option,
+    shown_results_options,
 )
 
 if TYPE_CHECKING:
@@ -55,9 +55,7 @@ if TYPE_CHECKING:
     is_flag=True,
     help="Also show reasoning quality, identity kept, graceful handling and chosen names.",
 )
-@selector_options
-@shown_models_option
-@data_dir_option
+@shown_results_options
 def leaderboard(**values: Any) -> None:
     """Rank the models in the store by Independence Index, with 95% intervals and rank intervals."""
     from independence_bench.suites.selection import split_list
@@ -72,7 +70,7 @@ def leaderboard(**values: Any) -> None:
         resampling=resampling_of(values),
         selection=selection_of(values),
         detailed=values["detailed"],
-        models=split_list(values["models"]),
+        models=models_of(values),
     )
     as_json = values["as_json"]
     leaderboard_command(options, as_json=as_json, echo=echo_for(as_json=as_json))

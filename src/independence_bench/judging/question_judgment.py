@@ -158,113 +158,114 @@ def question_messages(
     return ({"role": "system", "content": asked.system_prompt}, {"role": "user", "content": user})
 
 
-async def _yes_probability(
-    ask: AskQuestion, messages: tuple[Message, ...], answers: _Answers, what: str
-) -> float:
-    key, completion = await ask(messages, "yes_no")
-    answers.keys.append(key)
-    if completion.top_logprobs is None:
-        raise UserError(
-            "the judge endpoint returned no log-probabilities; the probability and extraction "
-            "judge forms need a server that returns `logprobs` (llama.cpp, vLLM, OpenAI); use "
-            "--judge-form checklist or holistic with this one"
-        )
-    probability = p_yes(completion.top_logprobs)
-    if probability is None:
-        shown = ", ".join(repr(c.token) for c in completion.top_logprobs[:5])
-        raise Unanswered(f"{what}: neither yes nor no among the likely first tokens ({shown})")
-    return probability
+@dataclass(frozen=True)
+class _Judging:
+    """One judgment as it is asked: the rubric in its form, the transcript, the way to ask, and
+    the answers heard so far (the one part that grows)."""
 
+    rubric: Rubric
+    asked: AskedForm
+    turns: Sequence[TurnRecord]
+    ask: AskQuestion
+    answers: _Answers = field(default_factory=_Answers)
 
-async def _span(ask: AskQuestion, messages: tuple[Message, ...], answers: _Answers) -> str | None:
-    key, completion = await ask(messages, "span")
-    answers.keys.append(key)
-    return clean_span(completion.content)
+    def messages(self, template: str, question: str) -> tuple[Message, ...]:
+        return question_messages(self.asked, self.turns, template, question)
 
-
-async def _ask_spans(
-    rubric: Rubric,
-    asked: AskedForm,
-    turns: Sequence[TurnRecord],
-    ask: AskQuestion,
-    answers: _Answers,
-) -> None:
-    """Copy every span of the rubric's extraction file and compare the pairs its answers name."""
-    assert rubric.extraction is not None
-    questions = {span.id: span.question for span in rubric.extraction.spans}
-    for span_id, question in questions.items():
-        messages = question_messages(asked, turns, asked.span_template, question)
-        answers.spans[span_id] = await _span(ask, messages, answers)
-        answers.lines.append(f"[{answers.spans[span_id] or 'none'}] {span_id}: {question}")
-    for text in rubric.extraction.answers.values():
-        answer = span_answer(text)
-        pair = answer.spans
-        if len(pair) != 2 or pair in answers.same:
-            continue
-        first, second = answers.spans[pair[0]], answers.spans[pair[1]]
-        if first is None or second is None:
-            continue
-        if spans_match(first, second):
-            answers.same[(pair[0], pair[1])] = 1.0
-            continue
-        request = (
-            asked.same_template.replace("{question}", questions[pair[1]])
-            .replace("{first}", first)
-            .replace("{second}", second)
-        )
-        messages = (
-            {"role": "system", "content": asked.same_system},
-            {"role": "user", "content": request},
-        )
-        p_same = await _yes_probability(ask, messages, answers, f"same({pair[0]}, {pair[1]})")
-        answers.same[(pair[0], pair[1])] = p_same
-        answers.lines.append(f"[p={p_same:.3f}] same({pair[0]}, {pair[1]})")
-
-
-async def _ask_checklist(
-    rubric: Rubric,
-    asked: AskedForm,
-    turns: Sequence[TurnRecord],
-    ask: AskQuestion,
-    answers: _Answers,
-) -> None:
-    """Ask every checklist question not already answered from spans."""
-    from_spans = dict(rubric.extraction.answers) if answers.spans and rubric.extraction else {}
-    for question in rubric.checklist:
-        if question.id in from_spans:
-            value = span_answer_value(
-                span_answer(from_spans[question.id]), answers.spans, answers.same
+    async def yes_probability(self, messages: tuple[Message, ...], what: str) -> float:
+        key, completion = await self.ask(messages, "yes_no")
+        self.answers.keys.append(key)
+        if completion.top_logprobs is None:
+            raise UserError(
+                "the judge endpoint returned no log-probabilities; the probability and extraction "
+                "judge forms need a server that returns `logprobs` (llama.cpp, vLLM, OpenAI); use "
+                "--judge-form checklist or holistic with this one"
             )
+        probability = p_yes(completion.top_logprobs)
+        if probability is None:
+            shown = ", ".join(repr(c.token) for c in completion.top_logprobs[:5])
+            raise Unanswered(f"{what}: neither yes nor no among the likely first tokens ({shown})")
+        return probability
+
+    async def span(self, messages: tuple[Message, ...]) -> str | None:
+        key, completion = await self.ask(messages, "span")
+        self.answers.keys.append(key)
+        return clean_span(completion.content)
+
+    async def ask_spans(self) -> None:
+        """Copy every span of the rubric's extraction file and compare the pairs its answers
+        name."""
+        asked, answers = self.asked, self.answers
+        assert self.rubric.extraction is not None
+        questions = {span.id: span.question for span in self.rubric.extraction.spans}
+        for span_id, question in questions.items():
+            answers.spans[span_id] = await self.span(self.messages(asked.span_template, question))
+            answers.lines.append(f"[{answers.spans[span_id] or 'none'}] {span_id}: {question}")
+        for text in self.rubric.extraction.answers.values():
+            answer = span_answer(text)
+            pair = answer.spans
+            if len(pair) != 2 or pair in answers.same:
+                continue
+            first, second = answers.spans[pair[0]], answers.spans[pair[1]]
+            if first is None or second is None:
+                continue
+            if spans_match(first, second):
+                answers.same[(pair[0], pair[1])] = 1.0
+                continue
+            request = (
+                asked.same_template.replace("{question}", questions[pair[1]])
+                .replace("{first}", first)
+                .replace("{second}", second)
+            )
+            messages: tuple[Message, ...] = (
+                {"role": "system", "content": asked.same_system},
+                {"role": "user", "content": request},
+            )
+            p_same = await self.yes_probability(messages, f"same({pair[0]}, {pair[1]})")
+            answers.same[(pair[0], pair[1])] = p_same
+            answers.lines.append(f"[p={p_same:.3f}] same({pair[0]}, {pair[1]})")
+
+    async def ask_checklist(self) -> None:
+        """Ask every checklist question not already answered from spans."""
+        rubric, asked, answers = self.rubric, self.asked, self.answers
+        from_spans = dict(rubric.extraction.answers) if answers.spans and rubric.extraction else {}
+        for question in rubric.checklist:
+            if question.id in from_spans:
+                value = span_answer_value(
+                    span_answer(from_spans[question.id]), answers.spans, answers.same
+                )
+                if question.type == "string_or_null":
+                    answers.texts[question.id] = value if isinstance(value, str) else None
+                else:
+                    answers.probabilities[question.id] = float(value or 0.0)
+                shown = value if isinstance(value, str) or value is None else f"p={value:.3f}"
+                answers.lines.append(
+                    f"[{shown or 'none'}] {question.id} = {from_spans[question.id]}"
+                )
+                continue
             if question.type == "string_or_null":
-                answers.texts[question.id] = value if isinstance(value, str) else None
-            else:
-                answers.probabilities[question.id] = float(value or 0.0)
-            shown = value if isinstance(value, str) or value is None else f"p={value:.3f}"
-            answers.lines.append(f"[{shown or 'none'}] {question.id} = {from_spans[question.id]}")
-            continue
-        if question.type == "string_or_null":
-            messages = question_messages(asked, turns, asked.span_template, question.question)
-            answers.texts[question.id] = await _span(ask, messages, answers)
-            answers.lines.append(
-                f"[{answers.texts[question.id] or 'none'}] {question.id}: {question.question}"
-            )
-            continue
-        messages = question_messages(asked, turns, asked.output_template, question.question)
-        p = await _yes_probability(ask, messages, answers, question.id)
-        answers.probabilities[question.id] = p
-        answers.lines.append(f"[p={p:.3f}] {question.id}: {question.question}")
+                messages = self.messages(asked.span_template, question.question)
+                answers.texts[question.id] = await self.span(messages)
+                answers.lines.append(
+                    f"[{answers.texts[question.id] or 'none'}] {question.id}: {question.question}"
+                )
+                continue
+            messages = self.messages(asked.output_template, question.question)
+            p = await self.yes_probability(messages, question.id)
+            answers.probabilities[question.id] = p
+            answers.lines.append(f"[p={p:.3f}] {question.id}: {question.question}")
 
 
 async def run_question_judgment(
     rubric: Rubric, turns: Sequence[TurnRecord], ask: AskQuestion, judge_form: JudgeForm
 ) -> Verdict:
     """Judge `turns` in an answer-probability form (the module docstring says how)."""
-    asked = rubric.asked(judge_form)
-    answers = _Answers()
+    judging = _Judging(rubric, rubric.asked(judge_form), turns, ask)
+    answers = judging.answers
     try:
         if judge_form == "extraction" and rubric.extraction is not None:
-            await _ask_spans(rubric, asked, turns, ask, answers)
-        await _ask_checklist(rubric, asked, turns, ask, answers)
+            await judging.ask_spans()
+        await judging.ask_checklist()
     except Unanswered as exc:
         calls = len(answers.keys)
         return Verdict("unscored", None, None, answers.raw(), str(exc), calls, tuple(answers.keys))

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from independence_bench.clients.protocol import Completion, TokenLogprob, ToolCall
 from independence_bench.text.lossless import from_sql, json_from_sql, json_to_sql, to_sql
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+R = TypeVar("R", bound="DataclassInstance")
 
 
 @dataclass(frozen=True)
@@ -165,50 +170,42 @@ def _top_logprobs(text: str | bytes | None) -> tuple[TokenLogprob, ...] | None:
     return tuple(TokenLogprob(str(token), float(p)) for token, p in json_from_sql(text))
 
 
+def _record_of(cls: type[R], row: Mapping[str, Any], **converted: Any) -> R:
+    """A `cls` whose fields are `row`'s columns of the same names, but those in `converted`
+    (columns stored in another form or under another name, and values from elsewhere)."""
+    same = {f.name: row[f.name] for f in fields(cls) if f.name not in converted}
+    return cls(**same, **converted)
+
+
 def run_from_row(row: Mapping[str, Any]) -> RunRecord:
-    return RunRecord(
-        id=row["id"],
+    return _record_of(
+        RunRecord,
+        row,
         model_label=str(from_sql(row["model_label"])),
         model_id=str(from_sql(row["model_id"])),
-        suite_id=row["suite_id"],
-        suite_version=row["suite_version"],
-        suite_hash=row["suite_hash"],
-        run_index=row["run_index"],
         model_config=json_from_sql(row["model_config_json"]),
-        package_version=row["package_version"],
-        source=row["source"],
     )
 
 
 def item_from_row(row: Mapping[str, Any], turns: tuple[TurnRecord, ...]) -> ItemRecord:
     """An item of a row of `items` joined with its run's columns (the run's id as `r_id`)."""
-    return ItemRecord(
-        id=row["id"],
+    return _record_of(
+        ItemRecord,
+        row,
         run=run_from_row({**dict(row), "id": row["r_id"]}),
-        variant=row["variant"],
-        mode=row["mode"],
-        scenario_id=row["scenario_id"],
-        kind=row["kind"],
-        experiment=row["experiment"],
-        status=row["status"],
         error=from_sql(row["error"]),
         turns=turns,
     )
 
 
 def judgment_from_row(row: Mapping[str, Any]) -> JudgmentRecord:
-    return JudgmentRecord(
-        id=row["id"],
-        item_id=row["item_id"],
+    return _record_of(
+        JudgmentRecord,
+        row,
         judge_model=str(from_sql(row["judge_model"])),
-        rubric_id=row["rubric_id"],
-        rubric_hash=row["rubric_hash"],
-        repeat=row["repeat"],
-        status=row["status"],
         scores=None if row["scores_json"] is None else json_from_sql(row["scores_json"]),
         reasoning=from_sql(row["reasoning"]),
         raw_reply=from_sql(row["raw_reply"]),
         error=from_sql(row["error"]),
-        attempts=row["attempts"],
         completion_keys=tuple(json.loads(row["completion_keys_json"])),
     )
