@@ -180,11 +180,21 @@ def run_from_row(row: Mapping[str, Any]) -> RunRecord:
     )
 
 
-def item_from_row(row: Mapping[str, Any], turns: tuple[TurnRecord, ...]) -> ItemRecord:
-    """An item of a row of `items` joined with its run's columns (the run's id as `r_id`)."""
+def item_from_row(
+    row: Mapping[str, Any],
+    turns: tuple[TurnRecord, ...],
+    runs: dict[int, RunRecord] | None = None,
+) -> ItemRecord:
+    """An item of a row of `items` joined with its run's columns (the run's id as `r_id`);
+    `runs`: the runs read so far by id, shared by the rows of one query."""
+    run = None if runs is None else runs.get(row["r_id"])
+    if run is None:
+        run = run_from_row({**dict(row), "id": row["r_id"]})
+        if runs is not None:
+            runs[run.id] = run
     return ItemRecord(
         id=row["id"],
-        run=run_from_row({**dict(row), "id": row["r_id"]}),
+        run=run,
         variant=row["variant"],
         mode=row["mode"],
         scenario_id=row["scenario_id"],
