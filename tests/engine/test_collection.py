@@ -26,3 +26,16 @@ def test_the_settings_come_back_when_the_run_fails() -> None:
         pass
     assert gc.get_threshold() == before
     assert gc.get_freeze_count() == 0
+
+
+def test_two_runs_that_end_in_either_order_leave_the_settings_as_they_were() -> None:
+    before = gc.get_threshold()
+    first, second = sparse_collection(), sparse_collection()
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)  # the run started first ends first
+    second.__exit__(None, None, None)
+    assert gc.get_threshold() == before
+    with sparse_collection(), sparse_collection():  # one inside the other
+        pass
+    assert gc.get_threshold() == before

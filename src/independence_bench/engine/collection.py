@@ -23,12 +23,17 @@ YOUNG_THRESHOLD = 50_000
 
 @contextmanager
 def sparse_collection() -> Iterator[None]:
-    """Collect cycles rarely and never walk what was alive at entry, until exit."""
+    """Collect cycles rarely and never walk what was alive at entry, until exit.
+
+    Two engines in one process may end in either order: each puts the thresholds back only
+    if they are still the ones it set, so the last to end leaves CPython's own."""
     thresholds = gc.get_threshold()
+    paced = (max(thresholds[0], YOUNG_THRESHOLD), *thresholds[1:])
     gc.freeze()
-    gc.set_threshold(max(thresholds[0], YOUNG_THRESHOLD), *thresholds[1:])
+    gc.set_threshold(*paced)
     try:
         yield
     finally:
-        gc.set_threshold(*thresholds)
+        if gc.get_threshold() == paced:
+            gc.set_threshold(*thresholds)
         gc.unfreeze()
