@@ -3,7 +3,8 @@
 mutmut cannot make some of them (it does not drop a SQL clause or a dict entry), so they are
 planted here by text replacement in a temporary copy of `src/`, and the tests that should catch
 each one run against it. Exits 1 when a planted bug survives or its text is no longer found.
-Run with the project's Python: `.venv/bin/python scripts/planted_bugs.py`.
+Run with the project's Python: `.venv/bin/python scripts/planted_bugs.py`; words given after it
+plant only the bugs whose name contains one of them (`... planted_bugs.py schema "never retried"`).
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ BUGS = [
     ("seed dropped from the reply-cache key", KEYS,
      '        "seed": request.seed,\n', "", ["tests/engine/test_engine_cache.py"]),
     ("schema dropped from the reply-cache key", KEYS,
-     'fields["schema"] = fields.pop("response_schema")', 'fields.pop("response_schema")',
+     "for name, value in encoded.fields.items()}",
+     'for name, value in encoded.fields.items() if name != "response_schema"}',
      ["tests/engine/test_engine_cache.py"]),
     ("the judgment lookup (find_judgment) ignores the rubric hash", STORE,
      'AND rubric_hash = ? "\n            "AND repeat = ?",\n'
@@ -40,7 +42,7 @@ BUGS = [
      '"\n            "AND repeat = ?",\n            (item_id, to_sql(judge_model), repeat)',
      ["tests/store/test_store.py", "tests/engine/test_engine_cache.py"]),
     ("failed items never retried", ENGINE,
-     'if stored is not None and stored.status == "done":', "if stored is not None:",
+     'if self.store.item_status(iid) == "done":', "if self.store.item_status(iid) is not None:",
      ["tests/engine/test_engine_cache.py"]),
     ("true accepted as an integer score", RUBRIC,
      "strict=True, frozen=True", "strict=False, frozen=True", JUDGE_TESTS),
@@ -57,8 +59,12 @@ BUGS = [
 ]  # fmt: skip
 
 
-def main() -> int:
+def main(chosen: list[str]) -> int:
     failures = 0
+    bugs = [bug for bug in BUGS if not chosen or any(word in bug[0] for word in chosen)]
+    if not bugs:
+        print(f"no planted bug's name contains {' or '.join(chosen)}")
+        return 2
     with tempfile.TemporaryDirectory(prefix="aib-planted-") as tmp:
         copy = Path(tmp)
         for part in ("src", "tests", "pyproject.toml"):
@@ -68,7 +74,7 @@ def main() -> int:
             else:
                 shutil.copy(source, copy / part)
         env = {**os.environ, "PYTHONPATH": str(copy / "src")}
-        for bug, path, text, replacement, tests in BUGS:
+        for bug, path, text, replacement, tests in bugs:
             target = copy / path
             original = target.read_text()
             if original.count(text) != 1:
@@ -93,4 +99,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -549,3 +549,24 @@ def test_a_store_open_elsewhere_reads_its_latest_writes_on_read_only_media(
         }
         assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
         assert read_store(tmp_path, "k") == seen  # as where the folder is writable
+
+
+def test_the_items_of_a_run_share_its_record_read_once(tmp_path: Path) -> None:
+    with Store(tmp_path) as store:
+        first = _run(store)
+        other, _ = store.ensure_run(
+            model_label="m",
+            model_id="m",
+            suite_id="v2",
+            suite_version=1,
+            suite_hash="h",
+            run_index=2,
+            model_config={"id": "m"},
+            package_version="0",
+        )
+        for item_id, run in (("i1", first), ("i2", first), ("i3", other)):
+            _item(store, run, id=item_id)
+        items = store.items()
+    assert [item.run.run_index for item in items] == [1, 1, 2]
+    assert items[0].run is items[1].run  # one read of run 1 for both its items
+    assert items[0].run == first and items[2].run == other

@@ -26,6 +26,7 @@ from independence_bench.conversations.driver import TurnFailed, cell_of, drive_c
 from independence_bench.engine.admission import admit_completion
 from independence_bench.engine.batches import CompletionWrite, StoreBatches
 from independence_bench.engine.claiming import ClaimLost, claim_or_wait, guard_claim, renewing
+from independence_bench.engine.collection import sparse_collection
 from independence_bench.engine.failures import Failure
 from independence_bench.engine.launch import run_all, run_longest_first
 from independence_bench.engine.pending import all_scored
@@ -302,8 +303,9 @@ class Engine:
             judged = len(tasks) * plan.judge_repeats if plan.judge else 0
             turns = sum(chain - 1 for chain, _ in tasks)  # user-model calls included
             self.progress.planned(len(tasks), judged, turns + judged)
-        async with renewing(self.claims):
-            await run_longest_first(tasks)
+        with sparse_collection():
+            async with renewing(self.claims):
+                await run_longest_first(tasks)
         self.held.finish(self.store, answered=self.summary.calls)
         return self.summary
 
@@ -323,12 +325,13 @@ class Engine:
         take_spilled(self.store)
         if self.progress is not None:
             self.progress.planned(0, len(done) * repeats, len(done) * repeats)
-        async with renewing(self.claims):
-            await run_all(
-                self.judge_item(item, judge, rubric_of_item[item.id], repeat)
-                for item in done
-                for repeat in range(repeats)
-            )
+        with sparse_collection():
+            async with renewing(self.claims):
+                await run_all(
+                    self.judge_item(item, judge, rubric_of_item[item.id], repeat)
+                    for item in done
+                    for repeat in range(repeats)
+                )
         self.held.finish(self.store, answered=self.summary.calls)
         return self.summary
 

@@ -187,12 +187,22 @@ def run_from_row(row: Mapping[str, Any]) -> RunRecord:
     )
 
 
-def item_from_row(row: Mapping[str, Any], turns: tuple[TurnRecord, ...]) -> ItemRecord:
-    """An item of a row of `items` joined with its run's columns (the run's id as `r_id`)."""
+def item_from_row(
+    row: Mapping[str, Any],
+    turns: tuple[TurnRecord, ...],
+    runs: dict[int, RunRecord] | None = None,
+) -> ItemRecord:
+    """An item of a row of `items` joined with its run's columns (the run's id as `r_id`);
+    `runs`: the runs read so far by id, shared by the rows of one query."""
+    run = None if runs is None else runs.get(row["r_id"])
+    if run is None:
+        run = run_from_row({**dict(row), "id": row["r_id"]})
+        if runs is not None:
+            runs[run.id] = run
     return _record_of(
         ItemRecord,
         row,
-        run=run_from_row({**dict(row), "id": row["r_id"]}),
+        run=run,
         error=from_sql(row["error"]),
         turns=turns,
     )

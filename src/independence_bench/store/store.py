@@ -425,7 +425,9 @@ class Store:
         )
         rows = self._db.execute(sql, params).fetchall()
         transcripts = transcripts_from_sql(self._db, [r["transcript_json"] for r in rows], words)
-        return [item_from_row(r, t) for r, t in zip(rows, transcripts, strict=True)]
+        # A run's row repeats on each of its items: read once per run, not once per item.
+        runs: dict[int, RunRecord] = {}
+        return [item_from_row(r, t, runs) for r, t in zip(rows, transcripts, strict=True)]
 
     def item_status(self, item_id: str) -> str | None:
         row = self._db.execute("SELECT status FROM items WHERE id = ?", (item_id,)).fetchone()
