@@ -19,9 +19,10 @@ import pytest
 from independence_bench.clients.config import ModelSpec
 from independence_bench.clients.endpoints import ClientPool
 from independence_bench.clients.protocol import Completion
-from independence_bench.engine.batches import CompletionWrite, StoreBatches
+from independence_bench.engine.batches import StoreBatches
 from independence_bench.engine.engine import Engine, RunPlan
 from independence_bench.store.claims import Claims
+from independence_bench.store.held import CompletionWrite
 from independence_bench.store.no_space import StoreFull
 from independence_bench.store.store import Store
 from independence_bench.suites.suite import load_suite

@@ -23,7 +23,12 @@ import pytest
 from independence_bench.clients.protocol import Completion
 from independence_bench.errors import UserError
 from independence_bench.store import store as store_module
-from independence_bench.store.held import SPILL_FOLDER, HeldCompletions, take_spilled
+from independence_bench.store.held import (
+    SPILL_FOLDER,
+    CompletionWrite,
+    HeldCompletions,
+    take_spilled,
+)
 from independence_bench.store.no_space import StoreFull, is_no_space
 from independence_bench.store.store import Store
 from support.child_process import env_with_this_package
@@ -136,8 +141,8 @@ def test_held_replies_wait_in_memory_until_the_store_takes_them(
     held = HeldCompletions()
     with Store(tmp_path) as store:
         refusing[0] = 4  # two writes, each refused twice (the second time after making room)
-        assert not held.put(store, "a", "m", {}, _completion("first"))
-        assert not held.put(store, "b", "m", {}, _completion("second"))
+        assert not held.put(store, CompletionWrite("a", "m", {}, _completion("first")))
+        assert not held.put(store, CompletionWrite("b", "m", {}, _completion("second")))
         assert isinstance(held.full, StoreFull) and len(held) == 2
         assert held.get("a") == _completion("first") and store.get_completion("a") is None
         assert held.flush(store) == 0  # the disk has room again
@@ -164,7 +169,8 @@ def test_held_replies_the_store_never_takes_go_to_the_spill_store_for_the_next_r
     held = HeldCompletions()
     with Store(tmp_path) as store:
         refusing[0] = 4  # the write and its retry, then the same at the end; the spill takes it
-        assert not held.put(store, "a", "m", {"messages": []}, _completion("answered"))
+        answered = CompletionWrite("a", "m", {"messages": []}, _completion("answered"))
+        assert not held.put(store, answered)
         with pytest.raises(UserError, match=r"0 answered calls stored, 1 answered call kept in"):
             held.finish(store, answered=1)
         assert store.get_completion("a") is None and (tmp_path / SPILL_FOLDER).is_dir()

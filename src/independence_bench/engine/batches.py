@@ -28,30 +28,16 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from collections.abc import Callable
+from typing import Generic, TypeVar
 
-from independence_bench.clients.protocol import Completion
 from independence_bench.store.claims import ClaimAttempt, Claims, Holder
+from independence_bench.store.held import CompletionWrite
 from independence_bench.store.no_space import StoreFull, is_no_space, make_room
 from independence_bench.store.store import Store
-from independence_bench.store.texts import EncodedRequest
 
 _Item = TypeVar("_Item")
 _Result = TypeVar("_Result")
-
-
-@dataclass(frozen=True)
-class CompletionWrite:
-    """One reply to store under its key, with the request as sent."""
-
-    key: str
-    model_id: str
-    request: Mapping[str, Any]
-    completion: Completion
-    encoded: EncodedRequest | None = None
-    """`request` in canonical parts, as its key was computed (`request_keys.keyed_record`)."""
 
 
 class _Wave(Generic[_Item, _Result]):
@@ -193,9 +179,7 @@ class StoreBatches:
             self.claims.release(key)
 
     def _write(self, write: CompletionWrite) -> None:
-        self.store.put_completion(
-            write.key, write.model_id, write.request, write.completion, encoded=write.encoded
-        )
+        write.into(self.store)
         self.claims.release(write.key)
 
     def _write_alone(self, write: CompletionWrite) -> Exception | None:

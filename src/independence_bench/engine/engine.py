@@ -24,7 +24,7 @@ from independence_bench.clients.send_guard import SEND_GUARD
 from independence_bench.conversations.conversation import extract_reply, reply_is_whole
 from independence_bench.conversations.driver import TurnFailed, cell_of, drive_conversation
 from independence_bench.engine.admission import admit_completion
-from independence_bench.engine.batches import CompletionWrite, StoreBatches
+from independence_bench.engine.batches import StoreBatches
 from independence_bench.engine.claiming import ClaimLost, claim_or_wait, guard_claim, renewing
 from independence_bench.engine.collection import sparse_collection
 from independence_bench.engine.failures import Failure
@@ -60,7 +60,7 @@ from independence_bench.judging.forms import (
 from independence_bench.judging.judge import judge_reply_is_whole, run_judgment
 from independence_bench.judging.rubric import Rubric, load_rubric
 from independence_bench.store.claims import Claims
-from independence_bench.store.held import HeldCompletions, take_spilled
+from independence_bench.store.held import CompletionWrite, HeldCompletions, take_spilled
 from independence_bench.store.no_space import StoreFull
 from independence_bench.store.run_status import ensure_model_run
 from independence_bench.store.store import ItemRecord, RunRecord, Store, TurnRecord
@@ -211,8 +211,7 @@ class Engine:
                 return True
             except StoreFull:
                 pass  # the whole wave was refused: each of its replies tries alone, or is held
-        request = dict(write.request)
-        if not self.held.put(self.store, write.key, write.model_id, request, write.completion):
+        if not self.held.put(self.store, write):
             self._halt(None)  # kept in memory: send nothing more
         return False
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,7 @@ from independence_bench.clients.protocol import Completion
 from independence_bench.errors import UserError
 from independence_bench.store.no_space import StoreFull
 from independence_bench.store.store import STORE_FILENAME, Store
+from independence_bench.store.texts import EncodedRequest
 from independence_bench.text.counts import count_of
 from independence_bench.text.lossless import from_sql
 
@@ -27,11 +29,22 @@ SPILL_FOLDER = "held-replies"
 
 
 @dataclass(frozen=True)
-class _Held:
+class CompletionWrite:
+    """One answered reply to store under its key, with the request as sent: what the engine's
+    waves write (`engine/batches.py`) and what is held here when the store refuses it."""
+
     key: str
     model_id: str
-    request: dict[str, Any]
+    request: Mapping[str, Any]
     completion: Completion
+    encoded: EncodedRequest | None = None
+    """`request` in canonical parts, as its key was computed (`request_keys.keyed_record`)."""
+
+    def into(self, store: Store) -> None:
+        """Write it into `store` (the caller holds the transaction, if any)."""
+        store.put_completion(
+            self.key, self.model_id, self.request, self.completion, encoded=self.encoded
+        )
 
 
 class HeldCompletions:
@@ -39,7 +52,7 @@ class HeldCompletions:
     engine's one door for writing a completion."""
 
     def __init__(self) -> None:
-        self._held: dict[str, _Held] = {}
+        self._held: dict[str, CompletionWrite] = {}
         self.full: StoreFull | None = None
         """The first refusal, once the store refused a write."""
 
@@ -50,24 +63,17 @@ class HeldCompletions:
         held = self._held.get(key)
         return None if held is None else held.completion
 
-    def put(
-        self,
-        store: Store,
-        key: str,
-        model_id: str,
-        request: dict[str, Any],
-        completion: Completion,
-    ) -> bool:
+    def put(self, store: Store, write: CompletionWrite) -> bool:
         """Store the completion, or hold it if the store refuses it for lack of space
         (False). Earlier held ones go first, while the store takes them."""
-        self._held[key] = _Held(key, model_id, request, completion)
-        return self.flush(store) == 0 or key not in self._held
+        self._held[write.key] = write
+        return self.flush(store) == 0 or write.key not in self._held
 
     def flush(self, store: Store) -> int:
         """Write the held completions the store takes now; how many are still held."""
         for held in list(self._held.values()):
             try:
-                store.put_completion(held.key, held.model_id, held.request, held.completion)
+                held.into(store)
             except StoreFull as full:
                 self.full = self.full or full
                 break
@@ -97,7 +103,7 @@ class HeldCompletions:
         try:
             with Store(store.path.parent / SPILL_FOLDER) as spill:
                 for held in list(self._held.values()):
-                    spill.put_completion(held.key, held.model_id, held.request, held.completion)
+                    held.into(spill)
                     del self._held[held.key]
                     spilled += 1
         except (StoreFull, UserError, OSError, sqlite3.Error):

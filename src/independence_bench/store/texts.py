@@ -21,10 +21,10 @@ import hashlib
 import json
 import math
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from json.encoder import encode_basestring
-from typing import Any
+from typing import Any, Literal
 
 from independence_bench.clients.protocol import Completion
 from independence_bench.store.records import TurnRecord, completion_to_row
@@ -178,20 +178,34 @@ def put_text(db: sqlite3.Connection, text: str, known: KnownIds | None = None) -
 
 
 def _text_id(db: sqlite3.Connection, digest: bytes, text: str, known: KnownIds | None) -> int:
-    if known is not None and digest in known.texts:
-        return known.texts[digest]
-    row = db.execute("SELECT id FROM texts WHERE digest = ?", (digest,)).fetchone()
-    if row is not None:
-        text_id = int(row[0])
-    else:
-        cursor = db.execute(
-            "INSERT INTO texts (digest, body) VALUES (?, ?)", (digest, to_sql(text))
-        )
-        assert cursor.lastrowid is not None
-        text_id = cursor.lastrowid
-    if known is not None:
-        known.texts[digest] = text_id
-    return text_id
+    def insert() -> int:
+        sql = "INSERT INTO texts (digest, body) VALUES (?, ?)"
+        return _row_id(db.execute(sql, (digest, to_sql(text))))
+
+    return _interned(db, "texts", digest, None if known is None else known.texts, insert)
+
+
+def _interned(
+    db: sqlite3.Connection,
+    table: Literal["texts", "messages"],
+    digest: bytes,
+    seen: dict[bytes, int] | None,
+    insert: Callable[[], int],
+) -> int:
+    """The id of the row of `table` with `digest`: one `seen` by this connection, one already
+    in the table, or the one `insert` adds; remembered in `seen` (`KnownIds`)."""
+    if seen is not None and (row_id := seen.get(digest)) is not None:
+        return row_id
+    row = db.execute(f"SELECT id FROM {table} WHERE digest = ?", (digest,)).fetchone()
+    row_id = int(row[0]) if row is not None else insert()
+    if seen is not None:
+        seen[digest] = row_id
+    return row_id
+
+
+def _row_id(cursor: sqlite3.Cursor) -> int:
+    assert cursor.lastrowid is not None
+    return cursor.lastrowid
 
 
 def put_message(
@@ -208,26 +222,17 @@ def put_message(
     """
     data = (_canonical(message) if encoded is None else _escaped(encoded))[1]
     digest = _digest(b"message\0" + data)
-    if known is not None and digest in known.messages:
-        return known.messages[digest]
-    row = db.execute("SELECT id FROM messages WHERE digest = ?", (digest,)).fetchone()
-    if row is not None:
-        message_id = int(row[0])
-    else:
+
+    def insert() -> int:
         content_id = None
         fields = message
         if isinstance(message, dict) and isinstance(message.get("content"), str):
             content_id = put_text(db, message["content"], known)
             fields = {k: v for k, v in message.items() if k != "content"}
-        cursor = db.execute(
-            "INSERT INTO messages (digest, content_id, fields_json) VALUES (?, ?, ?)",
-            (digest, content_id, to_sql(canonical_json(fields))),
-        )
-        assert cursor.lastrowid is not None
-        message_id = cursor.lastrowid
-    if known is not None:
-        known.messages[digest] = message_id
-    return message_id
+        sql = "INSERT INTO messages (digest, content_id, fields_json) VALUES (?, ?, ?)"
+        return _row_id(db.execute(sql, (digest, content_id, to_sql(canonical_json(fields)))))
+
+    return _interned(db, "messages", digest, None if known is None else known.messages, insert)
 
 
 def put_request(
