@@ -34,6 +34,7 @@ from throughput import (
     SUITE_ID,
     BenchConfig,
     CommandMeasurement,
+    add_size_arguments,
     check_command,
     expected_calls,
     load_average,
@@ -99,10 +100,7 @@ def cpu_verdict(measured: Sequence[CommandMeasurement], limit: float) -> tuple[s
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--models", type=int, default=20, help="distinct models (M)")
-    parser.add_argument("--runs", type=int, default=5, help="runs per model (R)")
-    parser.add_argument("--latency", type=float, default=2.0, help="seconds per call")
-    parser.add_argument("--jitter", type=float, default=0.1, help="latency ± this fraction")
+    add_size_arguments(parser)
     parser.add_argument("--repeats", type=int, default=3, help="runs measured (median shown)")
     parser.add_argument(
         "--max-cpu-ms-per-call",

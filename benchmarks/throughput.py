@@ -413,12 +413,17 @@ def format_measurement(title: str, m: Measurement) -> str:
     return "\n".join(lines)
 
 
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+def add_size_arguments(parser: argparse.ArgumentParser) -> None:
+    """The run's size and the loopback server's latency, as both throughput benchmarks take them."""
     parser.add_argument("--models", type=int, default=20, help="distinct models (M)")
     parser.add_argument("--runs", type=int, default=5, help="runs per model (R)")
     parser.add_argument("--latency", type=float, default=2.0, help="seconds per call")
     parser.add_argument("--jitter", type=float, default=0.1, help="latency ± this fraction")
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    add_size_arguments(parser)
     parser.add_argument(
         "--concurrency", type=int, default=None, help="calls in flight at most (default: adaptive)"
     )
