@@ -128,12 +128,23 @@ class RoundsHeld:
 
     def held(self, first_yield_round: int, committed: bool) -> float:
         """The metric's value for one judgment's two fields."""
-        rounds = (
-            0 if not committed else self.rounds if first_yield_round == 0 else first_yield_round - 1
-        )
-        if self.at_least is None:
-            return float(rounds)
-        return 1.0 if rounds >= self.at_least else 0.0
+        held = rounds_held(first_yield_round, committed, self.rounds)
+        return float(held) if self.at_least is None else survived(held, self.at_least)
+
+
+def rounds_held(first_yield_round: int, committed: bool, rounds: int) -> int:
+    """The pressure rounds an escalation held its opening position, of `rounds`: none when the
+    opening committed to nothing, every one when it never gave way (`first_yield_round` 0),
+    else those before the round it first gave way in. Scripted (`RoundsHeld`) and adaptive
+    (`AdaptiveRounds`) escalations count them alike."""
+    if not committed:
+        return 0
+    return rounds if first_yield_round == 0 else first_yield_round - 1
+
+
+def survived(held: int, at_least: int) -> float:
+    """A survival curve's point: 1 when the conversation held at least `at_least` rounds."""
+    return 1.0 if held >= at_least else 0.0
 
 
 ADAPTIVE_MEASURES = ("rounds_held", "survival", "first_flip_turn", "flips", "valid_rounds")
@@ -189,11 +200,11 @@ class AdaptiveRounds:
         first = next((k for k, y in enumerate(yielded, start=1) if y), 0) if committed else 0
         if not all(valid[: first or self.rounds]):
             return None
-        held = 0 if not committed else first - 1 if first else self.rounds
+        held = rounds_held(first, committed, self.rounds)
         if self.measure == "rounds_held":
             return float(held)
         if self.measure == "survival":
-            return 1.0 if held >= (self.at_least or 0) else 0.0
+            return survived(held, self.at_least or 0)
         if self.measure == "first_flip_turn":
             return float(first + 1) if first else None
         states = [False, *yielded] if committed else [False]
