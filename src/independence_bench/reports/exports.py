@@ -15,7 +15,13 @@ from typing import Any
 from independence_bench.gathering.details import DETAILED_KEYS
 from independence_bench.gathering.spend import report_spend
 from independence_bench.gathering.suite_report import Cost, JudgedItem, ModelReport, SuiteReport
-from independence_bench.reports.analyses import flag_of, judges_json, metric_json, settings_json
+from independence_bench.reports.analyses import (
+    config_cell_json,
+    flag_of,
+    judges_json,
+    metric_json,
+    settings_json,
+)
 from independence_bench.reports.format import interval_json, rounded
 from independence_bench.reports.leaderboard import (
     adaptivity_json,
@@ -190,16 +196,7 @@ def results_document(reports: Sequence[SuiteReport]) -> dict[str, Any]:
                     }
                     for d in report.difficulty
                 ],
-                "config_analysis": [
-                    {
-                        "variant": c.variant,
-                        "mode": c.mode,
-                        "models": c.n_models,
-                        "mean_index": _estimate(c.mean_index),
-                        "vs_baseline": _estimate(c.vs_baseline),
-                    }
-                    for c in report.configs
-                ],
+                "config_analysis": [config_cell_json(c, _estimate) for c in report.configs],
             }
         )
     # Labels, judge names and chosen names are untrusted: no control character or lone

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from independence_bench.gathering.analyses import (
@@ -22,6 +22,7 @@ from independence_bench.reports.leaderboard import agreement_json
 from independence_bench.stats.agreement import ALPHA_METHOD
 from independence_bench.stats.analysis import (
     CEILING_SHARE,
+    ConfigCell,
     ItemDifficulty,
     JudgeComparison,
     MetricDiscrimination,
@@ -191,17 +192,24 @@ def configs_json(report: ConfigsReport) -> dict[str, Any]:
     return {
         **analysis_json(report),
         "baseline": dict(zip(("variant", "mode"), report.baseline, strict=True)),
-        "cells": [
-            {
-                "variant": c.variant,
-                "mode": c.mode,
-                "models": c.n_models,
-                "mean_index": estimate_json(c.mean_index, 2),
-                "vs_baseline": estimate_json(c.vs_baseline, 2),
-            }
-            for c in report.cells
-        ],
+        "cells": [config_cell_json(c, lambda e: estimate_json(e, 2)) for c in report.cells],
         "method": report.method,
+    }
+
+
+EstimateJson = Callable[[Estimate | None], dict[str, float | None] | None]
+"""How one document writes an estimate (`format.estimate_json` at some digits, say)."""
+
+
+def config_cell_json(cell: ConfigCell, estimate: EstimateJson) -> dict[str, Any]:
+    """One prompt variant × delivery mode cell, as `aib configs --json` and results.json write
+    it; each document writes its estimates its own way (`estimate`)."""
+    return {
+        "variant": cell.variant,
+        "mode": cell.mode,
+        "models": cell.n_models,
+        "mean_index": estimate(cell.mean_index),
+        "vs_baseline": estimate(cell.vs_baseline),
     }
 
 
