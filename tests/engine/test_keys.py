@@ -6,7 +6,10 @@ something irrelevant pays twice. Each test changes one thing and checks exactly 
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import replace
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -18,7 +21,14 @@ from independence_bench.conversations.conversation import (
     system_prompt,
     tool_definition,
 )
-from independence_bench.engine.request_keys import item_id, request_key, request_record
+from independence_bench.engine.request_keys import (
+    digest,
+    item_id,
+    request_key,
+    request_record,
+    run_item_id,
+)
+from independence_bench.store.records import RunRecord
 from independence_bench.suites.suite import Suite, load_suite
 
 BASE = CompletionRequest(
@@ -160,7 +170,6 @@ def test_the_first_tool_role_turn_and_a_finished_conversation() -> None:
 def test_key_formats_are_stable_so_a_store_keeps_its_cache_across_versions() -> None:
     # A changed key format silently re-sends every stored call and orphans every stored item:
     # these digests were computed by this code and must only change on purpose.
-    from types import SimpleNamespace
 
     from independence_bench.clients.protocol import CompletionRequest
     from independence_bench.engine.request_keys import item_id, request_key
@@ -181,6 +190,28 @@ def test_key_formats_are_stable_so_a_store_keeps_its_cache_across_versions() -> 
     )
     suite = SimpleNamespace(id="v2", content_hash="h")
     assert item_id(suite, "m", 1, "neutral", "tool_role", "direct") == "7ef047515b6c62ff280a8f23"  # type: ignore[arg-type]
+
+
+def test_an_imported_conversation_is_named_as_a_run_of_ours_names_it() -> None:
+    # `aib import` (legacy folders, Inspect logs) names an item from its stored run record;
+    # the same conversation run by `aib run` must get the same id, and imported ids stay put.
+    suite = SimpleNamespace(id="v2", content_hash="h")
+    run = RunRecord(7, "m", "model/m", "v2", 1, "h", 1, {}, "0", "legacy")
+    imported = run_item_id(run, "neutral", "tool_role", "direct")
+    assert imported == item_id(suite, "m", 1, "neutral", "tool_role", "direct")  # type: ignore[arg-type]
+    assert imported == "7ef047515b6c62ff280a8f23"
+    assert run_item_id(replace(run, suite_hash="h2"), "neutral", "tool_role", "direct") != imported
+    assert run_item_id(replace(run, run_index=2), "neutral", "tool_role", "direct") != imported
+
+
+def test_digest_is_sha256_of_canonical_json_and_takes_any_text() -> None:
+    # The keys of imported rows (legacy turns and verdicts, Inspect calls) were this digest
+    # before it moved to `request_keys`: the same payload keeps its key.
+    payload = {"import": "legacy", "file": "run/é.json", "sha256": "00", "n": [1, 2.5]}
+    canonical = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    assert digest(payload) == hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    # A lone surrogate (JSON's "\\udc80" in an imported file) hashes instead of raising.
+    assert len(digest({"raw": "lone \udc80"})) == 64
 
 
 ODD_REQUESTS = [

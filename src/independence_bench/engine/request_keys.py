@@ -16,6 +16,7 @@ from typing import Any
 
 from independence_bench.clients.config import ModelSpec
 from independence_bench.clients.protocol import CompletionRequest
+from independence_bench.store.records import RunRecord
 from independence_bench.store.texts import EncodedRequest, encode_request, joined_object
 from independence_bench.suites.suite import Suite
 from independence_bench.text.lossless import utf8
@@ -28,7 +29,9 @@ _KEY_NAMES = {"provider_order": "provider", "response_schema": "schema"}
 """The two fields the key has always named differently from the stored request."""
 
 
-def _digest(payload: Mapping[str, Any]) -> str:
+def digest(payload: Mapping[str, Any]) -> str:
+    """sha256 of `payload`'s canonical JSON: every key of the store is one (imported rows'
+    keys too, `legacy/` and `inspect_tasks/log_import.py`)."""
     canonical = _CANONICAL.encode(payload)
     # `utf8` equals strict UTF-8 wherever that succeeds, so ordinary keys never change; a
     # reply with a lone surrogate (any text a server sends) hashes instead of crashing.
@@ -53,7 +56,7 @@ def keyed_record(
     parts = {_KEY_NAMES.get(name, name): value for name, value in encoded.fields.items()}
     parts["messages"] = "[" + ",".join(encoded.messages) + "]"
     parts["sample"] = _CANONICAL.encode(sample)
-    # `joined_object` spells the object exactly as `_digest` would encode it whole.
+    # `joined_object` spells the object exactly as `digest` would encode it whole.
     return hashlib.sha256(utf8(joined_object(parts))).hexdigest(), record, encoded
 
 
@@ -92,9 +95,30 @@ def item_id(
     human turns a user model writes: another user model, or the same one at another
     temperature or seed, writes other conversations. Left out otherwise, so every other id
     stays as it was."""
+    place = (suite.id, suite.content_hash, label, run_index, variant, mode, scenario)
+    return _item_id(*place, user_model)
+
+
+def run_item_id(run: RunRecord, variant: str, mode: str, scenario: str) -> str:
+    """`item_id` of a conversation of the stored `run` (its suite, hash, label and index): an
+    imported conversation (`aib import`) is named as a run of ours names it."""
+    place = (run.suite_id, run.suite_hash, run.model_label, run.run_index, variant, mode)
+    return _item_id(*place, scenario, None)
+
+
+def _item_id(
+    suite_id: str,
+    suite_hash: str,
+    label: str,
+    run_index: int,
+    variant: str,
+    mode: str,
+    scenario: str,
+    user_model: str | None,
+) -> str:
     place: dict[str, Any] = {
-        "suite": suite.id,
-        "suite_hash": suite.content_hash,
+        "suite": suite_id,
+        "suite_hash": suite_hash,
         "model": label,
         "run": run_index,
         "variant": variant,
@@ -103,7 +127,7 @@ def item_id(
     }
     if user_model is not None:
         place["user_model"] = user_model
-    return _digest(place)[:24]
+    return digest(place)[:24]
 
 
 def user_model_identity(spec: ModelSpec | None) -> str | None:

@@ -37,6 +37,7 @@ from independence_bench.engine.admission import (
     admit_text,
     admit_turn,
 )
+from independence_bench.engine.request_keys import digest, run_item_id
 from independence_bench.errors import UserError
 from independence_bench.inspect_tasks.log_format import (
     SCORER_NAME,
@@ -44,8 +45,6 @@ from independence_bench.inspect_tasks.log_format import (
     TRANSCRIPT_KEY,
     completion_from_json,
 )
-from independence_bench.legacy.format import digest
-from independence_bench.legacy.importer import item_key
 from independence_bench.store.import_report import ImportReport
 from independence_bench.store.store import ItemRecord, RunRecord, Store, TurnRecord, Verdict
 from independence_bench.suites.kinds import kind_named
@@ -303,7 +302,7 @@ def _import_sample(reading: _OpenLog, sample: Any) -> None:
         error = "the conversation did not finish"
     kind = scenario.kind
     item = ItemRecord(
-        item_key(run, variant, mode, scenario_id),
+        run_item_id(run, variant, mode, scenario_id),
         run,
         variant,
         mode,

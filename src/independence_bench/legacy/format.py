@@ -24,6 +24,7 @@ from typing import Any
 from independence_bench.clients.protocol import Completion, ToolCall
 from independence_bench.conversations.conversation import TOOL_NAME
 from independence_bench.engine.admission import Refused, admit_scores, admit_text
+from independence_bench.engine.request_keys import digest
 from independence_bench.store.store import TurnRecord, Verdict
 from independence_bench.text.import_files import (
     TURN_FILE_CAP,
@@ -43,12 +44,6 @@ _FOLDER = re.compile(
 )
 _TURN = re.compile(r"^(?P<base>.+)_turn(?P<turn>\d+)$")
 _PSYCH = re.compile(r"^pq\d+$")
-
-
-def digest(payload: Any) -> str:
-    """sha256 of canonical JSON: the stable keys of imported rows."""
-    canonical = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def legacy_suite_hash(suite_id: str) -> str:

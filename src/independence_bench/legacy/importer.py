@@ -28,6 +28,7 @@ from independence_bench.engine.admission import (
     admit_json,
     admit_turn,
 )
+from independence_bench.engine.request_keys import run_item_id
 from independence_bench.errors import UserError
 from independence_bench.legacy.format import (
     UNKNOWN_JUDGE,
@@ -35,7 +36,6 @@ from independence_bench.legacy.format import (
     SkippedFile,
     TurnFile,
     build_transcript,
-    digest,
     judge_completion,
     judgment_of,
     kind_in_suite,
@@ -50,7 +50,7 @@ from independence_bench.legacy.format import (
     suite_of_run,
 )
 from independence_bench.store.import_report import ImportReport
-from independence_bench.store.store import ItemRecord, RunRecord, Store
+from independence_bench.store.store import ItemRecord, Store
 from independence_bench.suites.kinds import kind_named
 from independence_bench.text.counts import count_of
 
@@ -114,21 +114,6 @@ class FolderImportReport(ImportReport):
             count_of(self.files, "turn file"),
             count_of(self.configurations, "configuration"),
         )
-
-
-def item_key(run: RunRecord, variant: str, mode: str, scenario_id: str) -> str:
-    """An imported item's id, built like a run item's (suite, model, run, cell, scenario)."""
-    return digest(
-        {
-            "suite": run.suite_id,
-            "suite_hash": run.suite_hash,
-            "model": run.model_label,
-            "run": run.run_index,
-            "variant": variant,
-            "mode": mode,
-            "scenario": scenario_id,
-        }
-    )[:24]
 
 
 def _read_run(root: Path, run_dir: Path, report: FolderImportReport) -> tuple[list[TurnFile], Any]:
@@ -214,7 +199,7 @@ def import_run_folder(
         for (variant, mode, kind, scenario_id), members in sorted(groups.items()):
             where = f"{run_rel}/{variant}/{mode}/{scenario_id}"
             turns, error = build_transcript(members, keys)
-            iid = item_key(run, variant, mode, scenario_id)
+            iid = run_item_id(run, variant, mode, scenario_id)
             status = "failed" if error else "done"
             experiment = kind_named(kind).experiment
             turns = [admit_turn(turn) for turn in turns]  # each reply held to the reply cap
