@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from independence_bench.cli.options import run_options
+from independence_bench.inspect_tasks.narrowing import narrowed_suite
 from independence_bench.suites import DEFAULT_SUITE
 from independence_bench.suites.selection import Selection
 from independence_bench.workflows import plan
@@ -70,6 +71,26 @@ def test_the_plan_carries_the_narrowed_suite_and_what_the_selection_leaves_out()
     assert planned.user_model is None
     everything = plan_run(RunOptions(models="m", base_url=SERVER, judge="j", env={}))
     assert everything.left_out == ()
+
+
+def test_an_inspect_task_narrows_its_suite_as_aib_run_does() -> None:
+    # One narrowing (`Suite.narrowed`) for `aib run --scenarios … --variants … --modes …` and
+    # the Inspect task's parameters of the same names: the same words run the same suite.
+    options = RunOptions(
+        suite_id="full",
+        scenarios=("direct", "psych", "negotiation"),
+        selection=Selection(variants=("neutral",), modes=("user_role",)),
+    )
+    ours = plan.planned_suite(options)
+    theirs = narrowed_suite(
+        "full", variants="neutral", modes=["user_role"], scenarios="direct,psych,negotiation"
+    )
+    assert [s.id for s in ours.scenarios] == ["direct", "psych", "negotiation"]
+    assert [v.id for v in ours.variants] == ["neutral"] and ours.delivery_modes == ("user_role",)
+    assert theirs.content_hash == ours.content_hash
+    whole = plan.planned_suite(RunOptions(suite_id="full"))
+    assert narrowed_suite("full").content_hash == whole.content_hash
+    assert len(whole.scenarios) > 3 and len(whole.variants) == 2
 
 
 def test_the_cli_and_the_library_share_one_suite_default() -> None:

@@ -20,8 +20,5 @@ def narrowed_suite(
     suite_id: str, *, variants: Names = "", modes: Names = "", scenarios: Names = ""
 ) -> Suite:
     """The suite as `aib run --scenarios … --variants … --modes …` narrows it."""
-    variants, modes, scenarios = as_text(variants), as_text(modes), as_text(scenarios)
-    suite = load_suite(suite_id)
-    if split_list(scenarios):
-        suite = suite.subset(split_list(scenarios))
-    return suite.select(Selection.parse(None, variants, modes))
+    selection = Selection.parse(None, as_text(variants), as_text(modes))
+    return load_suite(suite_id).narrowed(split_list(as_text(scenarios)), selection)

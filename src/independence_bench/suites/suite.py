@@ -283,6 +283,12 @@ class Suite(_Frozen):
         chosen = tuple(x for x in self.scenarios if x.id in set(scenario_ids))
         return Suite(**fields, scenarios=chosen)
 
+    def narrowed(self, scenario_ids: Sequence[str], selection: Selection) -> Suite:
+        """The suite as `aib run --scenarios … --experiments … --variants … --modes …` and an
+        Inspect task's parameters narrow it: to `scenario_ids` when any, then to `selection`."""
+        suite = self.subset(scenario_ids) if scenario_ids else self
+        return suite.select(selection)
+
     def select(self, selection: Selection) -> Suite:
         """The suite narrowed to `selection`; like `subset` it has its own content hash."""
         if not selection.active:

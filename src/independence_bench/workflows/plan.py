@@ -110,7 +110,7 @@ def plan_run(options: RunOptions) -> RunPlan:
     """The run `options` ask for, planned once: the suite loaded once and narrowed, what the
     selection leaves out of it, every model role on its endpoint, and the runs per model."""
     whole = load_suite(options.suite_id)
-    suite = _narrowed(whole, options)
+    suite = whole.narrowed(options.scenarios, options.selection)
     specs, judge = resolve_models(options)
     return RunPlan(
         suite=suite,
@@ -124,13 +124,7 @@ def plan_run(options: RunOptions) -> RunPlan:
 
 def planned_suite(options: RunOptions) -> Suite:
     """The suite `options` ask for, narrowed by `--scenarios` and the selectors."""
-    return _narrowed(load_suite(options.suite_id), options)
-
-
-def _narrowed(suite: Suite, options: RunOptions) -> Suite:
-    if options.scenarios:
-        suite = suite.subset(options.scenarios)
-    return suite.select(options.selection)
+    return load_suite(options.suite_id).narrowed(options.scenarios, options.selection)
 
 
 def offline_run(options: RunOptions) -> bool:
