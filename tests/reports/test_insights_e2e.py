@@ -291,7 +291,10 @@ def test_analyses_read_the_store_only(stores: Stores, aib: Any) -> None:
         (("compare", FIRM, CAVING, "--judge", "ghost"), "no judgments by 'ghost'"),
         (("leaderboard", "--judges", f"{JUDGE},ghost"), "no judgments by 'ghost'"),
         (("leaderboard", "--judge", JUDGE, "--judges", FLAKY), "either --judge or --judges"),
-        (("judges", "--judges", "ghost"), "no scored judgments by ghost in suite v2"),
+        (
+            ("judges", "--judges", f"{JUDGE},ghost"),
+            f"no scored judgments by ghost in suite v2; judges present: {JUDGE}, {FLAKY}\n",
+        ),
         (("items", "--suite", "full"), "the store has no runs of suite 'full'"),
         (("configs",), "config analysis needs a suite with several, such as 'full'"),
     ],

@@ -88,8 +88,10 @@ def test_reference_table_and_errors(store: tuple[Path, MockServer], aib: Any) ->
     assert "Spearman ρ" in table.out and "Judge − ref." in table.out
     assert "paired, 1,000 resamples, seed 0" in table.out
     missing = aib("judges", "--reference", "nobody", "--data-dir", str(data))
-    assert missing.code == 2 and "no scored judgments by nobody" in missing.err
-    assert REFERENCE in missing.err
+    assert missing.code == 2 and missing.err == (
+        "aib: error: no scored judgments by nobody in suite v2; "
+        f"judges present: {REFERENCE}, {LENIENT}\n"
+    )
     alone = aib("judges", "--reference", REFERENCE, "--judges", REFERENCE, "--data-dir", str(data))
     assert alone.code == 2 and "no other judge scored the items" in alone.err
 

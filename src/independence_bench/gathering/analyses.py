@@ -28,7 +28,12 @@ from independence_bench.errors import UserError
 from independence_bench.gathering.adaptivity import Adaptivity, adaptivity_of
 from independence_bench.gathering.options import AnalysisOptions
 from independence_bench.gathering.standings import Standing, judge_standing, store_judge_note
-from independence_bench.scoring.results import SuiteResults, load_results, scored_items
+from independence_bench.scoring.results import (
+    SuiteResults,
+    judge_counts,
+    load_results,
+    scored_items,
+)
 from independence_bench.stats.agreement import (
     ArmReading,
     JudgeCalibration,
@@ -64,11 +69,25 @@ def _load(store: Store, options: AnalysisOptions) -> SuiteResults:
         store, suite_id=options.suite_id, judge=options.judge, judges=options.judges
     )
     if not results.scored:
-        raise UserError(
-            f"suite {results.suite_id} has no scored judgments yet; judge it with "
-            "'aib judge --judge MODEL'"
-        )
+        raise _nothing_scored(results.suite_id)
     return results
+
+
+def _nothing_scored(suite_id: str) -> UserError:
+    return UserError(
+        f"suite {suite_id} has no scored judgments yet; judge it with 'aib judge --judge MODEL'"
+    )
+
+
+def _check_judged(suite_id: str, judged: Mapping[str, int], asked: Sequence[str]) -> None:
+    """Each judge `asked` for has scored judgments in the suite (`judged`: `judge_counts`);
+    else the line that names the judges present."""
+    unknown = [judge for judge in asked if judge not in judged]
+    if unknown:
+        raise UserError(
+            f"no scored judgments by {', '.join(unknown)} in suite {suite_id}; "
+            f"judges present: {', '.join(sorted(judged)) or 'none'}"
+        )
 
 
 def _judge_text(results: SuiteResults) -> str:
@@ -96,23 +115,11 @@ class JudgesReport:
 def judges_report(store: Store, options: AnalysisOptions) -> JudgesReport:
     """Every judge (or the `options.judges`) of one suite compared on the same transcripts."""
     everything = load_results(store, suite_id=options.suite_id, judge=None)
-    judged: dict[str, int] = {}
-    for judgment in everything.judgments:
-        if judgment.status == "scored" and judgment.repeat == 0:
-            judged[judgment.judge_model] = judged.get(judgment.judge_model, 0) + 1
-    present = sorted(judged)
-    if not present:
-        raise UserError(
-            f"suite {everything.suite_id} has no scored judgments yet; judge it with "
-            "'aib judge --judge MODEL'"
-        )
-    chosen = tuple(dict.fromkeys(options.judges)) or tuple(present)
-    unknown = [judge for judge in chosen if judge not in judged]
-    if unknown:
-        raise UserError(
-            f"no scored judgments by {', '.join(unknown)} in suite {everything.suite_id}; "
-            f"judges present: {', '.join(present)}"
-        )
+    judged = judge_counts(everything.judgments)
+    if not judged:
+        raise _nothing_scored(everything.suite_id)
+    chosen = tuple(dict.fromkeys(options.judges)) or tuple(sorted(judged))
+    _check_judged(everything.suite_id, judged, chosen)
     scored = scored_items(list(everything.items), list(everything.judgments), set(chosen))
     try:
         comparison = compare_judges(scored, everything.formula, chosen, read_label=parse_label)
@@ -277,17 +284,10 @@ def calibration_report(store: Store, options: AnalysisOptions, reference: str) -
     """Every judge of the suite (or `options.judges`) against `reference` on shared items, with
     alpha's resampling (`Resampling.for_alpha`) of the options'."""
     everything = load_results(store, suite_id=options.suite_id, judge=None)
-    present = sorted(
-        {j.judge_model for j in everything.judgments if j.status == "scored" and not j.repeat}
-    )
+    judged = judge_counts(everything.judgments)
     wanted = tuple(dict.fromkeys(options.judges))
-    unknown = [judge for judge in (reference, *wanted) if judge not in present]
-    if unknown:
-        raise UserError(
-            f"no scored judgments by {', '.join(unknown)} in suite {everything.suite_id}; "
-            f"judges present: {', '.join(present) or 'none'}"
-        )
-    chosen = {reference, *(wanted or present)}
+    _check_judged(everything.suite_id, judged, (reference, *wanted))
+    chosen = {reference, *(wanted or judged)}
     scored = scored_items(list(everything.items), list(everything.judgments), chosen)
     resampling = options.resampling.for_alpha()
     found = calibrate_judges(scored, reference, everything.formula, wanted, resampling=resampling)
