@@ -287,6 +287,19 @@ def test_import_stores_every_turn_verdict_and_name(tree: Path, aib: Any) -> None
         )
         assert request["messages"] == source["request_messages"]
         assert request["messages"][2]["tool_calls"][0]["function"]["name"] == TOOL
+        # The stored request is a request of ours (`request_keys.request_record`) and its source.
+        assert {k: v for k, v in request.items() if k != "messages"} == {
+            "model": "acme/parrot-2",
+            "tools": [],
+            "temperature": 0.7,
+            "max_tokens": None,
+            "reasoning_effort": "none",
+            "provider_order": ["fastprov"],
+            "seed": None,
+            "response_schema": None,
+            "imported_from": f"{FOLDER}/run_1/resistance/strong_independence/tool_role/rs01.json",
+            "metadata": source.get("metadata"),
+        }
         completion = store.get_completion(second.completion_key)
         assert completion is not None
         assert (completion.content, completion.reasoning, completion.finish_reason) == (

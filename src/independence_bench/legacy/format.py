@@ -21,10 +21,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from independence_bench.clients.protocol import Completion, ToolCall
+from independence_bench.clients.protocol import Completion, CompletionRequest, ToolCall
 from independence_bench.conversations.conversation import TOOL_NAME
 from independence_bench.engine.admission import Refused, admit_scores, admit_text
-from independence_bench.engine.request_keys import digest
+from independence_bench.engine.request_keys import digest, request_record
 from independence_bench.store.store import TurnRecord, Verdict
 from independence_bench.text.import_files import (
     TURN_FILE_CAP,
@@ -325,19 +325,18 @@ def legacy_request_of_turn(config: LegacyConfig, turn: TurnFile) -> dict[str, An
     requests `aib run` sends).
 
     The earlier implementation did not record the tool definitions it offered, so ``tools``
-    is empty; the messages still carry every tool call and tool result.
+    is empty; the messages still carry every tool call and tool result. The record is
+    `request_keys.request_record`'s, as for a request of ours, with where it came from.
     """
-    effort = config.reasoning_effort
+    request = CompletionRequest(
+        model=config.model_id,
+        messages=tuple(turn.data["request_messages"]),
+        temperature=config.temperature,
+        reasoning_effort=config.reasoning_effort,
+        provider_order=config.provider,
+    )
     return {
-        "model": config.model_id,
-        "messages": list(turn.data["request_messages"]),
-        "tools": [],
-        "temperature": config.temperature,
-        "max_tokens": None,
-        "reasoning_effort": effort,
-        "provider_order": list(config.provider),
-        "seed": None,
-        "response_schema": None,
+        **request_record(request),
         "imported_from": turn.rel,
         "metadata": turn.data.get("metadata"),
     }
