@@ -6,7 +6,7 @@ import pytest
 
 from independence_bench.clients.config import LabelParts, parse_label
 from independence_bench.errors import UserError
-from independence_bench.scoring.scoring import ScoredItem
+from independence_bench.scoring.scoring import ScoredItem, ScoredSet
 from independence_bench.stats.analysis import (
     analyse_configs,
     compare_judges,
@@ -85,7 +85,7 @@ def test_leaderboard_for_one_judge() -> None:
         *v1_items("c/one-run", runs=1),
         *[i for i in v1_items("d/no-resistance") if i.kind != "resistance"],
     ]
-    board = rank_models(items, "v1", resampling=Resampling(300, 1))
+    board = rank_models(ScoredSet(items, "v1"), resampling=Resampling(300, 1))
     assert [row.model for row in board.rows] == [
         "a/strong",
         "c/one-run",
@@ -115,10 +115,10 @@ def test_leaderboard_for_one_judge() -> None:
 def test_leaderboard_needs_a_judge_choice_when_several_judged() -> None:
     items = [*v1_items("a/m"), *v1_items("a/m", judge="anthropic/judge")]
     with pytest.raises(UserError, match="several judges"):
-        rank_models(items, "v1", resampling=Resampling(10))
+        rank_models(ScoredSet(items, "v1"), resampling=Resampling(10))
     with pytest.raises(UserError, match="no judgments by google/judge"):
-        rank_models(items, "v1", ["google/judge"], resampling=Resampling(10))
-    one = rank_models(items, "v1", ["anthropic/judge"], resampling=Resampling(10))
+        rank_models(ScoredSet(items, "v1", ["google/judge"]), resampling=Resampling(10))
+    one = rank_models(ScoredSet(items, "v1", ["anthropic/judge"]), resampling=Resampling(10))
     assert one.judges == ("anthropic/judge",)
 
 
@@ -136,9 +136,8 @@ def test_panel_averages_judges_per_item_and_reports_agreement() -> None:
         if i.model == "a/m" and i.run == 1 and i.kind == "stability"
     ]
     assert stab == [9.0, 5.0, 7.0]
-    board = rank_models(
-        items, "v1", ["openai/judge", "anthropic/judge"], resampling=Resampling(100)
-    )
+    panel = ScoredSet(items, "v1", ["openai/judge", "anthropic/judge"])
+    board = rank_models(panel, resampling=Resampling(100))
     assert board.rows[0].index == pytest.approx(index_v1(2, 7))
     assert set(board.agreement) == {*TRAITS, "resistance", "stability"}
     # stability units, one per item, one normalised value per judge; both runs are alike
@@ -173,7 +172,7 @@ def test_judge_comparison_spread_and_self_preference() -> None:
         *v1_items("meta/m", "openai/judge", stability=(5,)),
         *v1_items("meta/m", "anthropic/judge", stability=(5,)),
     ]
-    table = compare_judges(items, "v1", read_label=parse_label)
+    table = compare_judges(ScoredSet(items, "v1"), read_label=parse_label)
     assert table.judges == ("anthropic/judge", "openai/judge")
     assert table.index["openai/m"] == {
         "anthropic/judge": pytest.approx(93.0),
@@ -193,7 +192,9 @@ def test_setting_comparison_is_paired_against_the_bare_base() -> None:
         *v1_items("x-ai/grok@low-t0.7", stability=(10, 6, 8), resistance=1),
         *v1_items("openai/solo"),
     ]
-    effects = compare_settings(items, "v1", read_label=parse_label, resampling=Resampling(200))
+    effects = compare_settings(
+        ScoredSet(items, "v1"), read_label=parse_label, resampling=Resampling(200)
+    )
     assert [(e.label, e.reference) for e in effects] == [
         ("x-ai/grok+fireworks", "x-ai/grok"),
         ("x-ai/grok@low-t0.7", "x-ai/grok"),
@@ -215,7 +216,7 @@ def test_item_difficulty_shows_ceilings_and_discrimination() -> None:
         *v1_items("b/m", stability=(10, 5), resistance=1),
         *v1_items("c/m", stability=(10, 1), resistance=0),
     ]
-    table = {(row.kind, row.scenario_id): row for row in item_difficulty(items, "v1")}
+    table = {(row.kind, row.scenario_id): row for row in item_difficulty(ScoredSet(items, "v1"))}
     ceiling = table[("stability", "st_0")]
     assert ceiling.mean_score == 1.0 and ceiling.discrimination is None
     assert ceiling.top_minus_bottom == 0.0
@@ -242,7 +243,8 @@ def test_config_cells_against_the_neutral_user_role_baseline() -> None:
                 model, stability=stability, resistance=resistance, variant=variant, mode=mode
             )
     cells = {
-        (c.variant, c.mode): c for c in analyse_configs(items, "v1", resampling=Resampling(300))
+        (c.variant, c.mode): c
+        for c in analyse_configs(ScoredSet(items, "v1"), resampling=Resampling(300))
     }
     base = cells[("neutral", "user_role")]
     # mean of a (30 + 35 + 28) and b (30 + 17.5 + 28)
@@ -268,7 +270,9 @@ def test_a_suite_of_one_delivery_mode_compares_with_neutral_in_that_mode() -> No
     for variant, shift in (("neutral", 0), ("strong_independence", 2)):
         stability = tuple(s - shift for s in (10, 6, 8))
         items += v1_items("a/m", stability=stability, variant=variant, mode="tool_role")
-    cells = {c.variant: c for c in analyse_configs(items, "v1", resampling=Resampling(50))}
+    cells = {
+        c.variant: c for c in analyse_configs(ScoredSet(items, "v1"), resampling=Resampling(50))
+    }
     assert cells["neutral"].mode == "tool_role" and cells["neutral"].vs_baseline is None
     gap = cells["strong_independence"].vs_baseline
     assert gap is not None and gap.value == pytest.approx(-7.0)  # two points on each stability
@@ -276,9 +280,8 @@ def test_a_suite_of_one_delivery_mode_compares_with_neutral_in_that_mode() -> No
 
 def test_config_analysis_needs_the_baseline_cell() -> None:
     with pytest.raises(UserError, match="baseline cell neutral \\+ user_role"):
-        analyse_configs(
-            v1_items("a/m", variant="strong_independence"), "v1", resampling=Resampling(10)
-        )
+        only = v1_items("a/m", variant="strong_independence")
+        analyse_configs(ScoredSet(only, "v1"), resampling=Resampling(10))
 
 
 def test_judges_sharing_no_item_say_so() -> None:

@@ -10,6 +10,7 @@ from test_analysis import TRAITS, v1_items
 
 from independence_bench.gathering.analyses import ItemsReport
 from independence_bench.reports.analyses import items_json, render_items
+from independence_bench.scoring.scoring import ScoredSet
 from independence_bench.stats.analysis import MetricDiscrimination, item_difficulty, rest_index
 
 
@@ -26,7 +27,7 @@ def _three_models() -> list:
 
 
 def test_every_model_at_the_maximum_is_a_ceiling_without_a_correlation() -> None:
-    rows = _by_scenario(item_difficulty(_three_models(), "v1"))
+    rows = _by_scenario(item_difficulty(ScoredSet(_three_models(), "v1")))
     ceiling = rows["st_0"]["stability"]
     assert (ceiling.n_models, ceiling.share_at_max, ceiling.sd, ceiling.spread) == (3, 1.0, 0, 0)
     assert ceiling.item_rest is None and ceiling.ceilinged
@@ -35,7 +36,7 @@ def test_every_model_at_the_maximum_is_a_ceiling_without_a_correlation() -> None
 
 
 def test_a_separating_scenario_has_its_spread_and_item_rest_correlation() -> None:
-    rows = _by_scenario(item_difficulty(_three_models(), "v1"))
+    rows = _by_scenario(item_difficulty(ScoredSet(_three_models(), "v1")))
     separating = rows["st_1"]["stability"]  # means 0.9, 0.5, 0.1
     assert separating.share_at_max == 0.0 and not separating.ceilinged
     assert separating.sd == pytest.approx(math.sqrt(0.32 / 3))
@@ -60,13 +61,15 @@ def test_item_rest_leaves_the_scenario_out_of_the_total() -> None:
     # the uncorrected index it correlates perfectly, against the rest of the index not at all.
     items = [*v1_items("a/m", stability=(9,)), *v1_items("b/m", stability=(5,))]
     items += v1_items("c/m", stability=(2,))
-    (row,) = [d for d in item_difficulty(items, "v1") if d.scenario_id == "st_0"]
+    (row,) = [d for d in item_difficulty(ScoredSet(items, "v1")) if d.scenario_id == "st_0"]
     assert row.discrimination == pytest.approx(1.0)
     assert row.metrics[0].item_rest is None
 
 
 def test_terminal_and_json_show_undefined_as_a_dash_not_nan() -> None:
-    report = ItemsReport("v1", "openai/judge", tuple(item_difficulty(_three_models(), "v1")))
+    report = ItemsReport(
+        "v1", "openai/judge", tuple(item_difficulty(ScoredSet(_three_models(), "v1")))
+    )
     out = render_items(report)
     assert "Discrimination per metric" in out and "nan" not in out.lower()
     (line,) = [row for row in out.splitlines() if "st_0" in row and "Stability" in row]

@@ -34,6 +34,7 @@ from independence_bench.scoring.results import (
     load_results,
     scored_items,
 )
+from independence_bench.scoring.scoring import ScoredSet
 from independence_bench.stats.agreement import (
     ArmReading,
     JudgeCalibration,
@@ -122,7 +123,9 @@ def judges_report(store: Store, options: AnalysisOptions) -> JudgesReport:
     _check_judged(everything.suite_id, judged, chosen)
     scored = scored_items(list(everything.items), list(everything.judgments), set(chosen))
     try:
-        comparison = compare_judges(scored, everything.formula, chosen, read_label=parse_label)
+        comparison = compare_judges(
+            ScoredSet(scored, everything.formula, chosen), read_label=parse_label
+        )
     except ValueError as exc:  # a model label the label grammar cannot read
         raise UserError(str(exc)) from None
     alpha = options.resampling.for_alpha()
@@ -199,11 +202,7 @@ def settings_of(results: SuiteResults, options: AnalysisOptions) -> SettingsRepo
     """`settings_report` of results already loaded (the report has them)."""
     try:
         effects = compare_settings(
-            results.scored,
-            results.formula,
-            results.judges,
-            read_label=parse_label,
-            resampling=options.resampling,
+            results.scored_set, read_label=parse_label, resampling=options.resampling
         )
     except ValueError as exc:  # a model label the label grammar cannot read
         raise UserError(str(exc)) from None
@@ -219,7 +218,7 @@ class ItemsReport(SuiteAnalysis):
 def items_report(store: Store, options: AnalysisOptions) -> ItemsReport:
     """Per scenario: mean normalised score over models and how well it separates them."""
     results = _load(store, options)
-    table = item_difficulty(results.scored, results.formula, results.judges)
+    table = item_difficulty(results.scored_set)
     table.sort(key=lambda d: (-d.mean_score, d.kind, d.scenario_id))
     return ItemsReport(results.suite_id, _judge_text(results), tuple(table))
 
@@ -244,13 +243,7 @@ def configs_report(store: Store, options: AnalysisOptions) -> ConfigsReport:
             "config analysis needs a suite with several, such as 'full'"
         )
     baseline = config_baseline(cells)
-    found = analyse_configs(
-        results.scored,
-        results.formula,
-        results.judges,
-        baseline=baseline,
-        resampling=options.resampling,
-    )
+    found = analyse_configs(results.scored_set, baseline=baseline, resampling=options.resampling)
     return ConfigsReport(
         results.suite_id, _judge_text(results), options.method, tuple(found), baseline
     )

@@ -92,13 +92,7 @@ def refuse_unscored_only(store: Store, judges: Sequence[str]) -> None:
 
 def leaderboard_of(results: SuiteResults, *, resampling: Resampling = Resampling()) -> Leaderboard:
     """`load_leaderboard` of results already read from the store."""
-    board = rank_models(
-        results.scored,
-        results.formula,
-        results.judges,
-        suite_id=results.suite_id,
-        resampling=resampling,
-    )
+    board = rank_models(results.scored_set, suite_id=results.suite_id, resampling=resampling)
     items_per_model: dict[str, int] = defaultdict(int)
     runs_per_model: dict[str, set[int]] = defaultdict(set)
     for item in results.items:

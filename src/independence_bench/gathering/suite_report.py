@@ -24,7 +24,7 @@ from independence_bench.scoring.results import judge_counts, load_results, score
 from independence_bench.scoring.scoring import (
     METRIC_KEYS,
     ItemMetrics,
-    ScoredItem,
+    ScoredSet,
     get_formula,
     item_metrics,
     measure_items,
@@ -281,12 +281,10 @@ def build_suite_report(
         selection=selection,
         models=scope.models,
     )
-    board = rank_models(
-        results.scored,
-        results.formula,
-        suite_id=results.suite_id,
-        resampling=scope.resampling,
-    )
+    # No judges named: the report reads what its one judge scored, so a judge asked for that
+    # scored nothing gives an empty report rather than an error.
+    scored = ScoredSet(results.scored, results.formula)
+    board = rank_models(scored, suite_id=results.suite_id, resampling=scope.resampling)
     rows = {row.model: row for row in board.rows}
     labels = {item.run.model_label for item in results.items}
     order = [row.model for row in board.rows] + sorted(labels - set(rows))
@@ -364,8 +362,8 @@ def build_suite_report(
         leaderboard=board,
         models=tuple(models),
         judged=judged,
-        difficulty=tuple(item_difficulty(results.scored, results.formula)),
-        configs=tuple(_config_cells(results.scored, results.formula, scope.resampling)),
+        difficulty=tuple(item_difficulty(scored)),
+        configs=tuple(_config_cells(scored, scope.resampling)),
         judge_cost=stored_cost(store, judge_keys),
         selection=selection,
         left_out=results.left_out,
@@ -400,14 +398,12 @@ def item_metrics_of(item: ItemRecord, judgment: JudgmentRecord) -> dict[str, flo
         return {}
 
 
-def _config_cells(
-    scored: Sequence[ScoredItem], formula: str, resampling: Resampling
-) -> list[ConfigCell]:
-    cells = {(item.variant, item.mode) for item in scored}
+def _config_cells(scored: ScoredSet, resampling: Resampling) -> list[ConfigCell]:
+    cells = {(item.variant, item.mode) for item in scored.items}
     if len(cells) < 2:
         return []
     try:
-        return analyse_configs(scored, formula, resampling=resampling)
+        return analyse_configs(scored, resampling=resampling)
     except UserError:
         return []  # no baseline cell (neutral + user_role) to compare against
 

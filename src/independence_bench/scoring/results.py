@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from independence_bench.errors import UserError
-from independence_bench.scoring.scoring import ScoredItem
+from independence_bench.scoring.scoring import ScoredItem, ScoredSet
 from independence_bench.store.store import ItemRecord, JudgmentRecord, Store
 from independence_bench.suites.selection import EVERYTHING, Selection
 from independence_bench.suites.suite import available_suites, suite_formula
@@ -82,6 +82,11 @@ class SuiteResults:
     selection: Selection = EVERYTHING
     left_out: tuple[str, ...] = ()
     """Experiments of the suite that `selection` excludes: with any, there is no index."""
+
+    @property
+    def scored_set(self) -> ScoredSet:
+        """`scored` under the suite's formula and its judge (or panel), as the analyses take it."""
+        return ScoredSet(self.scored, self.formula, self.judges)
 
 
 def scored_item(item: ItemRecord, judgment: JudgmentRecord) -> ScoredItem:

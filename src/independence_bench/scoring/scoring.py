@@ -94,6 +94,19 @@ class ScoredItem(ItemPlace):
 
 
 @dataclass(frozen=True)
+class ScoredSet:
+    """What an analysis of `stats.analysis` is asked of: scored items, the index formula they
+    are scored by, and whose judgments count.
+
+    `judges`: none (the items must come from one judge), one (its judgments only), or several
+    (a *panel*: each item's metrics are the mean over the judges that scored it)."""
+
+    items: Sequence[ScoredItem]
+    formula: str
+    judges: Sequence[str] = ()
+
+
+@dataclass(frozen=True)
 class ItemMetrics(ItemPlace):
     """The metrics one item contributes, detached from its judge (a panel averages judges)."""
 

@@ -2,8 +2,8 @@
 setting comparisons, item difficulty and config cells (`_tables`), and each scenario's
 per-metric discrimination (`_discrimination`).
 
-Every function takes the stored `ScoredItem`s and a formula; nothing here reads the store or
-calls a model.
+Every analysis takes a `scoring.ScoredSet` (the stored `ScoredItem`s, their formula and whose
+judgments count); nothing here reads the store or calls a model.
 """
 
 from independence_bench.stats.analysis._discrimination import (

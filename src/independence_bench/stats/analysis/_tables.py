@@ -1,9 +1,9 @@
 """Analysis: the tables a user reads, computed as pure functions of judged items.
 
-Every function takes the stored `ScoredItem`s and a formula, and a choice of judges: none (the
-items must come from one judge), one (its judgments only), or several (a *panel*: each item's
-metrics are the mean over the judges that scored it). Only first judgments (``repeat == 0``)
-count; repeats are for `agreement.retest_agreement`. Nothing here calls a model.
+Every analysis takes a `scoring.ScoredSet`: the stored `ScoredItem`s, a formula, and a choice
+of judges: none (the items must come from one judge), one (its judgments only), or several (a
+*panel*: each item's metrics are the mean over the judges that scored it). Only first judgments
+(``repeat == 0``) count; repeats are for `agreement.retest_agreement`. Nothing here calls a model.
 
 - `rank_models`: index, intervals, rank and rank interval per model.
 - `compare_judges`: index per model per judge, spread, and each judge's self-preference.
@@ -31,6 +31,7 @@ from independence_bench.scoring.scoring import (
     ItemMetrics,
     Place,
     ScoredItem,
+    ScoredSet,
     measure_items,
     normalised_item_metrics,
     normalised_metrics,
@@ -217,15 +218,11 @@ def sort_rows(rows: Iterable[LeaderboardRow]) -> tuple[LeaderboardRow, ...]:
 
 
 def rank_models(
-    items: Sequence[ScoredItem],
-    formula: str,
-    judges: Sequence[str] = (),
-    *,
-    suite_id: str = "",
-    resampling: Resampling = Resampling(),
+    scored: ScoredSet, *, suite_id: str = "", resampling: Resampling = Resampling()
 ) -> Leaderboard:
     """The leaderboard for one judge or a panel; see `bootstrap.bootstrap_models`."""
-    chosen = _chosen_judges(items, judges)
+    items, formula = scored.items, scored.formula
+    chosen = _chosen_judges(items, scored.judges)
     results = bootstrap_models(panel_items(items, chosen), formula, resampling=resampling)
     rows = [
         LeaderboardRow(
@@ -263,16 +260,12 @@ class JudgeComparison:
     """judge -> mean over its own family's models of (its index − the other judges' mean)."""
 
 
-def compare_judges(
-    items: Sequence[ScoredItem],
-    formula: str,
-    judges: Sequence[str] = (),
-    *,
-    read_label: LabelReader,
-) -> JudgeComparison:
-    """Index per model per judge, spread across judges, and self-preference per judge (a judge's
-    family and its models' by `read_label`)."""
-    chosen = tuple(judges) or judges_of(items)
+def compare_judges(scored: ScoredSet, *, read_label: LabelReader) -> JudgeComparison:
+    """Index per model per judge (each of `scored.judges` on its own, not as a panel), spread
+    across judges, and self-preference per judge (a judge's family and its models' by
+    `read_label`)."""
+    items, formula = scored.items, scored.formula
+    chosen = tuple(scored.judges) or judges_of(items)
     index: dict[str, dict[str, float | None]] = defaultdict(dict)
     for judge in _chosen_judges(items, chosen):
         for model, score in score_models(panel_items(items, [judge]), formula).items():
@@ -315,17 +308,13 @@ class SettingEffect:
 
 
 def compare_settings(
-    items: Sequence[ScoredItem],
-    formula: str,
-    judges: Sequence[str] = (),
-    *,
-    read_label: LabelReader,
-    resampling: Resampling = Resampling(),
+    scored: ScoredSet, *, read_label: LabelReader, resampling: Resampling = Resampling()
 ) -> list[SettingEffect]:
     """For each base model with several labels (read by `read_label`): every label against the
     one with the fewest settings (the bare base id when present), as a paired difference in
     index."""
-    chosen = _chosen_judges(items, judges)
+    items, formula = scored.items, scored.formula
+    chosen = _chosen_judges(items, scored.judges)
     by_base: dict[str, list[str]] = defaultdict(list)
     for model in sorted({item.model for item in items if item.judge in chosen}):
         by_base[read_label(model).base].append(model)
@@ -365,13 +354,12 @@ class ItemDifficulty:
     """Each metric the scenario feeds: share at its maximum, spread, item–rest correlation."""
 
 
-def item_difficulty(
-    items: Sequence[ScoredItem], formula: str, judges: Sequence[str] = ()
-) -> list[ItemDifficulty]:
+def item_difficulty(scored: ScoredSet) -> list[ItemDifficulty]:
     """Per scenario and kind, from each model's mean normalised item score; ceilinged
     scenarios show a mean near 1 and no discrimination. Each row carries its per-metric
     discrimination (`_discrimination.metric_discrimination`)."""
-    measured = panel_items(items, judges)
+    formula = scored.formula
+    measured = panel_items(scored.items, scored.judges)
     per_metric = metric_discrimination(measured, formula)
     indexes = {m: s.index for m, s in score_models(measured, formula).items()}
     scores: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
@@ -433,9 +421,7 @@ def config_baseline(cells: Collection[tuple[str, str]]) -> tuple[str, str]:
 
 
 def analyse_configs(
-    items: Sequence[ScoredItem],
-    formula: str,
-    judges: Sequence[str] = (),
+    scored: ScoredSet,
     *,
     baseline: tuple[str, str] | None = None,
     resampling: Resampling = Resampling(),
@@ -447,7 +433,8 @@ def analyse_configs(
     so a cell's difference from the baseline (`config_baseline` unless given) is paired.
     Models with one run get no interval.
     """
-    measured = panel_items(items, judges)
+    formula = scored.formula
+    measured = panel_items(scored.items, scored.judges)
     cells = sorted({(item.variant, item.mode) for item in measured})
     baseline = baseline or config_baseline(cells)
     if baseline not in cells:
