@@ -168,11 +168,12 @@ class Engine:
         key, record, encoded = keyed_record(request, sample=sample)
         while True:
             self.stop.check()
-            cached = self.held.get(key) or self.store.get_completion(key)
+            cached = self.held.get(key)
             try:
                 if cached is None:
-                    # Another process may be sending this very call: wait for its reply, or
-                    # claim it.
+                    # Stored already, or another process may be sending this very call: the
+                    # claim's look finds its reply (or waits for it), else claims it. No look
+                    # of its own before: it would be the claim's first check made twice.
                     cached = await claim_or_wait(
                         self.claims, key, self.stop.check, attempt=self.batches.attempt
                     )

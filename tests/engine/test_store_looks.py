@@ -1,0 +1,77 @@
+"""A call costs one look at the store before it is sent: the claim's (`Claims.attempt_many`,
+gathered per wave), which finds a stored reply as well as a claim; the engine makes no look
+of its own before it (`Engine._complete`)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from independence_bench.clients.config import ModelSpec
+from independence_bench.clients.endpoints import ClientPool
+from independence_bench.clients.protocol import Completion
+from independence_bench.engine.engine import Engine, RunPlan, RunSummary
+from independence_bench.store.claims import Claims
+from independence_bench.store.store import Store
+from independence_bench.suites.suite import load_suite
+from support.mock_server import MockConfig, MockServer
+from support.store_views import connect
+
+
+def _run(server: MockServer, data: Path) -> RunSummary:
+    suite = load_suite("v2").subset(["direct", "negotiation"])
+
+    async def run() -> RunSummary:
+        pool = ClientPool(env={}, concurrency=16)
+        subjects = tuple(
+            ModelSpec(id="scripted-firm", label=f"m{i}", base_url=server.base_url, seed=i)
+            for i in range(2)
+        )
+        judge = ModelSpec(id="scripted-judge", label="judge", base_url=server.base_url)
+        try:
+            with Store(data) as store:
+                plan = RunPlan(suite=suite, models=subjects, judge=judge, runs=1)
+                return await Engine(store, pool).run(plan)
+        finally:
+            await pool.aclose()
+
+    return asyncio.run(run())
+
+
+def test_a_call_is_looked_up_only_by_its_claim(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    looked: list[str] = []
+    checked: list[str] = []
+    real_get, real_attempt = Store.get_completion, Claims.attempt_many
+
+    def get_completion(self: Store, key: str) -> Completion | None:
+        looked.append(key)
+        return real_get(self, key)
+
+    def attempt_many(self: Claims, keys: Any) -> Any:
+        checked.extend(keys)
+        return real_attempt(self, keys)
+
+    monkeypatch.setattr(Store, "get_completion", get_completion)
+    monkeypatch.setattr(Claims, "attempt_many", attempt_many)
+    with MockServer(MockConfig(latency_s=0.02)) as server:
+        first = _run(server, tmp_path)
+        sent = server.seen.request_count
+        assert first.calls == sent > 0
+        # Every call went through the claim's check, and nothing was looked up alone.
+        assert sorted(checked) == sorted(set(checked)) and len(checked) == sent
+        assert looked == []
+        checked.clear()
+        with connect(tmp_path) as db:  # every reply stored, no conversation or verdict
+            db.execute("DELETE FROM judgments")
+            db.execute("DELETE FROM items")
+            db.commit()
+        again = _run(server, tmp_path)
+        assert server.seen.request_count == sent  # nothing paid twice
+    # The stored replies are found by the claim's look, each read once.
+    assert again.calls == 0 and again.cached_calls == sent
+    assert sorted(looked) == sorted(checked) and len(looked) == sent
