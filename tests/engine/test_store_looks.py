@@ -1,6 +1,8 @@
-"""A call costs one look at the store before it is sent: the claim's (`Claims.attempt_many`,
-gathered per wave), which finds a stored reply as well as a claim; the engine makes no look
-of its own before it (`Engine._complete`)."""
+"""What the engine reads from the store per call and per conversation: a call costs one look
+before it is sent, the claim's (`Claims.attempt_many`, gathered per wave), which finds a stored
+reply as well as a claim (`Engine._complete` makes no look of its own before it); a
+conversation just stored is judged as it was written, which is what the store holds, without
+reading it back."""
 
 from __future__ import annotations
 
@@ -15,8 +17,9 @@ from independence_bench.clients.endpoints import ClientPool
 from independence_bench.clients.protocol import Completion
 from independence_bench.engine.engine import Engine, RunPlan, RunSummary
 from independence_bench.store.claims import Claims
-from independence_bench.store.store import Store
+from independence_bench.store.store import ItemRecord, Store
 from independence_bench.suites.suite import load_suite
+from independence_bench.text.lossless import has_surrogates
 from support.mock_server import MockConfig, MockServer
 from support.store_views import connect
 
@@ -75,3 +78,31 @@ def test_a_call_is_looked_up_only_by_its_claim(
     # The stored replies are found by the claim's look, each read once.
     assert again.calls == 0 and again.cached_calls == sent
     assert sorted(looked) == sorted(checked) and len(looked) == sent
+
+
+def test_the_judge_reads_the_transcript_as_stored_without_reading_it_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A hostile server's replies (lone surrogates, NUL, escapes, bytes not UTF-8): the item
+    # each judgment gets is the stored row, equal field for field, and no item is read back.
+    judged: list[ItemRecord] = []
+    read_back: list[str] = []
+    real_judge, real_get = Engine.judge_item, Store.get_item
+
+    async def judge_item(self: Engine, item: ItemRecord, *args: Any) -> None:
+        judged.append(item)
+        await real_judge(self, item, *args)
+
+    def get_item(self: Store, item_id: str) -> ItemRecord | None:
+        read_back.append(item_id)
+        return real_get(self, item_id)
+
+    monkeypatch.setattr(Engine, "judge_item", judge_item)
+    monkeypatch.setattr(Store, "get_item", get_item)
+    with MockServer(MockConfig(latency_s=0.02, hostile=True)) as server:
+        summary = _run(server, tmp_path)
+    assert summary.items_done == len(judged) > 0 and read_back == []
+    with Store(tmp_path) as store:
+        for item in judged:
+            assert item == real_get(store, item.id)
+    assert any(has_surrogates(turn.reply) for item in judged for turn in item.turns)
