@@ -24,7 +24,7 @@ from independence_bench.clients.send_guard import SEND_GUARD
 from independence_bench.conversations.conversation import extract_reply, reply_is_whole
 from independence_bench.conversations.driver import TurnFailed, cell_of, drive_conversation
 from independence_bench.engine.admission import admit_completion
-from independence_bench.engine.batches import StoreBatches
+from independence_bench.engine.batches import ItemWrite, JudgmentWrite, StoreBatches
 from independence_bench.engine.claiming import ClaimLost, claim_or_wait, guard_claim, renewing
 from independence_bench.engine.collection import sparse_collection
 from independence_bench.engine.failures import Failure
@@ -454,7 +454,7 @@ class Engine:
             turns=turns,
         )
         try:
-            self.store.put_item(item)
+            await self.batches.store_record(ItemWrite(item))
         except StoreFull as full:
             self._halt(full)
             raise  # a spent cost cap's way: the conversation stays missing, its calls stored
@@ -559,13 +559,8 @@ class Engine:
             self._emit("judge_failed")
             return
         try:
-            self.store.add_judgment(
-                item_id=item.id,
-                judge_model=judge_name,
-                rubric_id=rubric.id,
-                rubric_hash=asked.hash,
-                repeat=repeat,
-                verdict=verdict,
+            await self.batches.store_record(
+                JudgmentWrite(item.id, judge_name, rubric.id, asked.hash, repeat, verdict)
             )
         except StoreFull as full:
             self._halt(full)
