@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from independence_bench.judging.judge import neutralise_tags, render_transcript
+from independence_bench.judging.judge import _OPENERS, neutralise_tags, render_transcript
 from independence_bench.store.store import TurnRecord
 
 FORGED = {
@@ -54,3 +54,12 @@ def test_a_tag_with_attributes_or_whitespace_after_its_name_is_a_tag() -> None:
     assert neutralise_tags("<human being>") == "&lt;human being>"
     assert neutralise_tags('<turn number="9">') == '&lt;turn number="9">'
     assert neutralise_tags("</ai\n>") == "&lt;/ai\n>"
+
+
+@pytest.mark.parametrize("opener", sorted(_OPENERS), ids=lambda c: f"U+{ord(c):04X}")
+def test_every_look_alike_of_less_than_opens_a_tag_anywhere_in_a_text(opener: str) -> None:
+    # The openers are found by a regex (the text between them is passed over in C): each
+    # one must be in it, at the start, the middle and the end of a text, and twice in one.
+    text = f"{opener}ai> said {opener}/human> then a {opener} b, {opener}turn>"
+    assert neutralise_tags(text) == "&lt;ai> said &lt;/human> then a " + opener + " b, &lt;turn>"
+    assert neutralise_tags(f"a {opener}") == f"a {opener}"

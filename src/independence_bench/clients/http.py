@@ -35,7 +35,7 @@ from urllib.request import getproxies, proxy_bypass
 from independence_bench.clients.redact import without_url_credentials
 from independence_bench.clients.reply_body import BodyBudget, BodyRefused, read_body
 from independence_bench.errors import UserError
-from independence_bench.text.lossless import json_dumps, json_loads
+from independence_bench.text.lossless import json_bytes, json_loads
 from independence_bench.version import __version__
 
 if TYPE_CHECKING:
@@ -162,7 +162,7 @@ class JsonPoster:
 
     async def post(self, path: str, payload: Mapping[str, Any]) -> HttpReply:
         """Send `payload` as JSON to `base_url + path`; raise `HttpFailure` if no reply came."""
-        data = json_dumps(payload).encode("utf-8")
+        data = json_bytes(payload)
         return await self._send("POST", path, data, None)
 
     async def get(self, path: str, *, connect_timeout_s: float) -> HttpReply:

@@ -14,6 +14,10 @@ turn of the event loop, so everything queued meanwhile shares one transaction:
   together with, the end of its claim. The task continues only once that is committed: a reply
   the engine has used is always in the store, and a kill before the commit loses only replies
   not yet used, as a kill before a single write did.
+- `store_record`: a finished conversation (`Store.put_item`) or a judge's verdict
+  (`Store.add_judgment`) goes into the same transaction as the rest of its wave, instead of a
+  transaction of its own (each commit costs about as much as a wave's), and its task goes on
+  once it is committed, as it did after its own.
 
 A batch write the disk refuses is tried once more after making room (`no_space.make_room`),
 then fails every call of the batch with `StoreFull`, which the engine answers by keeping the
@@ -29,12 +33,13 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from independence_bench.store.claims import ClaimAttempt, Claims, Holder
 from independence_bench.store.held import CompletionWrite
 from independence_bench.store.no_space import StoreFull, is_no_space, make_room
-from independence_bench.store.store import Store
+from independence_bench.store.store import ItemRecord, Store, Verdict
 
 _Item = TypeVar("_Item")
 _Result = TypeVar("_Result")
@@ -84,6 +89,42 @@ class _Wave(Generic[_Item, _Result]):
                 future.set_result(outcome)
 
 
+@dataclass(frozen=True)
+class ItemWrite:
+    """A conversation to store (`Store.put_item`) with its wave."""
+
+    item: ItemRecord
+
+    def into(self, store: Store) -> None:
+        store.put_item(self.item)
+
+
+@dataclass(frozen=True)
+class JudgmentWrite:
+    """A judge's verdict on one item to store (`Store.add_judgment`) with its wave."""
+
+    item_id: str
+    judge_model: str
+    rubric_id: str
+    rubric_hash: str
+    repeat: int
+    verdict: Verdict
+
+    def into(self, store: Store) -> None:
+        store.add_judgment(
+            item_id=self.item_id,
+            judge_model=self.judge_model,
+            rubric_id=self.rubric_id,
+            rubric_hash=self.rubric_hash,
+            repeat=self.repeat,
+            verdict=self.verdict,
+        )
+
+
+Write = CompletionWrite | ItemWrite | JudgmentWrite
+"""What one wave's transaction writes."""
+
+
 def _no_space(exc: Exception) -> bool:
     """A write refused for lack of space: SQLite's or the OS's error, or `StoreFull` (what
     `Store.put_completion` raises inside the wave's transaction, where it cannot make room)."""
@@ -105,7 +146,7 @@ class StoreBatches:
         """Called as soon as the disk refuses a wave, before any of its tasks goes on (the
         engine stops starting calls there, not a loop turn later)."""
         self._claims: _Wave[str, ClaimAttempt] = _Wave(self._attempt_all, self._unclaim)
-        self._writes: _Wave[CompletionWrite, None] = _Wave(self._write_all)
+        self._writes: _Wave[Write, None] = _Wave(self._write_all)
 
     async def attempt(self, key: str) -> ClaimAttempt:
         """`Claims.attempt(key)`, taken in one transaction with the rest of its wave."""
@@ -115,6 +156,11 @@ class StoreBatches:
         """`Store.put_completion` and `Claims.release` of one call, committed with its wave."""
         # A task cancelled meanwhile (Ctrl-C twice) stops waiting, but its write stays queued
         # and the flush already scheduled stores it: a reply paid for is not dropped.
+        await self._writes.submit(write)
+
+    async def store_record(self, write: ItemWrite | JudgmentWrite) -> None:
+        """`Store.put_item` or `Store.add_judgment`, committed with its wave; raises what the
+        write alone would have raised (`StoreFull` when the disk refuses the wave)."""
         await self._writes.submit(write)
 
     def _attempt_all(self, keys: list[str]) -> list[ClaimAttempt | Exception]:
@@ -136,7 +182,7 @@ class StoreBatches:
             outcomes.append(attempt)
         return outcomes
 
-    def _write_all(self, writes: list[CompletionWrite]) -> list[Exception | None]:
+    def _write_all(self, writes: list[Write]) -> list[Exception | None]:
         """The wave in one transaction; a wave the disk refuses makes room and is tried once
         more, as one `Store.put_completion` would (`no_space.write_or_full`), then fails with
         `StoreFull` for every call of it."""
@@ -162,12 +208,12 @@ class StoreBatches:
             self.on_full(full)
             return [full] * len(writes)
 
-    def _write_wave(self, writes: list[CompletionWrite]) -> None:
+    def _write_wave(self, writes: list[Write]) -> None:
         with self.store.transaction():
             for write in writes:
                 self._write(write)
 
-    def _failed(self, writes: list[CompletionWrite], exc: Exception) -> list[Exception | None]:
+    def _failed(self, writes: list[Write], exc: Exception) -> list[Exception | None]:
         """A failed wave's outcome for each call: the store's trouble (locked past its
         timeout) fails them all; one call's bad data fails only that call."""
         if isinstance(exc, sqlite3.OperationalError) or len(writes) == 1:
@@ -178,11 +224,12 @@ class StoreBatches:
         if attempt.claimed:  # its task is gone: nobody will send it
             self.claims.release(key)
 
-    def _write(self, write: CompletionWrite) -> None:
+    def _write(self, write: Write) -> None:
         write.into(self.store)
-        self.claims.release(write.key)
+        if isinstance(write, CompletionWrite):
+            self.claims.release(write.key)
 
-    def _write_alone(self, write: CompletionWrite) -> Exception | None:
+    def _write_alone(self, write: Write) -> Exception | None:
         try:
             with self.store.transaction():
                 self._write(write)

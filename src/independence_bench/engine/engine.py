@@ -24,7 +24,7 @@ from independence_bench.clients.send_guard import SEND_GUARD
 from independence_bench.conversations.conversation import extract_reply, reply_is_whole
 from independence_bench.conversations.driver import TurnFailed, cell_of, drive_conversation
 from independence_bench.engine.admission import admit_completion
-from independence_bench.engine.batches import StoreBatches
+from independence_bench.engine.batches import ItemWrite, JudgmentWrite, StoreBatches
 from independence_bench.engine.claiming import ClaimLost, claim_or_wait, guard_claim, renewing
 from independence_bench.engine.collection import sparse_collection
 from independence_bench.engine.failures import Failure
@@ -168,11 +168,12 @@ class Engine:
         key, record, encoded = keyed_record(request, sample=sample)
         while True:
             self.stop.check()
-            cached = self.held.get(key) or self.store.get_completion(key)
+            cached = self.held.get(key)
             try:
                 if cached is None:
-                    # Another process may be sending this very call: wait for its reply, or
-                    # claim it.
+                    # Stored already, or another process may be sending this very call: the
+                    # claim's look finds its reply (or waits for it), else claims it. No look
+                    # of its own before: it would be the claim's first check made twice.
                     cached = await claim_or_wait(
                         self.claims, key, self.stop.check, attempt=self.batches.attempt
                     )
@@ -453,7 +454,7 @@ class Engine:
             turns=turns,
         )
         try:
-            self.store.put_item(item)
+            await self.batches.store_record(ItemWrite(item))
         except StoreFull as full:
             self._halt(full)
             raise  # a spent cost cap's way: the conversation stays missing, its calls stored
@@ -466,9 +467,9 @@ class Engine:
                 Failure(f"{spec.display_label} run {run.run_index} {scenario.id}", error or "")
             )
             self._emit("item_failed")
-        stored = self.store.get_item(iid)
-        assert stored is not None
-        return stored
+        # What the store now holds, field for field (its texts are kept without loss), so the
+        # judge reads the stored transcript without reading it back.
+        return item
 
     async def _user_turn(
         self,
@@ -558,13 +559,8 @@ class Engine:
             self._emit("judge_failed")
             return
         try:
-            self.store.add_judgment(
-                item_id=item.id,
-                judge_model=judge_name,
-                rubric_id=rubric.id,
-                rubric_hash=asked.hash,
-                repeat=repeat,
-                verdict=verdict,
+            await self.batches.store_record(
+                JudgmentWrite(item.id, judge_name, rubric.id, asked.hash, repeat, verdict)
             )
         except StoreFull as full:
             self._halt(full)

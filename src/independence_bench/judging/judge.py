@@ -39,6 +39,8 @@ _FOLDED = str.maketrans(
 )
 """After NFKC and casefolding: slash look-alikes (fraction, division, big solidus, rising
 diagonal) as `/`, and the Cyrillic/Greek letters that look like the tags' Latin ones."""
+_OPENER = re.compile("[" + re.escape("".join(sorted(_OPENERS))) + "]")
+"""Any of `_OPENERS`: found by the regex engine, so text without one is passed over in C."""
 _LONGEST_TAG = max(len(tag) for tag in TRANSCRIPT_TAGS)
 
 
@@ -77,8 +79,9 @@ def neutralise_tags(text: str) -> str:
     that opens one is replaced, whatever it was. Text without such a tag is left as it is."""
     out = []
     last = 0
-    for index, char in enumerate(text):
-        if char in _OPENERS and _opens_tag(text, index):
+    for opener in _OPENER.finditer(text):
+        index = opener.start()
+        if _opens_tag(text, index):
             out.append(text[last:index] + "&lt;")
             last = index + 1
     return "".join(out) + text[last:] if out else text

@@ -8,8 +8,9 @@ into bytes must not. The rules, one per destination:
 
 - *Hashes* (`utf8`): `surrogatepass`, which is byte-identical to strict UTF-8 for any text that
   strict UTF-8 accepts, so every key computed before this module existed is unchanged.
-- *The wire and files* (`json_dumps`): JSON with non-ASCII text as is and each lone surrogate
-  as its `\\uXXXX` escape, which JSON readers turn back into the same code point.
+- *The wire and files* (`json_dumps`; a request body's bytes, `json_bytes`): JSON with
+  non-ASCII text as is and each lone surrogate as its `\\uXXXX` escape, which JSON readers
+  turn back into the same code point.
 - *Reading JSON from outside* (`json_loads`, `json_raw_decode`): nesting deeper than
   `JSON_DEPTH_LIMIT` is refused as `ValueError` before parsing (a reply of 200,000 `[` once
   raised `RecursionError` in every later run of the store); callers bound the size.
@@ -114,6 +115,17 @@ def json_dumps(value: Any, **options: Any) -> str:
     """`json.dumps(value, ensure_ascii=False, ...)` whose result always encodes as UTF-8:
     each lone surrogate becomes its `\\uXXXX` escape (it can only occur inside a string)."""
     return escape_surrogates(json.dumps(value, ensure_ascii=False, **options))
+
+
+def json_bytes(value: Any) -> bytes:
+    """`json_dumps(value).encode("utf-8")`, the bytes of a request body: the strict encode
+    is also the check for lone surrogates, so a body without one (nearly every body) is not
+    searched for them first; one with them is escaped as `json_dumps` escapes them."""
+    text = json.dumps(value, ensure_ascii=False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return escape_surrogates(text).encode("utf-8")
 
 
 def escape_surrogates(text: str) -> str:
