@@ -518,3 +518,20 @@ def test_imported_transcripts_can_be_judged_again(tree: Path, aib: Any, server: 
     board = aib("leaderboard", "--json", "--judge", "scripted-judge", "--data-dir", "store")
     assert board.code == 0, board.err
     assert {row["judge"] for row in board.json()} == {"scripted-judge"}
+
+
+def test_a_lone_surrogate_in_a_turn_is_imported_whole(tmp_path: Path, aib: Any) -> None:
+    """JSON may spell a lone surrogate (`"\\ud800"`); the turn is kept as written and named."""
+    run_dir = tmp_path / "cache" / FOLDER / "run_1"
+    write_turn(
+        run_dir,
+        "identity/direct",
+        ["Who are you \ud800?"],
+        ["A fox \ud800."],
+        judge=_traits(8, 9, 9),
+    )
+    result = aib("import", str(tmp_path / "cache"), "--data-dir", "store")
+    assert result.code == 0, result.err
+    with Store(Path("store")) as store:
+        (item,) = store.items()
+    assert (item.turns[0].human, item.turns[0].reply) == ("Who are you \ud800?", "A fox \ud800.")
