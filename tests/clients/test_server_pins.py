@@ -8,6 +8,7 @@ published by whoever hijacked its PyPI account.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -74,8 +75,13 @@ def test_the_parser_sees_a_missing_hash_and_a_loose_pin(tmp_path: Path) -> None:
 FAKE_PROJECT = """
 cmake_minimum_required(VERSION 3.14)
 project("llama.cpp" C)
+add_subdirectory(ggml)
 add_library(llama-core STATIC core.c)
+target_link_libraries(llama-core ggml-kernels)
 add_subdirectory(tools)
+"""
+FAKE_GGML = """
+add_library(ggml-kernels STATIC kernels.c)
 """
 FAKE_TOOLS = """
 add_executable(llama-server main.c)
@@ -90,17 +96,32 @@ add_executable(llama-cli main.c)
 )
 def test_the_cmake_include_builds_llama_server_and_its_libraries_only(tmp_path: Path) -> None:
     """`llama-server-only.cmake` on a tree shaped like llama.cpp's: the default build makes the
-    server and the library it links, and no other executable."""
+    server and the libraries it links, and no other executable; ggml's kernels keep the build
+    type's optimisation and everything else is compiled at -O1 (the last -O wins)."""
     source, build = tmp_path / "src", tmp_path / "build"
     (source / "tools").mkdir(parents=True)
+    (source / "ggml").mkdir()
     build.mkdir()
     (source / "CMakeLists.txt").write_text(FAKE_PROJECT, "utf-8")
+    (source / "ggml" / "CMakeLists.txt").write_text(FAKE_GGML, "utf-8")
     (source / "tools" / "CMakeLists.txt").write_text(FAKE_TOOLS, "utf-8")
     (source / "core.c").write_text("int core(void) { return 0; }\n", "utf-8")
+    (source / "ggml" / "kernels.c").write_text("int kernels(void) { return 0; }\n", "utf-8")
     (source / "tools" / "main.c").write_text("int main(void) { return 0; }\n", "utf-8")
     include = SERVERS / "llama-server-only.cmake"
-    configure = ["cmake", str(source), f"-DCMAKE_PROJECT_INCLUDE={include}"]
+    configure = [
+        "cmake",
+        str(source),
+        f"-DCMAKE_PROJECT_INCLUDE={include}",
+        "-DCMAKE_BUILD_TYPE=Release",
+        "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON",
+    ]
     subprocess.run(configure, cwd=build, check=True, capture_output=True, timeout=120)
+    commands = json.loads((build / "compile_commands.json").read_text("utf-8"))
+    last_level = {
+        Path(c["file"]).name: re.findall(r"(?<!\S)-O\w*", c["command"])[-1] for c in commands
+    }
+    assert last_level == {"kernels.c": "-O3", "core.c": "-O1", "main.c": "-O1"}
     subprocess.run(["make"], cwd=build, check=True, capture_output=True, timeout=120)
     built = {
         p.name for p in build.rglob("*") if p.is_file() and p.name.startswith(("llama", "lib"))
