@@ -15,7 +15,7 @@ at a time, each drawn at random from that stratum with `--seed`. A smaller sampl
 of a larger one with the same seed, so a store kept with `--keep` is reused when N grows.
 
     python benchmarks/judge_calibration.py --form both      # 60 items, both forms
-    python benchmarks/judge_calibration.py --items 8        # the CI sample, the default form
+    python benchmarks/judge_calibration.py --items 4        # the CI sample, the default form
     python benchmarks/judge_calibration.py --sample PATH --keep aib-calibration --threads 1
 
 `--threads 1` on a CPU other jobs are using: two llama.cpp threads that each get a fraction of

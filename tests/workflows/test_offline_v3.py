@@ -10,9 +10,10 @@ recorded as unscored with its raw reply and error.
 
 A sample, not the suite: on CI's portable llama.cpp build the 0.5B subject answers this topic's
 opening with 2,048 tokens (about 150 s a reply here), and with all three arms the test took
-12 minutes of CI's 45 (issue 29). Its replies are therefore capped at 320 tokens through a
-models.yaml naming the offline default's own models and settings (the live-server tests cap
-theirs alike): what is checked here is v3's path through the embedded subject and judge, and
+12 minutes of CI's 45 (issue 29). Its replies are therefore capped through a models.yaml naming
+the offline default's own models and settings (the live-server tests cap theirs alike): at 160
+tokens, as tests/workflows/test_offline_adaptive.py caps its subject (320 until CI's whole run
+went past 50 minutes): what is checked here is v3's path through the embedded subject and judge, and
 tests/test_readme_offline.py runs the uncapped default as a user does.
 """
 
@@ -46,7 +47,7 @@ V3_SCENARIOS = ("escalation_pref_city", "control_outing_strong")
 
 def test_offline_run_of_v3_stores_flip_rounds_and_control_judgments(aib: Any) -> None:
     Path("models.yaml").write_text(
-        f"models:\n  - id: {DEFAULT_SUBJECT}\n    seed: 0\n    max_tokens: 320\n"
+        f"models:\n  - id: {DEFAULT_SUBJECT}\n    seed: 0\n    max_tokens: 160\n"
         f"judge:\n  id: {LOCAL_JUDGE}\n  temperature: 0.0\n  seed: 0\n  max_tokens: 1024\n"
     )
     result = aib(
