@@ -441,7 +441,19 @@ class Store:
         return hashes
 
     def has_judgment(self, item_id: str, judge_model: str, rubric_hash: str, repeat: int) -> bool:
-        return self.find_judgment(item_id, judge_model, rubric_hash, repeat) is not None
+        return self.judgment_status(item_id, judge_model, rubric_hash, repeat) is not None
+
+    def judgment_status(
+        self, item_id: str, judge_model: str, rubric_hash: str, repeat: int
+    ) -> str | None:
+        """The status ('scored' or 'unscored') of this judgment, None when there is none: the
+        re-run's check per item, without decoding the whole row as `find_judgment` does."""
+        row = self._db.execute(
+            "SELECT status FROM judgments WHERE item_id = ? AND judge_model = ? "
+            "AND rubric_hash = ? AND repeat = ?",
+            (item_id, to_sql(judge_model), rubric_hash, repeat),
+        ).fetchone()
+        return None if row is None else str(row[0])
 
     def find_judgment(
         self, item_id: str, judge_model: str, rubric_hash: str, repeat: int
