@@ -20,9 +20,9 @@ def completion_rows(
     found: dict[str, tuple[Any, ...]] = {}
     for start in range(0, len(distinct), CHUNK):
         chunk = distinct[start : start + CHUNK]
-        marks = ", ".join("?" * len(chunk))
+        placeholders = ", ".join("?" * len(chunk))
         rows = db.execute(
-            f"SELECT key, {columns} FROM completions WHERE key IN ({marks})",
+            f"SELECT key, {columns} FROM completions WHERE key IN ({placeholders})",
             chunk,
         )
         found.update((str(row[0]), tuple(row[1:])) for row in rows)
