@@ -213,9 +213,23 @@ def test_a_rerun_replays_stored_turns_and_fresh_writes_new_ones(
         f"instructions user_model {prompt.hash[:12]}, never shown to the models or the judge)"
     ) in " ".join(first.out.split())
     sent = len(server.seen.requests)
-    again = _run(aib, server, "adaptive", models, "--user-model", "scripted-user")
+    read: list[str | None] = []
+    items = Store.items
+
+    def counted(store: Store, **kwargs: Any) -> Any:
+        read.append(kwargs.get("suite_id"))
+        return items(store, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Store, "items", counted)
+        again = _run(aib, server, "adaptive", models, "--user-model", "scripted-user")
     assert len(server.seen.requests) == sent  # every call of every role came from the store
     assert "0 API calls" in again.out
+    # The closing table reads the suite's items once for the leaderboard and the user model's
+    # caption under it (issue 39: it read them twice), and once for the spend line.
+    assert read.count("adaptive") == 2
+    words = " ".join(again.out.split())
+    assert "User model scripted-user (temperature 0.7, seed 0), which played the human" in words
     _run(aib, server, "adaptive", models, "--user-model", "scripted-user", "--fresh")
     assert len(_requests(server, "scripted-user")) == 2 * len(TOPICS) * 5
 

@@ -95,11 +95,10 @@ def pending_work(
 def all_scored(store: Store, item_id: str, judge: str, rubric_hash: str, repeats: int) -> bool:
     """Whether `judge` scored the item under this rubric hash in each of `repeats` repeats
     (an *unscored* judgment is work: it is judged again)."""
-    for repeat in range(repeats):
-        stored = store.find_judgment(item_id, judge, rubric_hash, repeat)
-        if stored is None or stored.status != "scored":
-            return False
-    return True
+    return all(
+        store.judgment_status(item_id, judge, rubric_hash, repeat) == "scored"
+        for repeat in range(repeats)
+    )
 
 
 @dataclass(frozen=True)

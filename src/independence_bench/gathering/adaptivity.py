@@ -152,10 +152,10 @@ def adaptivity_of(store: Store, results: SuiteResults, resampling: Resampling) -
     return Adaptivity(results.judge, gaps, standings)
 
 
-def user_model_captions(store: Store, suite_id: str, judge: str, suite_hash: str) -> list[str]:
-    """The standing of each user model of a run's adaptive conversations, for `aib run`'s
-    table; none for a suite that scripts every human turn."""
-    results = load_results(store, suite_id=suite_id, judge=judge, only_hash=suite_hash)
+def user_model_captions(store: Store, results: SuiteResults, judge: str) -> list[str]:
+    """The standing of each user model of a run's adaptive conversations (`results`: the run's
+    suite as its leaderboard read it), for `aib run`'s table; none for a suite that scripts
+    every human turn."""
     if not any(KINDS[i.kind].adaptive for i in results.items):
         return []
     return [standing.caption(judge) for standing in _standings(store, results)]

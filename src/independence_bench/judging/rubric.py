@@ -39,6 +39,7 @@ messages are: the front matter's `framing: control` picks `prompts/judge_system_
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import json
 import re
@@ -197,6 +198,25 @@ class InvalidReply(ValueError):
     """A judge reply that breaks the rubric's rules; the message is sent back in the repair."""
 
 
+@functools.lru_cache(maxsize=256)
+def _reply_model(
+    name: str,
+    fields: tuple[tuple[str, IntegerField | BooleanField | TextField], ...],
+    reasoning: bool,
+) -> tuple[type[BaseModel], Mapping[str, Any]]:
+    """The pydantic model of a reply form and its JSON schema, made once per process for the
+    same fields (frozen, so hashable): a stored re-run loads each rubric three times (survey,
+    rejudge check, engine) and building the models was most of it (issue 39)."""
+    definitions: dict[str, Any] = {"reasoning": (Reasoning, ...)} if reasoning else {}
+    definitions.update((key, (spec.annotation(), ...)) for key, spec in fields)
+    model = create_model(
+        name,
+        __config__=ConfigDict(extra="forbid", strict=True, frozen=True),
+        **definitions,
+    )
+    return model, MappingProxyType(model.model_json_schema())
+
+
 @dataclass(frozen=True)
 class ReplyForm:
     """A set of fields a judge answers in, and the pydantic model that checks an answer."""
@@ -215,14 +235,8 @@ class ReplyForm:
         *,
         reasoning: bool = True,
     ) -> ReplyForm:
-        definitions: dict[str, Any] = {"reasoning": (Reasoning, ...)} if reasoning else {}
-        definitions.update((key, (spec.annotation(), ...)) for key, spec in fields.items())
-        model = create_model(
-            name,
-            __config__=ConfigDict(extra="forbid", strict=True, frozen=True),
-            **definitions,
-        )
-        return cls(name, fields, model, model.model_json_schema())
+        model, schema = _reply_model(name, tuple(fields.items()), reasoning)
+        return cls(name, fields, model, schema)
 
     def json_schema(self) -> dict[str, Any]:
         """The JSON schema sent to the judge: the model's own (a copy)."""

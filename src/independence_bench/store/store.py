@@ -22,6 +22,7 @@ from typing import Any
 
 from independence_bench.clients.protocol import Completion
 from independence_bench.errors import UserError
+from independence_bench.store.by_key import completion_rows
 from independence_bench.store.no_space import write_or_full
 from independence_bench.store.opening import (
     APPLICATION_ID,
@@ -320,12 +321,9 @@ class Store:
         cache discount in USD (what caching saved; 0 where none was reported)."""
         read = written = 0
         saved = 0.0
+        rows = completion_rows(self._db, "cached_tokens, cache_write_tokens, cache_discount", keys)
         for key in keys:
-            row = self._db.execute(
-                "SELECT cached_tokens, cache_write_tokens, cache_discount FROM completions "
-                "WHERE key = ?",
-                (key,),
-            ).fetchone()
+            row = rows.get(key)
             if row is not None:
                 read += row[0] or 0
                 written += row[1] or 0
@@ -338,13 +336,9 @@ class Store:
         return [str(key) for (key,) in rows]
 
     def completion_costs(self, keys: Sequence[str]) -> list[float | None]:
-        out: list[float | None] = []
-        for key in keys:
-            row = self._db.execute(
-                "SELECT cost_usd FROM completions WHERE key = ?", (key,)
-            ).fetchone()
-            out.append(None if row is None else row[0])
-        return out
+        """Per key, in order, its stored cost in USD (None where unknown or not stored)."""
+        rows = completion_rows(self._db, "cost_usd", keys)
+        return [row[0] if (row := rows.get(key)) is not None else None for key in keys]
 
     # -- items ------------------------------------------------------------------------------
 
@@ -447,7 +441,19 @@ class Store:
         return hashes
 
     def has_judgment(self, item_id: str, judge_model: str, rubric_hash: str, repeat: int) -> bool:
-        return self.find_judgment(item_id, judge_model, rubric_hash, repeat) is not None
+        return self.judgment_status(item_id, judge_model, rubric_hash, repeat) is not None
+
+    def judgment_status(
+        self, item_id: str, judge_model: str, rubric_hash: str, repeat: int
+    ) -> str | None:
+        """The status ('scored' or 'unscored') of this judgment, None when there is none: the
+        re-run's check per item, without decoding the whole row as `find_judgment` does."""
+        row = self._db.execute(
+            "SELECT status FROM judgments WHERE item_id = ? AND judge_model = ? "
+            "AND rubric_hash = ? AND repeat = ?",
+            (item_id, to_sql(judge_model), rubric_hash, repeat),
+        ).fetchone()
+        return None if row is None else str(row[0])
 
     def find_judgment(
         self, item_id: str, judge_model: str, rubric_hash: str, repeat: int

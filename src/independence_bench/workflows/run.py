@@ -41,12 +41,13 @@ from independence_bench.engine.progress import RichProgress
 from independence_bench.engine.stopping import until_stopped
 from independence_bench.errors import UserError
 from independence_bench.gathering.adaptivity import user_model_captions
-from independence_bench.gathering.leaderboard import load_leaderboard
+from independence_bench.gathering.leaderboard import leaderboard_and_results
 from independence_bench.gathering.spend import Spend, run_spend
 from independence_bench.gathering.standings import judge_standing, store_judge_note
 from independence_bench.judging.forms import judge_label_of
 from independence_bench.reports.leaderboard import render_table
 from independence_bench.reports.spend import spend_line
+from independence_bench.scoring.results import SuiteResults
 from independence_bench.stats.analysis import Leaderboard
 from independence_bench.store.claims import Claims
 from independence_bench.store.latency import mean_call_seconds
@@ -164,14 +165,16 @@ def read_run(store: Store, plan: RunPlan, summary: RunSummary) -> RunReadout:
     under the leaderboard (the judge's standing, the suite's user models and other judges)."""
     suite, judge = plan.suite, plan.judge
     judge_label = judge_label_of(judge) if judge else None
+    board: Leaderboard | None = None
+    results: SuiteResults | None = None
     try:
-        board: Leaderboard | None = load_leaderboard(
+        board, results = leaderboard_and_results(
             store, suite_id=suite.id, judge=judge_label, only_hash=suite.content_hash
         )
     except UserError:
         if summary.judged or summary.judge_cached or summary.judge_unscored:
             raise
-        board = None  # nothing judged yet (all failed, or the cost cap): report, not raise
+        # nothing judged yet (all failed, or the cost cap): report, not raise
     spend = run_spend(
         store,
         suite_id=suite.id,
@@ -180,9 +183,9 @@ def read_run(store: Store, plan: RunPlan, summary: RunSummary) -> RunReadout:
         judge=judge_label,
     )
     captions: list[str] = []
-    if board is not None and board.judge is not None:
+    if board is not None and results is not None and board.judge is not None:
         captions.append(judge_standing(store, board.judge).caption())
-        captions += user_model_captions(store, suite.id, board.judge, suite.content_hash)
+        captions += user_model_captions(store, results, board.judge)
         why = "the judge of this run; aib leaderboard shows the judge with most items"
         note = store_judge_note(store, suite.id, board.judge, asked=True, why=why)
         captions += [note] if note else []
