@@ -4,8 +4,8 @@
 panel, selection, models), once for the ranking and for the details under it; `leaderboard_of`
 ranks them (`stats.analysis.rank_models`: metrics, index, bootstrap intervals, ranks and rank
 intervals) and adds the models with nothing scored; `load_leaderboard` does both, and
-`leaderboard_and_results` also hands back the results, which `aib run`'s closing table reads again
-for its captions. `refuse_unscored_only` says why a judge asked for has no scores.
+`results_to_rank` reads what it ranks for a caller, `aib run`'s closing table, that reads them
+again for its captions. `refuse_unscored_only` says why a judge asked for has no scores.
 """
 
 from __future__ import annotations
@@ -61,31 +61,31 @@ def load_leaderboard(
     Every model with a stored item has a row: models without every metric the formula needs
     come last, marked incomplete, unranked; `n_items` counts every conversation run.
     """
-    return leaderboard_and_results(
+    results = results_to_rank(
         store,
         suite_id=suite_id,
         judge=judge,
         judges=judges,
-        resampling=resampling,
         only_hash=only_hash,
         selection=selection,
-    )[0]
+    )
+    return leaderboard_of(results, resampling=resampling)
 
 
-def leaderboard_and_results(
+def results_to_rank(
     store: Store,
     *,
     suite_id: str | None,
     judge: str | None,
     judges: Sequence[str] = (),
-    resampling: Resampling = Resampling(),
     only_hash: str | None = None,
     selection: Selection = EVERYTHING,
-) -> tuple[Leaderboard, SuiteResults]:
-    """`load_leaderboard` and the results it ranked, for a caller that reads more from them
-    (`aib run`'s captions) without reading the store's items and judgments again."""
+) -> SuiteResults:
+    """The results `load_leaderboard` ranks, for a caller that reads more from them (`aib run`'s
+    captions) without reading the store's items and judgments again; a judge asked for whose
+    judgments are all unscored is named (`refuse_unscored_only`)."""
     try:
-        results = load_results(
+        return load_results(
             store,
             suite_id=suite_id,
             judge=judge,
@@ -96,7 +96,6 @@ def leaderboard_and_results(
     except UserError:
         refuse_unscored_only(store, [j for j in (judge, *judges) if j])
         raise
-    return leaderboard_of(results, resampling=resampling), results
 
 
 def refuse_unscored_only(store: Store, judges: Sequence[str]) -> None:

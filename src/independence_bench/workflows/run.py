@@ -41,7 +41,7 @@ from independence_bench.engine.progress import RichProgress
 from independence_bench.engine.stopping import until_stopped
 from independence_bench.errors import UserError
 from independence_bench.gathering.adaptivity import user_model_captions
-from independence_bench.gathering.leaderboard import leaderboard_and_results
+from independence_bench.gathering.leaderboard import leaderboard_of, results_to_rank
 from independence_bench.gathering.spend import Spend, run_spend
 from independence_bench.gathering.standings import judge_standing, store_judge_note
 from independence_bench.judging.forms import judge_label_of
@@ -168,9 +168,10 @@ def read_run(store: Store, plan: RunPlan, summary: RunSummary) -> RunReadout:
     board: Leaderboard | None = None
     results: SuiteResults | None = None
     try:
-        board, results = leaderboard_and_results(
+        results = results_to_rank(
             store, suite_id=suite.id, judge=judge_label, only_hash=suite.content_hash
         )
+        board = leaderboard_of(results)
     except UserError:
         if summary.judged or summary.judge_cached or summary.judge_unscored:
             raise
